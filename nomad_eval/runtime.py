@@ -1,0 +1,96 @@
+"""Builds the run's objects from the composed config: the one place config meets code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from nomad_eval.backends.base import Embedder, Store
+from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache
+from nomad_eval.data.corpus import Document, load_markdown_dir
+from nomad_eval.data.fingerprint import corpus_fingerprint
+from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
+from nomad_eval.errors import Defect, InvalidInput
+from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
+
+
+@dataclass
+class Runtime:
+    cfg: DictConfig
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.cfg.paths.data_dir)
+
+    @cached_property
+    def chunker(self) -> ChunkerParams:
+        p = self.cfg.pipeline
+        whole = bool(p.get("whole_document", False))
+        return ChunkerParams(int(p.chunk_size), int(p.chunk_overlap), whole)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        # Constructing an embedder is cheap; its model loads on the first uncached text.
+        return instantiate(self.cfg.embedder)  # type: ignore[no-any-return]
+
+    @cached_property
+    def cached_embedder(self) -> CachedEmbedder:
+        return CachedEmbedder(self.embedder, EmbeddingCache(self.data_dir / "embeddings.sqlite"))
+
+    @cached_property
+    def documents(self) -> list[Document]:
+        if self.cfg.data.kind == "beir":
+            from nomad_eval.data.beir import load_beir_corpus
+
+            return load_beir_corpus(Path(self.cfg.data.path))
+        return load_markdown_dir(Path(self.cfg.data.corpus_dir))
+
+    @cached_property
+    def doc_ids(self) -> set[str]:
+        return {d.doc_id for d in self.documents}
+
+    @cached_property
+    def chunks(self) -> list[Chunk]:
+        return chunk_corpus(self.documents, self.chunker)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        return corpus_fingerprint(self.documents, self.chunker, self.embedder.identity())
+
+    @property
+    def suite_path(self) -> Path:
+        return Path(self.cfg.data.goldens_dir) / f"{self.cfg.suite}.jsonl"
+
+    @cached_property
+    def all_goldens(self) -> list[Golden]:
+        if self.cfg.data.kind == "beir":
+            from nomad_eval.data.beir import load_beir_goldens
+
+            return load_beir_goldens(Path(self.cfg.data.path), str(self.cfg.data.split), self.doc_ids)
+        if not self.suite_path.is_file():
+            raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}")])
+        return load_goldens(self.suite_path, self.doc_ids)
+
+    @cached_property
+    def goldens(self) -> list[Golden]:
+        tags = [str(t) for t in (self.cfg.get("tags") or [])]
+        limit = self.cfg.get("limit")
+        chosen = select(self.all_goldens, tags, None if limit is None else int(limit))
+        if not chosen:
+            raise InvalidInput([Defect(str(self.suite_path), None, f"no goldens match tags={tags} limit={limit}")])
+        return chosen
+
+    @cached_property
+    def goldens_hash(self) -> str:
+        return goldens_hash(self.all_goldens)
+
+    def open_store(self) -> Store:
+        return instantiate(self.cfg.store, dim=self.embedder.dim)  # type: ignore[no-any-return]
+
+    def resolved_config(self) -> dict[str, Any]:
+        return OmegaConf.to_container(self.cfg, resolve=True)  # type: ignore[return-value]

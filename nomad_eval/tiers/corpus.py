@@ -1,0 +1,86 @@
+"""The corpus tier: check inputs, ingest, show status, reset. `check` needs no model and no store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig
+from rich.table import Table
+
+from nomad_eval.console import console, err_console
+from nomad_eval.data.golden import load_goldens
+from nomad_eval.errors import Defect, InvalidInput, NomadError
+from nomad_eval.index import ingest, store_state, truncated_chunks
+from nomad_eval.runtime import Runtime
+
+ACTIONS = ("check", "ingest", "status", "reset")
+
+
+def check(rt: Runtime) -> int:
+    docs = rt.documents
+    ids = rt.doc_ids
+    defects: list[Defect] = []
+    counts: dict[str, int] = {}
+    if rt.cfg.data.kind == "beir":
+        counts[str(rt.cfg.suite)] = len(rt.all_goldens)
+    else:
+        folder = Path(rt.cfg.data.goldens_dir)
+        suites = sorted(folder.glob("*.jsonl"))
+        if not rt.suite_path.is_file():
+            defects.append(Defect(str(rt.suite_path), None, f"no suite named {rt.cfg.suite!r} in {folder}"))
+        for path in suites:
+            try:
+                counts[path.stem] = len(load_goldens(path, ids))
+            except InvalidInput as exc:
+                defects.extend(exc.defects)
+    if defects:
+        raise InvalidInput(defects)
+    console.print(f"corpus: {len(docs)} documents in {rt.cfg.data.corpus_dir} — ok")
+    for name, n in counts.items():
+        console.print(f"suite {name}: {n} goldens — ok")
+    return 0
+
+
+def status(rt: Runtime) -> int:
+    store = rt.open_store()
+    try:
+        state = store_state(rt, store)
+    finally:
+        store.close()
+    cut = truncated_chunks(rt)
+    table = Table(title="corpus status", show_header=False)
+    table.add_row("fingerprint", state.fingerprint)
+    table.add_row("documents", str(len(rt.documents)))
+    table.add_row("chunks", str(state.chunks))
+    table.add_row("goldens hash", f"{rt.goldens_hash} ({rt.cfg.suite}, {len(rt.all_goldens)} goldens)")
+    table.add_row("store", f"{state.tagged_points} tagged points, {state.matching_points} with this fingerprint")
+    table.add_row("store holds this fingerprint", "yes" if state.current else "no — run action=ingest")
+    table.add_row("chunks cut short by the embedder", str(len(cut)))
+    console.print(table)
+    for chunk, n in cut:
+        console.print(f"  truncated: {chunk.chunk_id} ({n} tokens > {rt.embedder.max_input_tokens})")
+    return 0
+
+
+def run(cfg: DictConfig) -> int:
+    action = cfg.get("action") or "status"
+    if action not in ACTIONS:
+        raise NomadError(f"unknown action {action!r} for tier=corpus; choose one of {', '.join(ACTIONS)}", 2)
+    rt = Runtime(cfg)
+    if action == "check":
+        return check(rt)
+    if action == "status":
+        return status(rt)
+    store = rt.open_store()
+    try:
+        if action == "reset":
+            before = store.count()
+            store.delete_tagged()
+            console.print(f"reset: deleted {before} tagged points; {store.count(tagged=False)} other points untouched")
+            return 0
+        n = ingest(rt, store, bool(cfg.quiet))
+        console.print(f"ingested {n} chunks of {len(rt.documents)} documents, fingerprint {rt.fingerprint}")
+        err_console.print(f"embedding model calls: {rt.cached_embedder.model_calls}")
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command that installs nomad-eval and everything it needs, offline-capable after install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+# torch first and pinned: the CPU build of 2.13.0 is what this project is tested with.
+"$PY" -m pip install --quiet "torch==2.13.0"
+"$PY" -m pip install --quiet -e ".[dev]"
+echo "nomad-eval installed into $("$PY" -c 'import sys; print(sys.prefix)')"
