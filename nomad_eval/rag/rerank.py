@@ -1,0 +1,83 @@
+"""Reranking of store candidates: boosts scaled by the cosine, then a same-document penalty."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i if in is it its me my of on or should that the "
+    "their them then there these this to was what when where which who why will with you your".split()
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    chunk_id: str
+    doc_id: str
+    heading: str
+    text: str
+    score: float  # raw cosine from the store
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    final_score: float
+
+
+def query_terms(query: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(query.lower()):
+        if w not in _STOP and (len(w) > 2 or w.isdigit()):
+            seen.setdefault(w)
+    return list(seen)
+
+
+def keywords(query: str) -> list[str]:
+    """Rare tokens worth an exact match: numbers, acronyms and model names such as HX-7."""
+    out: dict[str, None] = {}
+    for w in _WORD.findall(query):
+        if any(ch.isdigit() for ch in w) or (len(w) > 1 and w.isupper()):
+            out.setdefault(w.lower())
+    return list(out)
+
+
+def _share(terms: list[str], text: str) -> float:
+    if not terms:
+        return 0.0
+    words = set(_WORD.findall(text.lower()))
+    return sum(1 for t in terms if t in words) / len(terms)
+
+
+def boosted(c: Candidate, terms: list[str], keys: list[str], term_boost: float, keyword_boost: float,
+            heading_boost: float) -> float:
+    bonus = term_boost * _share(terms, c.text) + keyword_boost * _share(keys, c.text)
+    bonus += heading_boost * _share(terms, c.heading)
+    return c.score * (1.0 + bonus)
+
+
+def order(scored: list[tuple[Candidate, float]]) -> list[tuple[Candidate, float]]:
+    """Highest score first; ties broken by chunk id so every run orders alike."""
+    return sorted(scored, key=lambda cs: (-cs[1], cs[0].chunk_id))
+
+
+def penalise_same_doc(scored: list[tuple[Candidate, float]], penalty: float) -> list[Scored]:
+    """Greedy pick: each further chunk of an already-picked document loses `penalty` per earlier one.
+
+    The result is in descending final score, so the order a user sees and the scores agree.
+    """
+    pool = order(scored)
+    picked: list[Scored] = []
+    per_doc: dict[str, int] = {}
+    while pool:
+        best_i, best_s = 0, float("-inf")
+        for i, (c, s) in enumerate(pool):
+            adj = s - penalty * per_doc.get(c.doc_id, 0)
+            if adj > best_s:
+                best_i, best_s = i, adj
+        c, _ = pool.pop(best_i)
+        per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
+        picked.append(Scored(c, best_s))
+    return picked

@@ -1,0 +1,51 @@
+"""Rich tables on the console: the headline numbers, separation, and misses when asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from nomad_eval.console import console
+from nomad_eval.report.markdown import fmt
+from nomad_eval.report.schema import Report
+
+
+def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet: bool, run_dir: Path) -> None:
+    if quiet:
+        return
+    ks = sorted({int(n.split("@")[1]) for n in r.metrics if "@" in n})
+    fams = ["recall", "hit", "mrr", "ndcg", "chunk_precision"]
+    t = Table(title=f"retrieval — {r.counts.get('goldens')} goldens, suite {r.identity.suite if r.identity else '?'}")
+    t.add_column("metric")
+    for k in ks:
+        t.add_column(f"@{k}", justify="right")
+    for f in fams:
+        t.add_row(f, *(fmt(r.metrics.get(f"{f}@{k}")) for k in ks))
+    console.print(t)
+    console.print(f"nonEmptyRateOnRefusal: {fmt(r.metrics.get('nonEmptyRateOnRefusal'))}")
+    if r.separation:
+        s = Table(title="score separation")
+        for col in ("score", "calibrates", "chunks", "n", "p10", "median", "p90"):
+            s.add_column(col)
+        for row in r.separation:
+            s.add_row(row.score, row.flag, row.label, str(row.count), fmt(row.p10), fmt(row.median), fmt(row.p90))
+        console.print(s)
+    if r.ablation:
+        a = Table(title="ablation (one search, scored several ways)")
+        cols = list(next(iter(r.ablation.values())))
+        a.add_column("variant")
+        for c in cols:
+            a.add_column(c, justify="right")
+        for name, m in r.ablation.items():
+            a.add_row(name, *(fmt(m.get(c)) for c in cols))
+        console.print(a)
+    if verbose:
+        for case in cases:
+            m = case["metrics"]
+            if case["expect_refusal"] or m.get("hit@5") != 0.0:
+                continue
+            got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
+            console.print(f"[red]miss[/] {case['id']}: wanted {case['relevant_doc_ids']}, got {got}")
+    console.print(f"results in {run_dir}")

@@ -1,0 +1,44 @@
+"""report.md: the run's numbers as a page a person can read in a pull request."""
+
+from __future__ import annotations
+
+from nomad_eval.report.schema import Report
+
+
+def fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.4f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def retrieval_markdown(r: Report) -> str:
+    ident = r.identity
+    lines = [f"# nomad-eval {r.tier} report", ""]
+    if ident:
+        lines += [f"- fingerprint `{ident.fingerprint}`, goldens `{ident.goldens_hash}` ({ident.suite})",
+                  f"- top_k {ident.top_k}, threshold {ident.threshold}, min_final_score {ident.min_final_score}, "
+                  f"embedder {ident.embedder}", ""]
+    if r.provenance:
+        dirty = " (dirty)" if r.provenance.git_dirty else ""
+        lines += [f"- commit `{r.provenance.git_commit}`{dirty}, created {r.provenance.created}", ""]
+    lines += ["## Metrics", "", *_table(["metric", "value"], [[k, fmt(v)] for k, v in r.metrics.items()]), ""]
+    lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
+    if r.metrics_by_tag:
+        cols = [c for c in ("recall@5", "mrr@5", "ndcg@5", "hit@1") if c in r.metrics]
+        rows = [[t, *(fmt(m.get(c)) for c in cols)] for t, m in r.metrics_by_tag.items()]
+        lines += ["## By tag", "", *_table(["tag", *cols], rows), ""]
+    if r.separation:
+        rows = [[s.score, s.flag, s.label, str(s.count), fmt(s.min), fmt(s.p10), fmt(s.median), fmt(s.p90),
+                 fmt(s.max), fmt(s.mean)] for s in r.separation]
+        lines += ["## Score separation", "",
+                  *_table(["score", "calibrates", "chunks", "n", "min", "p10", "median", "p90", "max", "mean"], rows),
+                  ""]
+    if r.ablation:
+        cols = list(next(iter(r.ablation.values())))
+        rows = [[name, *(fmt(m.get(c)) for c in cols)] for name, m in r.ablation.items()]
+        lines += ["## Ablation", "", *_table(["variant", *cols], rows), ""]
+    if r.timings:
+        lines += ["## Timings (s)", "", *_table(["step", "seconds"], [[k, f"{v:.3f}"] for k, v in r.timings.items()])]
+    return "\n".join(lines) + "\n"

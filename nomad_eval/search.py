@@ -1,0 +1,45 @@
+"""The harness side of a search: cached query embeddings and the eval-tag filter inside the store query."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nomad_eval.backends.base import Store
+from nomad_eval.backends.cache import CachedEmbedder
+from nomad_eval.errors import NomadError
+from nomad_eval.rag.rerank import Candidate
+
+
+class LeakError(NomadError):
+    exit_code = 1
+
+
+class StoreSearcher:
+    def __init__(
+        self, embedder: CachedEmbedder, store: Store, threshold: float | None, fingerprint: str, doc_ids: set[str]
+    ) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.threshold = threshold
+        self.fingerprint = fingerprint
+        self.doc_ids = doc_ids
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed_queries(texts)
+
+    def search(self, vector: np.ndarray, limit: int) -> list[Candidate]:
+        hits = self.store.search(vector, limit, self.threshold, self.fingerprint)
+        out = []
+        for h in hits:
+            p = h.payload
+            doc = p.get("doc_id")
+            # Leak guard: a point that is not a chunk of the configured corpus must never be scored.
+            if doc not in self.doc_ids:
+                source = p.get("path") or p.get("chunk_id") or f"point {h.point_id}"
+                raise LeakError(
+                    f"leak guard: retrieved point {h.point_id} from {source!r} (doc_id {doc!r}) is not a document "
+                    "of the configured corpus; the store holds foreign points under the eval tag"
+                )
+            out.append(Candidate(str(p.get("chunk_id")), str(doc), str(p.get("heading", "")), str(p.get("text", "")),
+                                 h.score))
+        return out

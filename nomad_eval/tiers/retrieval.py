@@ -1,0 +1,168 @@
+"""The retrieval tier: every golden through the pipeline, scored deterministically, written to the run dir."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from nomad_eval.data.golden import Golden
+from nomad_eval.errors import NomadError
+from nomad_eval.index import ensure_ingested
+from nomad_eval.metrics.aggregate import by_tag, mean_metrics
+from nomad_eval.metrics.separation import SeparationRow, separation_row
+from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
+from nomad_eval.report.console_view import print_retrieval
+from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.markdown import retrieval_markdown
+from nomad_eval.report.provenance import provenance
+from nomad_eval.report.schema import Identity, Report
+from nomad_eval.rundir import run_dir
+from nomad_eval.runtime import Runtime
+from nomad_eval.search import StoreSearcher
+from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, retrieved_rows
+
+ABLATION_METRICS = ("hit@1", "mrr@5", "recall@5", "ndcg@5", "chunk_precision@5")
+
+
+def identity(rt: Runtime) -> Identity:
+    cfg = rt.cfg
+    p = cfg.pipeline
+    return Identity(
+        fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=str(cfg.suite),
+        tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"),
+        top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
+        embedder=str(cfg.embedder.name), pipeline=str(p._target_),
+    )
+
+
+def separation(retrievals: list[Retrieval], goldens: list[Golden]) -> list[SeparationRow]:
+    raw: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
+    final: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
+    for r, g in zip(retrievals, goldens):
+        if g.expect_refusal:
+            continue
+        for c in r.candidates:
+            label = "relevant" if c.doc_id in g.relevant_doc_ids else "irrelevant"
+            if c.score is not None:
+                raw[label].append(c.score)
+            final[label].append(c.final_score)
+    rows = [separation_row("raw cosine", "threshold", lab, raw[lab]) for lab in raw]
+    return rows + [separation_row("final score", "pipeline.min_final_score", lab, final[lab]) for lab in final]
+
+
+def _custom_retrieve(fn: Any, query: str, doc_ids: set[str]) -> Retrieval:
+    """A user's own pipeline: any callable returning ranked items with chunk_id, doc_id and score."""
+    items = list(fn(query))
+    chunks = []
+    for i, it in enumerate(items, 1):
+        get = it.get if isinstance(it, dict) else lambda k, _it=it: getattr(_it, k, None)
+        doc, score = get("doc_id"), get("score")
+        if doc not in doc_ids:
+            raise NomadError(f"leak guard: custom pipeline returned doc_id {doc!r}, not a document of the corpus")
+        chunks.append(RetrievedChunk(i, str(get("chunk_id") or f"{doc}#?"), str(doc), None, float(score)))
+    return Retrieval(query, query, chunks, chunks)
+
+
+def run(cfg: DictConfig) -> int:
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+    rt = Runtime(cfg)
+    ks = [int(k) for k in cfg.tier.ks]
+    goldens = rt.goldens
+    pipeline = instantiate(cfg.pipeline)
+    out = run_dir(cfg)
+    timings["load"] = time.perf_counter() - t_start
+
+    retrievals: list[Retrieval] = []
+    ablation: dict[str, dict[str, float | None]] = {}
+    if isinstance(pipeline, Pipeline):
+        t = time.perf_counter()
+        store = rt.open_store()
+        timings["store_open"] = time.perf_counter() - t
+        try:
+            t = time.perf_counter()
+            ensure_ingested(rt, store, bool(cfg.quiet))
+            timings["ingest"] = time.perf_counter() - t
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.fingerprint, rt.doc_ids)
+            t = time.perf_counter()
+            # One batched call fills the cache; per-question lookups below then cost no model time.
+            searcher.embed_queries([pipeline.expand(g.final_query) for g in goldens])
+            timings["embed_queries"] = time.perf_counter() - t
+            t = time.perf_counter()
+            retrievals = [pipeline.retrieve(g.final_query, searcher) for g in goldens]
+            timings["search"] = time.perf_counter() - t
+            if cfg.get("ablate"):
+                ablation = _ablate(pipeline, searcher, goldens, ks)
+        finally:
+            store.close()
+    else:
+        t = time.perf_counter()
+        retrievals = [_custom_retrieve(pipeline, g.final_query, rt.doc_ids) for g in goldens]
+        timings["search"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    names = metric_names(ks)
+    per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals)]
+    report = Report(
+        tier="retrieval",
+        identity=identity(rt),
+        config=rt.resolved_config(),
+        metrics=mean_metrics(per_case, names),
+        metrics_by_tag=by_tag(per_case, [g.tags for g in goldens], names),
+        counts={
+            "goldens": len(goldens),
+            "answerable": sum(not g.expect_refusal for g in goldens),
+            "refusal": sum(g.expect_refusal for g in goldens),
+            "chunks": len(rt.chunks),
+            "documents": len(rt.documents),
+            "embedding_model_calls": rt.cached_embedder.model_calls if isinstance(pipeline, Pipeline) else 0,
+        },
+        separation=separation(retrievals, goldens),
+        ablation=ablation,
+        provenance=provenance(),
+    )
+    timings["metrics"] = time.perf_counter() - t
+    cases = [
+        {
+            "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
+            "query": g.final_query, "expanded_query": r.expanded_query,
+            "retrieved": retrieved_rows(r.chunks), "metrics": m,
+        }
+        for g, r, m in zip(goldens, retrievals, per_case)
+    ]
+    t = time.perf_counter()
+    write_jsonl(out / "cases.jsonl", cases)
+    timings["write"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t_start
+    report.timings = timings
+    write_atomic(out / "report.md", retrieval_markdown(report))
+    write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
+    return 0
+
+
+def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], ks: list[int]
+            ) -> dict[str, dict[str, float | None]]:
+    """One search per question, scored several ways; glossary off needs a second search of the raw query."""
+    g_on = pipeline.stages.glossary
+    variants = {
+        "raw cosine": Stages(glossary=g_on, boosts=False, same_doc_penalty=False),
+        "+ boosts": Stages(glossary=g_on, boosts=True, same_doc_penalty=False),
+        "+ same-doc penalty": Stages(glossary=g_on, boosts=True, same_doc_penalty=True),
+    }
+    rows: dict[str, list[dict[str, float | None]]] = {name: [] for name in variants}
+    rows["glossary off"], rows["glossary on"] = [], []
+    for g in goldens:
+        q = pipeline.expand(g.final_query, Stages(glossary=True))
+        pool = searcher.search(searcher.embed_queries([q])[0], pipeline.candidates)
+        for name, st in variants.items():
+            rows[name].append(case_metrics(g, pipeline.cut(pipeline.rank(q, pool, st)), ks))
+        rows["glossary on"].append(case_metrics(g, pipeline.cut(pipeline.rank(q, pool)), ks))
+        raw_q = g.final_query
+        raw_pool = searcher.search(searcher.embed_queries([raw_q])[0], pipeline.candidates)
+        rows["glossary off"].append(case_metrics(g, pipeline.cut(pipeline.rank(raw_q, raw_pool)), ks))
+    names = [n for n in ABLATION_METRICS if n.split("@")[-1] in {str(k) for k in ks} or "@" not in n]
+    return {name: mean_metrics(r, names) for name, r in rows.items()}
