@@ -30,8 +30,10 @@ class Runtime:
     @cached_property
     def chunker(self) -> ChunkerParams:
         p = self.cfg.pipeline
-        whole = bool(p.get("whole_document", False))
-        return ChunkerParams(int(p.chunk_size), int(p.chunk_overlap), whole)
+        # A user's own pipeline may carry no chunker keys: the defaults then name the (unused) chunker.
+        d = ChunkerParams()
+        return ChunkerParams(int(p.get("chunk_size", d.chunk_size)), int(p.get("chunk_overlap", d.overlap)),
+                             bool(p.get("whole_document", False)))
 
     @cached_property
     def embedder(self) -> Embedder:

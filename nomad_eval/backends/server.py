@@ -6,6 +6,7 @@ Tests drive it through qdrant-client's local mode (`url=":memory:"`), which spea
 from __future__ import annotations
 
 import uuid
+import warnings
 from typing import Any
 
 import numpy as np
@@ -53,8 +54,11 @@ class ServerStore:
                         f"collection {collection!r} at {url} holds {size}-d vectors but the embedder makes {dim}-d; "
                         "use another store.collection"
                     )
-            for key in (tag_key, "fingerprint"):
-                self._client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
+            with warnings.catch_warnings():
+                # Local mode (tests) warns that indexes are no-ops there; on a server they are real.
+                warnings.simplefilter("ignore", UserWarning)
+                for key in (tag_key, "fingerprint"):
+                    self._client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
         except NomadError:
             raise
         except Exception as exc:

@@ -59,8 +59,10 @@ def boosted(c: Candidate, terms: list[str], keys: list[str], term_boost: float, 
 
 
 def order(scored: list[tuple[Candidate, float]]) -> list[tuple[Candidate, float]]:
-    """Highest score first; ties broken by chunk id so every run orders alike."""
-    return sorted(scored, key=lambda cs: (-cs[1], cs[0].chunk_id))
+    """Highest score first; ties broken by identifier in descending order, the way trec_eval breaks them,
+    so our ranks and pytrec_eval's agree even on tied scores."""
+    by_id = sorted(scored, key=lambda cs: cs[0].chunk_id, reverse=True)
+    return sorted(by_id, key=lambda cs: -cs[1])
 
 
 def penalise_same_doc(scored: list[tuple[Candidate, float]], penalty: float) -> list[Scored]:

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nomad_eval.data.corpus import load_markdown_dir
+from nomad_eval.errors import InvalidInput
+
+
+def test_loads_sorted_with_titles(tmp_path: Path) -> None:
+    (tmp_path / "b.md").write_text("# Bee\ntext")
+    (tmp_path / "a.md").write_text("no title here")
+    docs = load_markdown_dir(tmp_path)
+    assert [(d.doc_id, d.title) for d in docs] == [("a", "a"), ("b", "Bee")]
+
+
+@pytest.mark.parametrize(("content", "expected"), [(b"", "empty document"), (b"ab\x00c", "binary"),
+                                                   (b"ok\n\xc3\x28", "not UTF-8")])
+def test_bad_documents_are_named(tmp_path: Path, content: bytes, expected: str) -> None:
+    (tmp_path / "bad.md").write_bytes(content)
+    with pytest.raises(InvalidInput) as exc:
+        load_markdown_dir(tmp_path)
+    assert "bad.md" in str(exc.value) and expected in str(exc.value)
+
+
+def test_empty_or_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="no \\*.md documents"):
+        load_markdown_dir(tmp_path)
+    with pytest.raises(InvalidInput, match="does not exist"):
+        load_markdown_dir(tmp_path / "nope")
