@@ -8,8 +8,15 @@ from typing import Iterator
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+def _console(stderr: bool) -> Console:
+    # Off a terminal (CI logs, pipes) keep lines whole: grep must find a message in one piece.
+    probe = Console(stderr=stderr)
+    width = None if probe.is_terminal else 200
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+
+
+console = _console(stderr=False)
+err_console = _console(stderr=True)
 
 
 @contextmanager

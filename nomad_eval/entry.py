@@ -3,33 +3,54 @@
 from __future__ import annotations
 
 import sys
+import traceback
 
 from hydra.utils import get_method
-from omegaconf import DictConfig
-
+from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
 from nomad_eval.console import err_console
 from nomad_eval.errors import NomadError
+from nomad_eval.report.io import write_atomic
+from nomad_eval.report.schema import Report
+from nomad_eval.rundir import overrides, run_dir, sweep_id
 
 
 def _multirun() -> bool:
-    try:
-        from hydra.core.hydra_config import HydraConfig
-        from hydra.types import RunMode
+    from hydra.core.hydra_config import HydraConfig
 
-        return HydraConfig.get().mode == RunMode.MULTIRUN
-    except ValueError:  # no Hydra context: called from a test or a script
-        return False
+    return HydraConfig.initialized() and str(HydraConfig.get().mode) == "RunMode.MULTIRUN"
+
+
+def _record_failure(cfg: DictConfig, message: str) -> None:
+    """A failed job still leaves a report, so a sweep's summary shows it instead of hiding it."""
+    if cfg.tier.name in ("compare", "promote", "corpus"):
+        return
+    try:
+        out = run_dir(cfg)
+        config = OmegaConf.to_container(cfg, resolve=False)
+    except Exception:  # the failure may be in the config itself; then there is nothing safe to write
+        return
+    report = Report(tier=str(cfg.tier.name), status="failed", error=message, overrides=overrides(),
+                    sweep_id=sweep_id(), config=config)  # type: ignore[arg-type]
+    write_atomic(out / "report.json", report.model_dump_json(indent=2))
 
 
 def run_tier(cfg: DictConfig) -> int:
+    multirun = _multirun()
     try:
         code = int(get_method(cfg.tier._target_)(cfg))
     except NomadError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        _record_failure(cfg, str(exc))
         code = exc.exit_code
-    # A multirun job must return so the sweep goes on and its end callback still runs.
-    if code and not _multirun():
+    except Exception as exc:
+        if not multirun:
+            raise
+        # One bad config must not hide the other jobs of a sweep: record it and go on.
+        err_console.print(traceback.format_exc())
+        _record_failure(cfg, f"{type(exc).__name__}: {exc}")
+        code = 1
+    if code and not multirun:
         sys.exit(code)
     return code

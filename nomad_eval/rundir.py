@@ -1,19 +1,40 @@
-"""Where this run writes: Hydra's output dir, or `paths.run_dir` when set (tests, scripts)."""
+"""Where this run writes, and what Hydra knows about it (overrides, the sweep it belongs to)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from omegaconf import DictConfig
 
 
+def _hydra() -> object | None:
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.get() if HydraConfig.initialized() else None
+
+
 def run_dir(cfg: DictConfig) -> Path:
     explicit = cfg.paths.get("run_dir")
+    hc = _hydra()
     if explicit:
         path = Path(explicit)
+    elif hc is not None:
+        path = Path(hc.runtime.output_dir)  # type: ignore[attr-defined]
     else:
-        from hydra.core.hydra_config import HydraConfig
-
-        path = Path(HydraConfig.get().runtime.output_dir)
+        raise ValueError("no Hydra context: set paths.run_dir")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def overrides() -> list[str]:
+    hc = _hydra()
+    return list(hc.overrides.task) if hc is not None else []  # type: ignore[attr-defined]
+
+
+def sweep_id() -> str | None:
+    hc = _hydra()
+    if hc is None or str(hc.mode) != "RunMode.MULTIRUN":  # type: ignore[attr-defined]
+        return None
+    f = Path(hc.sweep.dir) / "sweep.json"  # type: ignore[attr-defined]
+    return json.loads(f.read_text())["sweep_id"] if f.exists() else None

@@ -43,6 +43,8 @@ class Report(BaseModel):
     status: Literal["ok", "failed"] = "ok"
     error: str | None = None
     identity: Identity | None = None
+    overrides: list[str] = Field(default_factory=list)  # the command-line overrides: a sweep's columns
+    sweep_id: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     metrics: dict[str, float | None] = Field(default_factory=dict)
     metrics_by_tag: dict[str, dict[str, float | None]] = Field(default_factory=dict)

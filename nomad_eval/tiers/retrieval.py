@@ -19,10 +19,12 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report
-from nomad_eval.rundir import run_dir
+from nomad_eval.rundir import overrides, run_dir, sweep_id
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
-from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, retrieved_rows
+from nomad_eval.metrics.recall import recall_at_k
+from nomad_eval.tiers.finish import finish
+from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, ranked_documents, retrieved_rows
 
 ABLATION_METRICS = ("hit@1", "mrr@5", "recall@5", "ndcg@5", "chunk_precision@5")
 
@@ -104,6 +106,7 @@ def run(cfg: DictConfig) -> int:
         timings["search"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    top_k = int(cfg.pipeline.get("top_k") or max(ks))
     names = metric_names(ks)
     per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals)]
     report = Report(
@@ -123,6 +126,8 @@ def run(cfg: DictConfig) -> int:
         separation=separation(retrievals, goldens),
         ablation=ablation,
         provenance=provenance(),
+        overrides=overrides(),
+        sweep_id=sweep_id(),
     )
     timings["metrics"] = time.perf_counter() - t
     cases = [
@@ -130,6 +135,8 @@ def run(cfg: DictConfig) -> int:
             "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
             "query": g.final_query, "expanded_query": r.expanded_query,
             "retrieved": retrieved_rows(r.chunks), "metrics": m,
+            "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
+                                                                set(g.relevant_doc_ids), top_k) == 1.0,
         }
         for g, r, m in zip(goldens, retrievals, per_case)
     ]
@@ -141,7 +148,7 @@ def run(cfg: DictConfig) -> int:
     write_atomic(out / "report.md", retrieval_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
-    return 0
+    return finish(cfg, report, out)
 
 
 def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], ks: list[int]

@@ -1,0 +1,67 @@
+"""Baselines filed under the corpus fingerprint: baselines/<fingerprint>/<tier>[-<variant>].json."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from nomad_eval.errors import Defect, InvalidInput, NomadError
+from nomad_eval.report.io import read_jsonl, read_report, write_atomic
+from nomad_eval.report.schema import Report
+
+class Baseline(BaseModel):
+    schema_version: int = 1
+    promoted_from: str
+    promoted_at: str
+    report: Report
+    cases: list[dict[str, Any]]
+
+
+def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None = None) -> Path:
+    name = f"{tier}-{variant}.json" if variant else f"{tier}.json"
+    return root / fingerprint / name
+
+
+def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
+    """A run directory or its report.json, with the per-case records when they sit beside it."""
+    report_path = path if path.suffix == ".json" else path / "report.json"
+    report = read_report(report_path)
+    cases_path = report_path.parent / "cases.jsonl"
+    return report, read_jsonl(cases_path) if cases_path.exists() else None
+
+
+def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "tags", "passed", "unstable", "metrics", "mode")
+    return {k: c[k] for k in keep if k in c}
+
+
+def promote(run: Path, root: Path, variant: str | None = None) -> Path:
+    report, cases = load_run(run)
+    if report.status != "ok" or report.identity is None:
+        raise NomadError(f"{run}: a failed run cannot become a baseline ({report.error})", 2)
+    target = baseline_path(root, report.identity.fingerprint, report.tier, variant)
+    base = Baseline(
+        promoted_from=str(run), promoted_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        report=report, cases=[_case_summary(c) for c in cases or []],
+    )
+    write_atomic(target, base.model_dump_json(indent=1))
+    return target
+
+
+def load_baseline(path: Path) -> Baseline:
+    """A promoted baseline file, or any run's directory or report.json used as one."""
+    if path.is_dir() or path.name == "report.json":
+        report, cases = load_run(path)
+        return Baseline(promoted_from=str(path), promoted_at="", report=report, cases=cases or [])
+    try:
+        return Baseline.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise NomadError(f"no baseline at {path}; promote one with: python -m nomad_eval tier=promote "
+                         "promote.run=<run dir>", 2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput([Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")]) from None

@@ -1,0 +1,26 @@
+"""Hydra callbacks: stamp a sweep so its jobs are known, then merge them when it ends."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from nomad_eval.report.io import write_atomic
+from nomad_eval.report.merge import SWEEP_FILE, collect, merge, sweep_id, write_summary
+
+
+class SweepSummary(Callback):
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        # A fresh id per sweep: jobs record it, so a reused sweep dir's stale jobs are never merged.
+        write_atomic(sweep_dir / SWEEP_FILE, json.dumps({"sweep_id": uuid.uuid4().hex}))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
+        write_summary(merge(jobs), sweep_dir, quiet=bool(config.get("quiet")))

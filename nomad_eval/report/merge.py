@@ -1,0 +1,75 @@
+"""Merge the jobs of a sweep (or any set of run directories) into one table: summary.parquet and summary.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich.table import Table
+
+from nomad_eval.console import console
+from nomad_eval.report.io import write_atomic
+
+SWEEP_FILE = "sweep.json"
+
+
+def sweep_id(sweep_dir: Path) -> str | None:
+    f = sweep_dir / SWEEP_FILE
+    return json.loads(f.read_text())["sweep_id"] if f.exists() else None
+
+
+def _row(run_dir: Path) -> dict[str, Any]:
+    report = json.loads((run_dir / "report.json").read_text())
+    row: dict[str, Any] = {"job": run_dir.name, "status": report.get("status"), "error": report.get("error")}
+    for item in report.get("overrides") or []:
+        key, _, value = item.lstrip("+~").partition("=")
+        row[key] = value
+    row.update(report.get("metrics") or {})
+    return row
+
+
+def collect(run_dirs: list[Path], only_sweep: str | None = None) -> list[Path]:
+    """Run directories that hold a report; with `only_sweep`, only the jobs of that sweep (no stale ones)."""
+    out = []
+    for d in sorted(set(run_dirs)):
+        f = d / "report.json"
+        if not f.exists():
+            continue
+        if only_sweep is not None and json.loads(f.read_text()).get("sweep_id") != only_sweep:
+            continue
+        out.append(d)
+    return out
+
+
+def merge(run_dirs: list[Path]) -> pl.DataFrame:
+    rows = [_row(d) for d in run_dirs]
+    # Keys first seen after row 100 would be dropped without a full-length schema scan.
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+
+
+def _md(df: pl.DataFrame) -> str:
+    cols = df.columns
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.iter_rows():
+        cells = [("—" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "# Sweep summary\n\n" + "\n".join(lines) + "\n"
+
+
+def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / ".summary.parquet.tmp"
+    df.write_parquet(tmp)
+    tmp.replace(out_dir / "summary.parquet")
+    write_atomic(out_dir / "summary.md", _md(df))
+    if quiet:
+        return
+    show = [c for c in df.columns if c not in ("error",)][:10]
+    t = Table(title=f"sweep summary — {df.height} job(s), {out_dir}")
+    for c in show:
+        t.add_column(c)
+    for row in df.select(show).iter_rows():
+        t.add_row(*[("—" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)) for v in row])
+    console.print(t)

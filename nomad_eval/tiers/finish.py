@@ -1,0 +1,26 @@
+"""What every scoring tier does after writing its report: absolute gates, then the baseline compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig
+from rich.markup import escape
+
+from nomad_eval.compare.gate import gate_failures
+from nomad_eval.console import console
+from nomad_eval.report.schema import Report
+
+
+def finish(cfg: DictConfig, report: Report, out: Path) -> int:
+    code = 0
+    floors = {str(k): float(v) for k, v in (cfg.gate.get("fail_under") or {}).items()}
+    for line in gate_failures(report.metrics, floors):
+        console.print(f"[red]gate:[/] {escape(line)}")
+        code = 1
+    if cfg.compare.get("after_run"):
+        from nomad_eval.tiers.compare import judge
+
+        base = Path(cfg.compare.baseline) if cfg.compare.get("baseline") else None
+        code = max(code, judge(out, base, cfg, junit_base=out))
+    return code

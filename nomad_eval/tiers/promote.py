@@ -1,0 +1,19 @@
+"""tier=promote: file a run as the baseline for its fingerprint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from nomad_eval.compare.baseline import promote
+from nomad_eval.console import console
+from nomad_eval.errors import NomadError
+
+
+def run(cfg: DictConfig) -> int:
+    if not cfg.promote.get("run"):
+        raise NomadError("tier=promote needs promote.run=<run dir or report.json>", 2)
+    target = promote(Path(cfg.promote.run), Path(cfg.paths.baselines_dir), cfg.promote.get("variant"))
+    console.print(f"promoted {cfg.promote.run} to {target}; commit it to make it the CI baseline")
+    return 0
