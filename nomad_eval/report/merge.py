@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from rich.table import Table
 
 from nomad_eval.console import console
 from nomad_eval.report.io import write_atomic
+
+if TYPE_CHECKING:  # polars costs ~0.1 s to import; only merges need it
+    import polars as pl
 
 SWEEP_FILE = "sweep.json"
 
@@ -43,13 +45,15 @@ def collect(run_dirs: list[Path], only_sweep: str | None = None) -> list[Path]:
     return out
 
 
-def merge(run_dirs: list[Path]) -> pl.DataFrame:
+def merge(run_dirs: list[Path]) -> "pl.DataFrame":
+    import polars as pl
+
     rows = [_row(d) for d in run_dirs]
     # Keys first seen after row 100 would be dropped without a full-length schema scan.
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
-def _md(df: pl.DataFrame) -> str:
+def _md(df: "pl.DataFrame") -> str:
     cols = df.columns
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in df.iter_rows():
@@ -58,7 +62,7 @@ def _md(df: pl.DataFrame) -> str:
     return "# Sweep summary\n\n" + "\n".join(lines) + "\n"
 
 
-def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False) -> None:
+def write_summary(df: "pl.DataFrame", out_dir: Path, quiet: bool = False) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / ".summary.parquet.tmp"
     df.write_parquet(tmp)

@@ -118,3 +118,12 @@ def test_sweep_writes_one_dir_per_config_without_collisions(tmp_path: Path, data
     assert all(":" not in p.name and p.name[0].isdigit() for p in jobs)
     thresholds = sorted(json.loads((p / "report.json").read_text())["identity"]["threshold"] for p in jobs)
     assert thresholds == [0.3, 0.5, 0.6]
+
+
+def test_core_suite_matches_pytrec_eval(make_cfg: Callable[..., DictConfig]) -> None:
+    """The shipped corpus and core suite, scored by us and recomputed independently from cases.jsonl."""
+    cfg = make_cfg("suite=core")
+    report = run(cfg)
+    assert report["counts"]["goldens"] >= 100 and report["counts"]["refusal"] >= 5
+    for name, value in trec_metrics(Path(cfg.paths.run_dir)).items():
+        assert report["metrics"][name] == pytest.approx(value, abs=1e-6), name
