@@ -44,5 +44,5 @@ def register(spec: MetricSpec) -> MetricSpec:
 
 def spec_for(name: str) -> MetricSpec | None:
     """The spec of a reported metric name such as `recall@5` or `nonEmptyRateOnRefusal`."""
-    family = name.split("@", 1)[0]
+    family = name.split("@", 1)[0].rsplit(".", 1)[-1]  # "e2e.correctness" -> "correctness"
     return REGISTRY.get(family)

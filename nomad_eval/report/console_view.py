@@ -49,3 +49,37 @@ def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet
             got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
             console.print(f"[red]miss[/] {case['id']}: wanted {case['relevant_doc_ids']}, got {got}")
     console.print(f"results in {run_dir}")
+
+
+def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
+    if quiet:
+        return
+    modes = sorted({k.split(".", 1)[0] for k in r.metrics})
+    fams = sorted({k.split(".", 1)[1] for k in r.metrics})
+    ident = r.identity
+    t = Table(title=f"generation — model {ident.model if ident else '?'}, {r.counts.get('goldens')} goldens × "
+                    f"{r.counts.get('repeats')} repeats")
+    t.add_column("metric")
+    for m in modes:
+        t.add_column(m, justify="right")
+        if r.mock_line:
+            t.add_column(f"{m} (mock)", justify="right", style="dim")
+    for f in fams:
+        cells = []
+        for m in modes:
+            cells.append(fmt(r.metrics.get(f"{m}.{f}")))
+            if r.mock_line:
+                cells.append(fmt(r.mock_line.get(m, {}).get(f)))
+        t.add_row(f, *cells)
+    console.print(t)
+    d = r.decomposition
+    if d:
+        console.print(f"decomposition: oracle {fmt(d.get('oracle'))}, e2e {fmt(d.get('e2e'))}, noretrieval "
+                      f"{fmt(d.get('noretrieval'))}; oracle − e2e {fmt(d.get('retrieval_gap'))}, e2e − noretrieval "
+                      f"{fmt(d.get('rag_lift'))}")
+        for note in d.get("diagnosis", []):
+            console.print(f"  → {note}")
+    if r.unstable:
+        console.print(f"unstable (flip across repeats, left out of the means): {', '.join(r.unstable)}")
+    console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
+                  f"results in {run_dir}")

@@ -42,3 +42,26 @@ def retrieval_markdown(r: Report) -> str:
     if r.timings:
         lines += ["## Timings (s)", "", *_table(["step", "seconds"], [[k, f"{v:.3f}"] for k, v in r.timings.items()])]
     return "\n".join(lines) + "\n"
+
+
+def generation_markdown(r: Report) -> str:
+    ident = r.identity
+    lines = [f"# nomad-eval generation report — model {ident.model if ident else '?'}, mode {ident.mode if ident else '?'}",
+             ""]
+    modes = sorted({k.split(".", 1)[0] for k in r.metrics})
+    fams = sorted({k.split(".", 1)[1] for k in r.metrics})
+    rows = [[f, *(fmt(r.metrics.get(f"{m}.{f}")) for m in modes)] for f in fams]
+    lines += ["## Metrics (stable questions)", "", *_table(["metric", *modes], rows), ""]
+    if r.mock_line:
+        rows = [[f, *(fmt(r.mock_line.get(m, {}).get(f)) for m in modes)] for f in fams]
+        lines += ["## Mock extractive ceiling on the same prompts", "", *_table(["metric", *modes], rows), ""]
+    if r.decomposition:
+        d = r.decomposition
+        lines += ["## Decomposition", "", *_table(["oracle", "e2e", "noretrieval", "oracle − e2e", "e2e − noretrieval"],
+                  [[fmt(d.get("oracle")), fmt(d.get("e2e")), fmt(d.get("noretrieval")), fmt(d.get("retrieval_gap")),
+                    fmt(d.get("rag_lift"))]]), ""]
+        lines += [f"- {n}" for n in d.get("diagnosis", [])] + [""]
+    if r.unstable:
+        lines += ["## Unstable questions (left out of the means)", "", ", ".join(r.unstable), ""]
+    lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
+    return "\n".join(lines) + "\n"

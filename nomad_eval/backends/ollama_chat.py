@@ -1,0 +1,114 @@
+"""Chat through the official `ollama` client: temperature 0, fixed seed, pinned num_ctx, explicit timeouts."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
+from nomad_eval.backends.retry import Transient, with_retries
+from nomad_eval.errors import NomadError
+
+
+class OllamaChat:
+    def __init__(self, name: str = "llama3.2:3b", base_url: str = "http://127.0.0.1:11434", num_ctx: int = 4096,
+                 timeout: float = 120.0, connect_timeout: float = 2.0, concurrency: int = 1,
+                 evict_others: bool = True, warmup: bool = True, retries: int = 3) -> None:
+        self.name = name
+        self.base_url = base_url
+        self.num_ctx = num_ctx
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.concurrency = concurrency
+        self.evict_others = evict_others
+        self.warmup = warmup
+        self.retries = retries
+        self._client: Any = None
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "ollama", "model": self.name, "num_ctx": self.num_ctx}
+
+    def _where(self) -> str:
+        return f"Ollama at {self.base_url} (model {self.name})"
+
+    def _call(self, fn: Any) -> Any:
+        import httpx
+        import ollama
+
+        def once() -> Any:
+            try:
+                return fn()
+            except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError) as exc:
+                raise NomadError(f"{self._where()} is unreachable: {exc}. Is the server running? "
+                                 "Set model.base_url.") from None
+            except httpx.TimeoutException:
+                raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
+            except ollama.ResponseError as exc:
+                if exc.status_code in (429, 500, 502, 503, 504):
+                    raise Transient(str(exc)) from None
+                if exc.status_code == 404:
+                    raise NomadError(f"{self._where()}: model not found; the server has: {self._models()}") from None
+                raise NomadError(f"{self._where()} refused the request: {exc.error}") from None
+            except httpx.RemoteProtocolError as exc:
+                raise Transient(str(exc)) from None
+
+        try:
+            return with_retries(once, self.retries)
+        except Transient as exc:
+            raise NomadError(f"{self._where()} kept failing after {self.retries} tries: {exc}") from None
+
+    def _models(self) -> str:
+        try:
+            names = [m.model for m in self._client.list().models]
+        except Exception:
+            return "(could not list models)"
+        return ", ".join(names) or "(no models)"
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            import httpx
+            import ollama
+
+            self._client = ollama.Client(host=self.base_url,
+                                         timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout))
+        return self._client
+
+    def preflight(self) -> None:
+        client = self._connect()
+        names = [m.model for m in self._call(lambda: client.list()).models]
+        if self.name not in names and f"{self.name}:latest" not in names:
+            raise NomadError(f"{self._where()}: the server has no model {self.name!r}; it has: "
+                             f"{', '.join(names) or '(none)'}. Pull it, or set model.name.")
+
+    def _get(self) -> Any:
+        with self._lock:
+            if not self._ready:
+                self._prepare()
+                self._ready = True
+        return self._client
+
+    def _prepare(self) -> None:
+        self._connect()
+        if self.evict_others:
+            # Other resident models compete for memory and make timings meaningless: unload them.
+            loaded = self._call(lambda: self._client.ps()).models
+            for m in loaded:
+                if m.model != self.name:
+                    self._call(lambda m=m: self._client.generate(model=m.model, prompt="", keep_alive=0))
+        if self.warmup:
+            # One throwaway generation so the first scored answer does not pay the model load.
+            self._call(lambda: self._client.chat(model=self.name, messages=[{"role": "user", "content": "hi"}],
+                                                 options={"num_ctx": self.num_ctx, "num_predict": 1,
+                                                          "temperature": 0}))
+
+    def chat(self, messages: list[Message], options: ChatOptions) -> ChatResult:
+        client = self._get()
+        opts = {"temperature": options.temperature, "seed": options.seed, "num_predict": options.max_tokens,
+                "num_ctx": self.num_ctx}
+        resp = self._call(lambda: client.chat(model=self.name, messages=messages, options=opts))
+        return ChatResult(resp.message.content or "", resp.prompt_eval_count, resp.eval_count)
+
+    def close(self) -> None:
+        self._client = None

@@ -1,0 +1,51 @@
+"""Chat responses cached by backend, model, the full prompt, options and repeat index.
+
+A re-run of an unchanged config costs almost nothing, and repeats stay independent because the
+repeat index is part of the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from nomad_eval.backends.chat import ChatResult
+
+
+def response_key(identity: dict[str, Any], messages: list[dict[str, str]], options: dict[str, Any],
+                 repeat: int) -> str:
+    blob = json.dumps({"id": identity, "m": messages, "o": options, "r": repeat}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ResponseCache:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS resp (key TEXT PRIMARY KEY, body TEXT)")
+        self._db.commit()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> ChatResult | None:
+        with self._lock:
+            row = self._db.execute("SELECT body FROM resp WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        d = json.loads(row[0])
+        return ChatResult(d["text"], d.get("prompt_tokens"), d.get("completion_tokens"))
+
+    def put(self, key: str, result: ChatResult) -> None:
+        body = json.dumps({"text": result.text, "prompt_tokens": result.prompt_tokens,
+                           "completion_tokens": result.completion_tokens})
+        with self._lock:
+            # Committed per answer, so a run killed half way resumes without repeating finished calls.
+            self._db.execute("INSERT OR REPLACE INTO resp VALUES (?, ?)", (key, body))
+            self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()

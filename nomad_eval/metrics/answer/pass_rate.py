@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nomad_eval.metrics.registry import MetricSpec, register
+
+SPEC = register(MetricSpec(
+    "pass_rate", "share of stable questions that pass (correct answer, or a correct refusal) over repeats",
+))
+
+
+def question_outcome(passes: Sequence[bool | None]) -> tuple[float | None, bool]:
+    """(pass rate over repeats, unstable): unstable when the outcome flips between repeats."""
+    measured = [p for p in passes if p is not None]
+    if not measured:
+        return None, False
+    rate = sum(measured) / len(measured)
+    return rate, 0.0 < rate < 1.0

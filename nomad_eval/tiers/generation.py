@@ -1,0 +1,185 @@
+"""The generation tier: every golden through a chat model with three kinds of context, scored deterministically."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from nomad_eval.backends.cached_chat import CachedChat
+from nomad_eval.backends.chat import ChatModel, ChatOptions
+from nomad_eval.backends.mock import MockModel
+from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.console import progress_bar
+from nomad_eval.data.golden import Golden
+from nomad_eval.errors import NomadError
+from nomad_eval.index import ensure_ingested
+from nomad_eval.rag.budget import Plan, plan
+from nomad_eval.rag.pipeline import Pipeline
+from nomad_eval.rag.prompt import format_passage, strip_reasoning
+from nomad_eval.rag.tokens import TokenEstimator, calibrate
+from nomad_eval.report.console_view import print_generation
+from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.markdown import generation_markdown
+from nomad_eval.report.provenance import provenance
+from nomad_eval.report.schema import Report
+from nomad_eval.rundir import overrides, run_dir, sweep_id
+from nomad_eval.runtime import Runtime
+from nomad_eval.search import StoreSearcher
+from nomad_eval.tiers.finish import finish
+from nomad_eval.tiers.generation_cases import MODES, decomposition, mark_unstable, mode_metrics, score_case
+from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
+from nomad_eval.tiers.retrieval import identity as retrieval_identity
+from nomad_eval.tiers.retrieval_cases import retrieved_rows
+
+
+def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
+    """Fit chars-per-token from a few fixed probe prompts (cached), so every run plans the same prompts."""
+    texts = [c.text for c in rt.chunks[:8]] or ["calibration"]
+    samples = []
+    for n in (1, 3, len(texts)):
+        msgs = [{"role": "system", "content": "\n\n".join(texts[:n])}, {"role": "user", "content": "Summarise."}]
+        real = chat.chat(msgs, ChatOptions(options.temperature, options.seed, 1), repeat=0).prompt_tokens
+        if real:
+            samples.append((msgs, real))
+    return calibrate(samples) if samples else TokenEstimator()
+
+
+def _history(g: Golden) -> list[dict[str, str]]:
+    turns = [t.model_dump() for t in g.turns]
+    return turns[:-1] if turns and turns[-1]["role"] == "user" else turns
+
+
+def _plan_for(g: Golden, ctx: GoldenContext, mode: str, model: ChatModel, cfg: DictConfig, est: TokenEstimator
+              ) -> Plan:
+    passages = {"oracle": ctx.oracle, "e2e": ctx.e2e, "noretrieval": []}[mode]
+    return plan(g.final_query, _history(g), passages, int(model.num_ctx), int(cfg.tier.max_tokens),
+                float(cfg.tier.chunk_share), est)
+
+
+def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tuple[str, str, int | None]:
+    result = chat.chat(p.messages, options, repeat)
+    return result.text, strip_reasoning(result.text), result.prompt_tokens
+
+
+def run(cfg: DictConfig) -> int:
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    rt = Runtime(cfg)
+    goldens = rt.goldens
+    modes = [str(m) for m in cfg.mode.modes]
+    if unknown := set(modes) - set(MODES):
+        raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
+    repeats = max(1, int(cfg.repeats))
+    out = run_dir(cfg)
+    model: ChatModel = instantiate(cfg.model)
+    model.preflight()  # a dead server fails here, in seconds, before any retrieval work
+    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
+    chat = CachedChat(model, cache)
+    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
+    pipeline = instantiate(cfg.pipeline)
+    if not isinstance(pipeline, Pipeline):
+        raise NomadError("the generation tier needs the harness pipeline (pipeline=default)", 2)
+
+    store = rt.open_store() if "e2e" in modes else None
+    try:
+        searcher = None
+        if store is not None:
+            ensure_ingested(rt, store, bool(cfg.quiet))
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.fingerprint, rt.doc_ids)
+        elif "oracle" in modes:
+            # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
+            rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
+        timings["retrieval"] = time.perf_counter() - t0
+        est = calibrate_estimator(rt, chat, options)
+        contexts = build_contexts(rt, goldens, modes, pipeline, searcher, chat, options)
+    finally:
+        if store is not None:
+            store.close()
+
+    tasks = [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)]
+    plans = {(gi, mode): _plan_for(goldens[gi], contexts[gi], mode, model, cfg, est)
+             for gi in range(len(goldens)) for mode in modes}
+
+    def work(task: tuple[int, str, int]) -> tuple[str, str, int | None]:
+        gi, mode, r = task
+        return _answer(chat, plans[(gi, mode)], ChatOptions(options.temperature, options.seed + r,
+                                                                options.max_tokens), r)
+
+    t = time.perf_counter()
+    answers: list[tuple[str, str, int | None]] = [("", "", None)] * len(tasks)
+    with progress_bar(f"generating ({model.name})", len(tasks), bool(cfg.quiet)) as prog:
+        with ThreadPoolExecutor(max_workers=max(1, int(model.concurrency))) as pool:
+            # Results land at their task's index, so cases are written in golden order however they finish.
+            futures = {pool.submit(work, task): i for i, task in enumerate(tasks)}
+            for fut, i in futures.items():
+                answers[i] = fut.result()
+                prog.advance(prog.task_ids[0])
+    timings["generation"] = time.perf_counter() - t
+
+    cases = [_case(goldens[gi], contexts[gi], plans[(gi, mode)], mode, r, answers[i])
+             for i, (gi, mode, r) in enumerate(tasks)]
+    unstable = mark_unstable(cases)
+    metrics: dict[str, float | None] = {}
+    for mode in modes:
+        metrics.update(mode_metrics(cases, mode))
+    mock_line = _mock_line(goldens, contexts, plans, modes) if not isinstance(model, MockModel) else {}
+    ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name)})
+    report = Report(
+        tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics,
+        counts={"goldens": len(goldens), "cases": len(cases), "repeats": repeats, "model_calls": chat.calls,
+                "cache_hits": chat.hits, "unstable": len(unstable),
+                "rewritten_queries": sum(c.rewritten for c in contexts)},
+        decomposition=decomposition(metrics) if len(modes) == len(MODES) else {},
+        mock_line=mock_line, unstable=unstable, chars_per_token=est.chars_per_token,
+        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+    )
+    timings["total"] = time.perf_counter() - t0
+    report.timings = timings
+    write_jsonl(out / "cases.jsonl", cases)
+    write_atomic(out / "report.md", generation_markdown(report))
+    write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
+    if cache is not None:
+        cache.close()
+    model.close()
+    return finish(cfg, report, out)
+
+
+def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
+          ) -> dict[str, Any]:
+    raw, answer, real = ans
+    context = "\n".join(format_passage(x) for x in p.passages) + "\n" + "\n".join(
+        m["content"] for m in p.messages[1:-1])
+    scored = score_case(g, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
+    return {
+        "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
+        "mode": mode, "repeat": repeat, "query": g.final_query,
+        "rewritten_query": ctx.query if ctx.rewritten else None,
+        "retrieved": retrieved_rows(ctx.retrieved) if mode == "e2e" else [],
+        "injected": [x.chunk_id for x in p.passages],
+        "answer": answer, "raw_answer": raw if raw != answer else None,
+        "passed": scored["passed"], "refused": scored["refused"], "leaked": scored["leaked"],
+        "groundedness": scored["metrics"]["groundedness"], "prompt_tokens": real,
+        "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
+        "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],
+    }
+
+
+def _mock_line(goldens: list[Golden], contexts: list[GoldenContext], plans: dict[tuple[int, str], Plan],
+               modes: list[str]) -> dict[str, dict[str, float | None]]:
+    """The extractive ceiling on exactly the prompts the real model saw."""
+    mock = CachedChat(MockModel(), None)
+    cases = []
+    for gi, g in enumerate(goldens):
+        for mode in modes:
+            p = plans[(gi, mode)]
+            cases.append(_case(g, contexts[gi], p, mode, 0, _answer(mock, p, ChatOptions(), 0)))
+    mark_unstable(cases)
+    out: dict[str, dict[str, float | None]] = {}
+    for mode in modes:
+        out[mode] = {k.split(".", 1)[1]: v for k, v in mode_metrics(cases, mode).items()}
+    return out

@@ -1,0 +1,91 @@
+"""Scoring of generation cases: pure functions from answers and contexts to metric values and means."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from nomad_eval.data.golden import Golden
+from nomad_eval.metrics.aggregate import mean
+from nomad_eval.metrics.answer.budget_metrics import token_error
+from nomad_eval.metrics.answer.correctness import correctness
+from nomad_eval.metrics.answer.groundedness import groundedness
+from nomad_eval.metrics.answer.leakage import leaked
+from nomad_eval.metrics.answer.pass_rate import question_outcome
+from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
+from nomad_eval.metrics.answer.think_leak import think_leaked
+
+CASE_METRICS = ("correctness", "refusal_correctness", "leakage_rate", "groundedness", "think_leak_rate",
+                "history_elided_rate", "chunks_dropped_rate", "prompt_token_error")
+MODES = ("oracle", "e2e", "noretrieval")
+
+
+def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: int, estimated: int,
+               real: int | None) -> dict[str, Any]:
+    refused = is_refusal(answer)
+    correct = None if golden.expect_refusal else correctness(answer, golden.must_include, golden.must_not_include)
+    passed: bool | None
+    if golden.expect_refusal:
+        passed = refused
+    else:
+        passed = None if correct is None else correct == 1.0
+    leak = leaked(answer)
+    return {
+        "passed": passed,
+        "refused": refused,
+        "leaked": leak,
+        "metrics": {
+            "correctness": correct,
+            "refusal_correctness": refusal_correctness(answer, golden.expect_refusal),
+            "leakage_rate": 1.0 if leak else 0.0,
+            "groundedness": groundedness(answer, context),
+            "think_leak_rate": 1.0 if think_leaked(answer) else 0.0,
+            "history_elided_rate": 1.0 if elided else 0.0,
+            "chunks_dropped_rate": 1.0 if dropped else 0.0,
+            "prompt_token_error": token_error(estimated, real),
+        },
+    }
+
+
+def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:
+    """Flag every case of a (question, mode) whose pass/fail flips across repeats; returns those keys."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for c in cases:
+        groups[(c["id"], c["mode"])].append(c)
+    unstable = []
+    for (gid, mode), group in groups.items():
+        rate, flips = question_outcome([c["passed"] for c in group])
+        for c in group:
+            c["pass_rate"] = rate
+            c["unstable"] = flips
+        if flips:
+            unstable.append(f"{mode}:{gid}")
+    return sorted(unstable)
+
+
+def mode_metrics(cases: list[dict[str, Any]], mode: str) -> dict[str, float | None]:
+    """Means over stable questions only: an unstable question's flips must not move a gated number."""
+    rows = [c for c in cases if c["mode"] == mode and not c["unstable"]]
+    out = {f"{mode}.{m}": mean(c["metrics"][m] for c in rows) for m in CASE_METRICS}
+    per_question: dict[str, list[bool | None]] = defaultdict(list)
+    for c in rows:
+        per_question[c["id"]].append(c["passed"])
+    out[f"{mode}.pass_rate"] = mean(question_outcome(v)[0] for v in per_question.values())
+    return out
+
+
+def decomposition(metrics: dict[str, float | None]) -> dict[str, Any]:
+    """Where the points went: the model itself, retrieval, or RAG not helping at all."""
+    o, e, n = (metrics.get(f"{m}.correctness") for m in MODES)
+    out: dict[str, Any] = {"oracle": o, "e2e": e, "noretrieval": n,
+                           "retrieval_gap": None if o is None or e is None else o - e,
+                           "rag_lift": None if e is None or n is None else e - n}
+    notes = []
+    if o is not None and o < 0.5:
+        notes.append("oracle is low: the model cannot use even perfect context (a small model asked too much)")
+    if out["retrieval_gap"] is not None and out["retrieval_gap"] > 0.1:
+        notes.append("oracle minus e2e is large: retrieval is losing answers (a pipeline problem)")
+    if out["rag_lift"] is not None and abs(out["rag_lift"]) < 0.05:
+        notes.append("e2e minus noretrieval is near zero: retrieval is not contributing")
+    out["diagnosis"] = notes
+    return out

@@ -1,0 +1,68 @@
+"""The passages each mode injects: the golden's own documents (oracle), the pipeline's (e2e), or none."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nomad_eval.backends.cached_chat import CachedChat
+from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.data.golden import Golden
+from nomad_eval.rag.chunking import Chunk
+from nomad_eval.rag.pipeline import Pipeline, RetrievedChunk
+from nomad_eval.rag.prompt import Passage
+from nomad_eval.rag.rewrite import accept, needs_rewrite, rewrite_messages
+from nomad_eval.runtime import Runtime
+from nomad_eval.search import StoreSearcher
+
+
+@dataclass
+class GoldenContext:
+    query: str                     # what retrieval searched for (the rewrite, for follow-ups)
+    rewritten: bool
+    oracle: list[Passage] = field(default_factory=list)
+    e2e: list[Passage] = field(default_factory=list)
+    retrieved: list[RetrievedChunk] = field(default_factory=list)
+
+
+def _passage(c: Chunk | RetrievedChunk, titles: dict[str, str]) -> Passage:
+    return Passage(c.chunk_id, c.doc_id, titles.get(c.doc_id, c.doc_id), c.text)
+
+
+def rewrite_query(g: Golden, chat: CachedChat, options: ChatOptions) -> tuple[str, bool]:
+    turns = [t.model_dump() for t in g.turns]
+    if not turns or not needs_rewrite(turns):
+        return g.final_query, False
+    result = chat.chat(rewrite_messages(turns, g.final_query), options, repeat=0)
+    return accept(g.final_query, result.text), True
+
+
+def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str) -> list[Passage]:
+    """All chunks of the golden's documents, most similar to the question first (budget permitting)."""
+    titles = {d.doc_id: d.title for d in rt.documents}
+    chunks = [c for c in rt.chunks if c.doc_id in set(g.relevant_doc_ids)]
+    if not chunks:
+        return []
+    emb = rt.cached_embedder
+    docs = emb.embed_documents([c.text for c in chunks])
+    q = emb.embed_queries([pipeline.expand(query)])[0]
+    sims = docs @ q / (np.linalg.norm(docs, axis=1) * np.linalg.norm(q) + 1e-12)
+    order = sorted(range(len(chunks)), key=lambda i: (-float(sims[i]), chunks[i].chunk_id))
+    return [_passage(chunks[i], titles) for i in order]
+
+
+def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipeline: Pipeline,
+                   searcher: StoreSearcher | None, chat: CachedChat, options: ChatOptions) -> list[GoldenContext]:
+    titles = {d.doc_id: d.title for d in rt.documents}
+    out = []
+    for g in goldens:
+        query, rewritten = rewrite_query(g, chat, options) if "e2e" in modes else (g.final_query, False)
+        ctx = GoldenContext(query, rewritten)
+        if "oracle" in modes:
+            ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query)
+        if "e2e" in modes and searcher is not None:
+            ctx.retrieved = pipeline.retrieve(query, searcher).chunks
+            ctx.e2e = [_passage(c, titles) for c in ctx.retrieved]
+        out.append(ctx)
+    return out

@@ -1,0 +1,134 @@
+"""The generation tier with the mock ceiling, the real embedded SmolLM2, and real servers on loopback."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omegaconf import DictConfig
+
+from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.backends.llamacpp import LlamaCppModel
+from nomad_eval.entry import run_tier
+from nomad_eval.metrics.aggregate import mean
+from tests.conftest import MINI, run_cli
+from tests.servers import ollama_compat, openai_compat
+
+
+def run(cfg: DictConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    assert run_tier(cfg) == 0
+    out = Path(cfg.paths.run_dir)
+    return json.loads((out / "report.json").read_text()), [json.loads(x) for x in
+                                                             (out / "cases.jsonl").read_text().splitlines()]
+
+
+def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictConfig]) -> None:
+    report, cases = run(make_cfg(*MINI, "tier=generation", "model=mock", "mode=all", "repeats=2"))
+    m = report["metrics"]
+    assert m["oracle.correctness"] >= m["e2e.correctness"]
+    assert m["noretrieval.correctness"] == 0.0  # the ceiling declines without context
+    assert len(cases) == 8 * 3 * 2
+    for mode in ("oracle", "e2e", "noretrieval"):
+        rows = [c for c in cases if c["mode"] == mode and not c["unstable"]]
+        for metric in ("correctness", "refusal_correctness", "leakage_rate", "groundedness"):
+            assert m[f"{mode}.{metric}"] == mean(c["metrics"][metric] for c in rows), (mode, metric)
+    d = report["decomposition"]
+    assert d["retrieval_gap"] == pytest.approx(m["oracle.correctness"] - m["e2e.correctness"])
+    one = next(c for c in cases if c["id"] == "mini-01" and c["mode"] == "e2e")
+    assert {"answer", "passed", "refused", "leaked", "groundedness", "prompt_tokens", "estimated_prompt_tokens",
+            "elided_history", "dropped_chunks", "repeat", "mode"} <= set(one)
+    assert one["retrieved"] and one["injected"]
+
+
+def test_response_cache_makes_a_rerun_free(make_cfg: Callable[..., DictConfig]) -> None:
+    first, _ = run(make_cfg(*MINI, "tier=generation", "model=mock", "mode=e2e", "repeats=1"))
+    second, _ = run(make_cfg(*MINI, "tier=generation", "model=mock", "mode=e2e", "repeats=1"))
+    assert first["counts"]["model_calls"] > 0 and second["counts"]["model_calls"] == 0
+    assert first["metrics"] == second["metrics"]
+
+
+def test_smollm2_e2e_is_repeatable_offline(make_cfg: Callable[..., DictConfig]) -> None:
+    args = (*MINI, "tier=generation", "model=smollm2", "mode=e2e", "repeats=1", "limit=3", "cache=false",
+            "tier.max_tokens=32")
+    _, a = run(make_cfg(*args))
+    _, b = run(make_cfg(*args))
+    assert [c["answer"] for c in a] == [c["answer"] for c in b]
+    assert all(c["answer"] for c in a)
+    assert all(c["prompt_tokens"] and c["prompt_tokens"] > 50 for c in a)
+
+
+def flip_by_seed(body: dict[str, Any]) -> str:
+    """A model made to flip: right on even seeds, a refusal on odd ones."""
+    last = body["messages"][-1]["content"]
+    if last.startswith("Rewrite"):
+        return last.rsplit("Question:", 1)[-1].strip()
+    if body["max_tokens"] == 1:
+        return "ok"
+    return "Let it stand for 40 minutes." if body["seed"] % 2 == 0 else "I don't know."
+
+
+def test_flipping_question_is_unstable_and_out_of_the_mean(make_cfg: Callable[..., DictConfig]) -> None:
+    with openai_compat.serve("flipper", flip_by_seed) as url:
+        report, cases = run(make_cfg(*MINI, "tier=generation", "model=openai", "model.name=flipper",
+                                     f"model.base_url={url}", "mode=e2e", "repeats=2", "tags=[kettle]",
+                                     "cache=false"))
+    assert report["unstable"] == ["e2e:mini-01"]
+    assert all(c["unstable"] for c in cases) and {c["passed"] for c in cases} == {True, False}
+    assert report["metrics"]["e2e.correctness"] is None  # the only question is unstable: nothing stable to mean
+    assert report["counts"]["unstable"] == 1
+
+
+SMOL = LlamaCppModel()
+
+
+def smol_chat(messages: list[dict[str, str]], options: dict[str, Any]) -> tuple[str, int, int]:
+    r = SMOL.chat(messages, ChatOptions(options.get("temperature", 0.0), options.get("seed", 0),
+                                        options.get("num_predict", 32)))
+    return r.text, r.prompt_tokens or 0, r.completion_tokens or 0
+
+
+def test_ollama_backend_against_a_loopback_server(make_cfg: Callable[..., DictConfig]) -> None:
+    log: list[dict[str, Any]] = []
+    with ollama_compat.serve({}, {"smollm2:135m": smol_chat}, log) as url:
+        report, cases = run(make_cfg(*MINI, "tier=generation", "model=ollama", "model.name=smollm2:135m",
+                                     f"model.base_url={url}", "mode=e2e", "repeats=1", "limit=2",
+                                     "tier.max_tokens=24", "model.num_ctx=2048"))
+    chats = [x for x in log if x["path"] == "/api/chat"]
+    assert chats[0]["options"]["num_predict"] == 1  # the throwaway warm-up comes first
+    scored = chats[-1]["options"]
+    assert scored["temperature"] == 0.0 and scored["num_ctx"] == 2048 and "seed" in scored
+    assert any(x["path"] == "/api/generate" and x.get("keep_alive") == 0 and x["model"] == "other-model:7b"
+               for x in log)  # the other resident model was evicted
+    assert all(c["answer"] and c["prompt_tokens"] for c in cases)
+
+
+def test_dead_ollama_server_fails_fast_naming_url(tmp_path: Path) -> None:
+    t = time.perf_counter()
+    r = run_cli("tier=generation", "model=ollama", "model.base_url=http://127.0.0.1:9", *MINI,
+                f"hydra.run.dir={tmp_path}")
+    elapsed = time.perf_counter() - t
+    assert r.returncode != 0 and "http://127.0.0.1:9" in r.stderr and "llama3.2:3b" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert elapsed < 6  # includes interpreter start-up; the connect itself is bounded at 2 s
+
+
+def test_unknown_model_lists_what_the_server_has(make_cfg: Callable[..., DictConfig],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with ollama_compat.serve({}, {"smollm2:135m": smol_chat}) as url:
+        cfg = make_cfg(*MINI, "tier=generation", "model=ollama", "model.name=qwen3:8b", f"model.base_url={url}")
+        with pytest.raises(SystemExit):
+            run_tier(cfg)
+    err = capsys.readouterr().err
+    assert "qwen3:8b" in err and "smollm2:135m" in err
+
+
+def test_long_context_suite_reports_budget_metrics(make_cfg: Callable[..., DictConfig]) -> None:
+    report, cases = run(make_cfg("suite=long_context", "tier=generation", "model=mock", "mode=e2e", "repeats=1",
+                                 "model.num_ctx=1024"))
+    m = report["metrics"]
+    assert m["e2e.history_elided_rate"] > 0 and "e2e.chunks_dropped_rate" in m and "e2e.correctness" in m
+    assert any(c["elided_history"] for c in cases)
