@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,13 @@ class Baseline(BaseModel):
 
 
 def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None = None) -> Path:
+    """A tier with several variants (generation: one per mode) files each under its own name."""
     name = f"{tier}-{variant}.json" if variant else f"{tier}.json"
     return root / fingerprint / name
+
+
+def default_variant(report: Report) -> str | None:
+    return report.identity.mode if report.tier == "generation" and report.identity else None
 
 
 def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
@@ -39,10 +45,18 @@ def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def promote(run: Path, root: Path, variant: str | None = None) -> Path:
+    if (run / "matrix.json").exists():  # a matrix sweep: its table is the baseline
+        rows = json.loads((run / "matrix.json").read_text())["rows"]
+        fps = {r["fingerprint"] for r in rows}
+        if len(fps) != 1:
+            raise NomadError(f"{run}: matrix rows span fingerprints {sorted(fps)}; promote one corpus at a time", 2)
+        target = baseline_path(root, fps.pop(), "matrix")
+        write_atomic(target, json.dumps({"promoted_from": str(run), "rows": rows}, indent=1))
+        return target
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
         raise NomadError(f"{run}: a failed run cannot become a baseline ({report.error})", 2)
-    target = baseline_path(root, report.identity.fingerprint, report.tier, variant)
+    target = baseline_path(root, report.identity.fingerprint, report.tier, variant or default_variant(report))
     base = Baseline(
         promoted_from=str(run), promoted_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         report=report, cases=[_case_summary(c) for c in cases or []],

@@ -48,6 +48,11 @@ class Verdict:
         return 1 if self.regressions else 0
 
 
+def case_key(c: dict[str, Any]) -> str:
+    """Generation cases repeat a question per mode and repeat; retrieval cases are one per question."""
+    return f"{c['mode']}:{c['id']}#{c.get('repeat', 0)}" if "mode" in c else str(c["id"])
+
+
 def identity_differences(run: Report, base: Report) -> list[str]:
     if run.identity is None or base.identity is None:
         return ["one of the reports has no identity (a failed run?)"]
@@ -74,11 +79,11 @@ def compare(
     verdict = Verdict(refused=identity_differences(run, base))
     if verdict.refused:
         return verdict
-    run_by_id = {c["id"]: c for c in run_cases or []}
-    base_by_id = {c["id"]: c for c in base_cases or []}
+    run_by_id = {case_key(c): c for c in run_cases or []}
+    base_by_id = {case_key(c): c for c in base_cases or []}
     unstable = {i for i, c in run_by_id.items() if c.get("unstable")} | {
         i for i, c in base_by_id.items() if c.get("unstable")}
-    verdict.unstable = sorted(unstable)
+    verdict.unstable = sorted({i.split("#")[0] for i in unstable})
     for name, cur in run.metrics.items():
         spec = spec_for(name)
         if spec is None or name not in base.metrics:
@@ -87,12 +92,16 @@ def compare(
         regressed = old is not None and cur is not None and spec.regressed(old, cur)
         ci = None
         if run_by_id and base_by_id:
-            pairs = [(base_by_id[i]["metrics"].get(name), run_by_id[i]["metrics"].get(name))
-                     for i in sorted(run_by_id.keys() & base_by_id.keys()) if i not in unstable]
+            metric = name.split(".", 1)[1] if "." in name else name  # "e2e.correctness" -> per-case "correctness"
+            mode = name.split(".", 1)[0] if "." in name else None
+            keys = [i for i in sorted(run_by_id.keys() & base_by_id.keys())
+                    if i not in unstable and (mode is None or run_by_id[i].get("mode") == mode)]
+            pairs = [(base_by_id[i]["metrics"].get(metric), run_by_id[i]["metrics"].get(metric)) for i in keys]
             pairs = [(b, c) for b, c in pairs if b is not None and c is not None]
             ci = paired_bootstrap_ci([b for b, _ in pairs], [c for _, c in pairs], resamples) if pairs else None
         verdict.deltas.append(MetricDelta(name, old, cur, _tolerance_text(name), regressed, ci))
     for i in sorted(run_by_id.keys() & base_by_id.keys()):
         if i not in unstable and base_by_id[i].get("passed") is True and run_by_id[i].get("passed") is False:
-            verdict.newly_failing.append(i)
+            verdict.newly_failing.append(i.split("#")[0])
+    verdict.newly_failing = sorted(set(verdict.newly_failing))
     return verdict

@@ -24,3 +24,8 @@ class SweepSummary(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
         write_summary(merge(jobs), sweep_dir, quiet=bool(config.get("quiet")))
+        from nomad_eval.tiers.matrix import assemble, write_matrix
+
+        rows = assemble(jobs)
+        if rows:
+            write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))

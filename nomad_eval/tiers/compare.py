@@ -9,7 +9,7 @@ from omegaconf import DictConfig
 from rich.markup import escape
 from rich.table import Table
 
-from nomad_eval.compare.baseline import baseline_path, load_baseline, load_run
+from nomad_eval.compare.baseline import baseline_path, default_variant, load_baseline, load_run
 from nomad_eval.compare.diff import Verdict, compare
 from nomad_eval.compare.junit import write_junit
 from nomad_eval.console import console
@@ -72,7 +72,7 @@ def judge(run: Path, baseline: Path | None, cfg: DictConfig, junit_base: Path | 
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
         raise NomadError(f"{run}: the run failed ({report.error}); nothing to compare", 2)
-    variant = cfg.compare.get("variant")
+    variant = cfg.compare.get("variant") or default_variant(report)
     path = baseline or baseline_path(Path(cfg.paths.baselines_dir), report.identity.fingerprint, report.tier,
                                      variant)
     base = load_baseline(path)

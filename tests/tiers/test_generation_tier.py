@@ -132,3 +132,19 @@ def test_long_context_suite_reports_budget_metrics(make_cfg: Callable[..., DictC
     m = report["metrics"]
     assert m["e2e.history_elided_rate"] > 0 and "e2e.chunks_dropped_rate" in m and "e2e.correctness" in m
     assert any(c["elided_history"] for c in cases)
+
+
+def slow_echo(body: dict[str, Any]) -> str:
+    """Answers out of order: later questions return sooner."""
+    last = body["messages"][-1]["content"]
+    time.sleep(0.02 * (10 - len(last) % 10))
+    return f"echo: {last}"
+
+
+def test_concurrent_requests_are_written_in_golden_order(make_cfg: Callable[..., DictConfig]) -> None:
+    with openai_compat.serve("echo", slow_echo) as url:
+        report, cases = run(make_cfg(*MINI, "tier=generation", "model=openai", "model.name=echo",
+                                     f"model.base_url={url}", "model.concurrency=4", "mode=noretrieval",
+                                     "repeats=1", "cache=false"))
+    assert [c["id"] for c in cases] == [f"mini-0{i}" for i in range(1, 9)]
+    assert all(c["answer"] == f"echo: {c['query']}" for c in cases)

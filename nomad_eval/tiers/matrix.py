@@ -1,0 +1,100 @@
+"""The model capability matrix: each model's oracle / e2e / gap / refusal / leakage / groundedness row.
+
+`tier=matrix model=mock,smollm2,ollama -m` runs every model through all three modes; the sweep's end
+callback assembles the rows into matrix.json and matrix.md. `matrix.lookup.score=<s>` tells whether a
+score someone reports sits at a model's row or well below it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+from rich.table import Table
+
+from nomad_eval.compare.baseline import baseline_path
+from nomad_eval.console import console
+from nomad_eval.errors import NomadError
+from nomad_eval.report.io import write_atomic
+from nomad_eval.report.markdown import fmt
+from nomad_eval.rundir import run_dir
+from nomad_eval.runtime import Runtime
+
+ROW_FILE = "matrix_row.json"
+COLUMNS = ("oracle", "e2e", "gap", "refusal_correctness", "leakage_rate", "groundedness")
+
+
+def matrix_row(report: dict[str, Any]) -> dict[str, Any]:
+    m = report["metrics"]
+    o, e = m.get("oracle.correctness"), m.get("e2e.correctness")
+    ident = report["identity"]
+    mock = report.get("mock_line") or {}
+    return {
+        "model": ident["model"], "fingerprint": ident["fingerprint"], "goldens_hash": ident["goldens_hash"],
+        "suite": ident["suite"], "oracle": o, "e2e": e, "gap": None if o is None or e is None else o - e,
+        "refusal_correctness": m.get("e2e.refusal_correctness"), "leakage_rate": m.get("e2e.leakage_rate"),
+        "groundedness": m.get("e2e.groundedness"),
+        "mock_oracle": (mock.get("oracle") or {}).get("correctness"),
+        "mock_e2e": (mock.get("e2e") or {}).get("correctness"),
+    }
+
+
+def assemble(dirs: list[Path]) -> list[dict[str, Any]]:
+    rows = [json.loads((d / ROW_FILE).read_text()) for d in dirs if (d / ROW_FILE).exists()]
+    return sorted(rows, key=lambda r: r["model"])
+
+
+def write_matrix(rows: list[dict[str, Any]], out: Path, quiet: bool = False) -> None:
+    write_atomic(out / "matrix.json", json.dumps({"rows": rows}, indent=1))
+    head = ["model", *COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join([r["model"], *(fmt(r.get(c)) for c in COLUMNS)]) + " |" for r in rows]
+    write_atomic(out / "matrix.md", "# Model capability matrix\n\n" + "\n".join(lines) + "\n")
+    if not quiet:
+        t = Table(title="model capability matrix")
+        for c in head:
+            t.add_column(c)
+        for r in rows:
+            t.add_row(r["model"], *(fmt(r.get(c)) for c in COLUMNS))
+        console.print(t)
+
+
+def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, margin: float) -> str:
+    row = next((r for r in rows if r["model"] == model), None)
+    if row is None:
+        raise NomadError(f"no matrix row for model {model!r}; rows: {', '.join(r['model'] for r in rows)}", 2)
+    expected = row.get(column)
+    if expected is None:
+        return f"{model}: the matrix has no {column} figure"
+    if score >= expected - margin:
+        return (f"{model}: {column} {score:.3f} sits at its row ({expected:.3f}): this is what the model can do; "
+                "a better answer needs a stronger model, not a code change")
+    return (f"{model}: {column} {score:.3f} is well below its row ({expected:.3f}, margin {margin}): look for a "
+            "regression in retrieval, prompt or configuration before blaming the model")
+
+
+def run(cfg: DictConfig) -> int:
+    lk = cfg.matrix.get("lookup") or {}
+    if lk.get("score") is not None:
+        rt = Runtime(cfg)
+        path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, "matrix")
+        if not path.exists():
+            raise NomadError(f"no matrix baseline at {path}; run tier=matrix model=... -m and promote it", 2)
+        rows = json.loads(path.read_text())["rows"]
+        model = str(lk.get("model") or cfg.model.name)
+        console.print(lookup(rows, model, float(lk.score), str(lk.get("column", "e2e")),
+                             float(lk.get("margin", 0.1))))
+        return 0
+    from nomad_eval.tiers.generation import run as generation_run
+
+    gen_cfg = OmegaConf.merge(cfg, {"mode": {"name": "all", "modes": ["oracle", "e2e", "noretrieval"]}})
+    with open_dict(gen_cfg):
+        gen_cfg.tier.name = "generation"
+    code = generation_run(gen_cfg)  # type: ignore[arg-type]
+    out = run_dir(cfg)
+    report = json.loads((out / "report.json").read_text())
+    if report.get("status") == "ok":
+        write_atomic(out / ROW_FILE, json.dumps(matrix_row(report), indent=1))
+    return code
