@@ -29,6 +29,7 @@ from nomad_eval.report.schema import Report
 from nomad_eval.rundir import overrides, run_dir, sweep_id
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
+from nomad_eval.trace import Tracer
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.generation_cases import MODES, decomposition, mark_unstable, mode_metrics, score_case
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
@@ -84,6 +85,7 @@ def run(cfg: DictConfig) -> int:
     if not isinstance(pipeline, Pipeline):
         raise NomadError("the generation tier needs the harness pipeline (pipeline=default)", 2)
 
+    tracer = Tracer()
     store = rt.open_store() if "e2e" in modes else None
     try:
         searcher = None
@@ -95,7 +97,7 @@ def run(cfg: DictConfig) -> int:
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
         timings["retrieval"] = time.perf_counter() - t0
         est = calibrate_estimator(rt, chat, options)
-        contexts = build_contexts(rt, goldens, modes, pipeline, searcher, chat, options)
+        contexts = build_contexts(rt, goldens, modes, pipeline, searcher, chat, options, tracer)
     finally:
         if store is not None:
             store.close()
@@ -140,6 +142,8 @@ def run(cfg: DictConfig) -> int:
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     write_jsonl(out / "cases.jsonl", cases)
+    if tracer.spans:
+        tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))
     write_atomic(out / "report.md", generation_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     print_generation(report, quiet=bool(cfg.quiet), run_dir=out)

@@ -15,6 +15,7 @@ from nomad_eval.rag.prompt import Passage
 from nomad_eval.rag.rewrite import accept, needs_rewrite, rewrite_messages
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
+from nomad_eval.trace import Tracer, timed
 
 
 @dataclass
@@ -53,7 +54,8 @@ def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str) -> l
 
 
 def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipeline: Pipeline,
-                   searcher: StoreSearcher | None, chat: CachedChat, options: ChatOptions) -> list[GoldenContext]:
+                   searcher: StoreSearcher | None, chat: CachedChat, options: ChatOptions, tracer: Tracer
+                   ) -> list[GoldenContext]:
     titles = {d.doc_id: d.title for d in rt.documents}
     out = []
     for g in goldens:
@@ -62,7 +64,11 @@ def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipelin
         if "oracle" in modes:
             ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query)
         if "e2e" in modes and searcher is not None:
-            ctx.retrieved = pipeline.retrieve(query, searcher).chunks
+            with timed() as clock:
+                r = pipeline.retrieve(query, searcher)
+            ctx.retrieved = r.chunks
+            tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, searcher.store.tag, g.id,
+                             rewritten=query if rewritten else None, timings=r.timings)
             ctx.e2e = [_passage(c, titles) for c in ctx.retrieved]
         out.append(ctx)
     return out

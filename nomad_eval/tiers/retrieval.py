@@ -22,6 +22,7 @@ from nomad_eval.report.schema import Identity, Report
 from nomad_eval.rundir import overrides, run_dir, sweep_id
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
+from nomad_eval.trace import Tracer, timed
 from nomad_eval.metrics.recall import recall_at_k
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, ranked_documents, retrieved_rows
@@ -79,6 +80,7 @@ def run(cfg: DictConfig) -> int:
     timings["load"] = time.perf_counter() - t_start
 
     retrievals: list[Retrieval] = []
+    tracer = Tracer()
     ablation: dict[str, dict[str, float | None]] = {}
     if isinstance(pipeline, Pipeline):
         t = time.perf_counter()
@@ -94,7 +96,12 @@ def run(cfg: DictConfig) -> int:
             searcher.embed_queries([pipeline.expand(g.final_query) for g in goldens])
             timings["embed_queries"] = time.perf_counter() - t
             t = time.perf_counter()
-            retrievals = [pipeline.retrieve(g.final_query, searcher) for g in goldens]
+            for g in goldens:
+                with timed() as clock:
+                    r = pipeline.retrieve(g.final_query, searcher)
+                retrievals.append(r)
+                tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, store.tag, g.id,
+                                 timings=r.timings)
             timings["search"] = time.perf_counter() - t
             if cfg.get("ablate"):
                 ablation = _ablate(pipeline, searcher, goldens, ks)
@@ -102,7 +109,11 @@ def run(cfg: DictConfig) -> int:
             store.close()
     else:
         t = time.perf_counter()
-        retrievals = [_custom_retrieve(pipeline, g.final_query, rt.doc_ids) for g in goldens]
+        for g in goldens:
+            with timed() as clock:
+                r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids)
+            retrievals.append(r)
+            tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id)
         timings["search"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -142,6 +153,7 @@ def run(cfg: DictConfig) -> int:
     ]
     t = time.perf_counter()
     write_jsonl(out / "cases.jsonl", cases)
+    tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))
     timings["write"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     report.timings = timings

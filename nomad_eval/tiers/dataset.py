@@ -1,0 +1,119 @@
+"""tier=dataset: recorded retrieval spans -> a draft suite -> an annotated, valid suite.
+
+    python -m nomad_eval tier=dataset dataset.from_traces=<trace.jsonl or folder> dataset.out=drafts.jsonl
+    python -m nomad_eval tier=dataset dataset.annotate=drafts.jsonl dataset.out=goldens/mine.jsonl
+
+Spans may come from this harness or from a user's own application writing the same JSONL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from nomad_eval.console import console
+from nomad_eval.data.golden import Golden
+from nomad_eval.errors import Defect, InvalidInput, NomadError
+from nomad_eval.report.io import read_jsonl, write_jsonl
+
+
+def read_spans(source: Path) -> list[dict[str, Any]]:
+    files = sorted(source.rglob("trace.jsonl")) + sorted(source.rglob("*.trace.jsonl")) if source.is_dir() \
+        else [source]
+    if not files:
+        raise InvalidInput([Defect(str(source), None, "no trace.jsonl files here")])
+    spans = []
+    for f in files:
+        for n, row in enumerate(read_jsonl(f), 1):
+            attrs = row.get("attributes") or {}
+            if attrs.get("gen_ai.operation.name") != "retrieval" and row.get("name") != "retrieval":
+                continue
+            if not isinstance(attrs.get("gen_ai.retrieval.query.text"), str):
+                raise InvalidInput([Defect(str(f), n, "retrieval span without gen_ai.retrieval.query.text")])
+            spans.append(row)
+    return spans
+
+
+def drafts_from_spans(spans: list[dict[str, Any]], max_candidates: int = 10) -> list[dict[str, Any]]:
+    """One draft per distinct query; candidates are its documents, best score first, across all its spans."""
+    by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    for s in spans:
+        attrs = s["attributes"]
+        q = attrs["gen_ai.retrieval.query.text"].strip()
+        cands = by_query.setdefault(q, {})
+        for d in attrs.get("gen_ai.retrieval.documents") or []:
+            doc = str(d.get("doc_id") or str(d.get("id", "")).split("#")[0])
+            score = float(d.get("score") or 0.0)
+            if doc not in cands or score > cands[doc]["score"]:
+                cands[doc] = {"doc_id": doc, "chunk_id": d.get("id"), "score": score,
+                              "excerpt": str(d.get("content") or "")[:240]}
+    drafts = []
+    for q, cands in by_query.items():
+        ranked = sorted(cands.values(), key=lambda c: -c["score"])[:max_candidates]
+        gid = "trace-" + hashlib.sha1(q.encode()).hexdigest()[:10]
+        drafts.append({"id": gid, "query": q, "turns": [], "relevantDocIds": [], "mustInclude": [],
+                       "mustNotInclude": [], "expectRefusal": False, "tags": ["from-traces"], "candidates": ranked})
+    return drafts
+
+
+def annotate(drafts: list[dict[str, Any]], read: Any = input) -> list[dict[str, Any]]:
+    """Ask, per draft, which candidates are relevant. Answers: numbers (1,3), r (refusal), s (skip), q (stop)."""
+    done: list[dict[str, Any]] = []
+    for i, d in enumerate(drafts, 1):
+        console.print(f"\n[bold]{i}/{len(drafts)}[/] {d['query']}")
+        for j, c in enumerate(d["candidates"], 1):
+            console.print(f"  {j}. {c['doc_id']} ({c['score']:.3f}) {c['excerpt'][:100]!r}")
+        while True:
+            try:
+                answer = read("relevant numbers (e.g. 1,3), r = nothing relevant (refusal), s = skip, q = save and "
+                              "stop: ").strip().lower()
+            except EOFError:
+                answer = "q"
+            if answer in ("s", "q", "r"):
+                break
+            try:
+                picks = sorted({int(x) for x in answer.replace(" ", "").split(",") if x})
+            except ValueError:
+                console.print("  please answer with numbers, r, s or q")
+                continue
+            if picks and all(1 <= p <= len(d["candidates"]) for p in picks):
+                break
+            console.print(f"  numbers must be between 1 and {len(d['candidates'])}")
+        if answer == "q":
+            break
+        if answer == "s":
+            continue
+        g = {k: v for k, v in d.items() if k != "candidates"}
+        if answer == "r":
+            g["expectRefusal"], g["relevantDocIds"] = True, []
+        else:
+            g["relevantDocIds"] = list(dict.fromkeys(d["candidates"][p - 1]["doc_id"] for p in picks))
+        Golden.model_validate(g)  # the annotated line must be a valid golden
+        done.append(g)
+    return done
+
+
+def run(cfg: DictConfig) -> int:
+    ds = cfg.dataset
+    if not ds.get("out"):
+        raise NomadError("tier=dataset needs dataset.out=<file to write>", 2)
+    out = Path(ds.out)
+    if ds.get("from_traces"):
+        drafts = drafts_from_spans(read_spans(Path(ds.from_traces)), int(ds.max_candidates))
+        write_jsonl(out, drafts)
+        console.print(f"wrote {len(drafts)} draft goldens to {out}; annotate them with: python -m nomad_eval "
+                      f"tier=dataset dataset.annotate={out} dataset.out=<suite>.jsonl")
+        return 0
+    if ds.get("annotate"):
+        drafts = read_jsonl(Path(ds.annotate))
+        goldens = annotate(drafts, input if sys.stdin else None)
+        write_jsonl(out, goldens)
+        console.print(f"wrote {len(goldens)} annotated goldens to {out}; check them with: python -m nomad_eval "
+                      f"tier=corpus action=check data.goldens_dir={out.parent} suite={out.stem}")
+        return 0
+    raise NomadError("tier=dataset needs dataset.from_traces=<trace.jsonl or folder> or dataset.annotate=<drafts>", 2)

@@ -1,0 +1,101 @@
+"""Retrieval spans: every retrieval recorded in trace.jsonl with OpenTelemetry GenAI field names.
+
+Span name and `gen_ai.operation.name` are "retrieval", kind INTERNAL, documents as
+`gen_ai.retrieval.documents` ([{id, score}, ...]); harness-specific detail lives under `nomad_eval.*`.
+The same JSONL written by a user's own application can be turned into a draft suite (tier=dataset).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nomad_eval.rag.pipeline import RetrievedChunk
+from nomad_eval.report.io import write_jsonl
+
+
+def _hex(n: int) -> str:
+    return os.urandom(n).hex()
+
+
+@dataclass
+class SpanClock:
+    start_ns: int = 0
+    end_ns: int = 0
+
+
+@contextmanager
+def timed() -> Iterator[SpanClock]:
+    clock = SpanClock(time.time_ns())
+    yield clock
+    clock.end_ns = time.time_ns()
+
+
+@dataclass
+class Tracer:
+    trace_id: str = field(default_factory=lambda: _hex(16))
+    spans: list[dict[str, Any]] = field(default_factory=list)
+
+    def retrieval(self, clock: SpanClock, query: str, chunks: list[RetrievedChunk], top_k: int | None,
+                  data_source: str, golden_id: str | None = None, rewritten: str | None = None,
+                  timings: dict[str, float] | None = None) -> None:
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "retrieval",
+            "gen_ai.data_source.id": data_source,
+            "gen_ai.retrieval.query.text": query,
+            "gen_ai.retrieval.documents": [
+                {"id": c.chunk_id, "score": c.final_score, "doc_id": c.doc_id, "raw_score": c.score,
+                 "rank": c.rank, "content": c.text}
+                for c in chunks
+            ],
+        }
+        if top_k is not None:
+            attrs["gen_ai.request.top_k"] = top_k
+        if golden_id is not None:
+            attrs["nomad_eval.golden.id"] = golden_id
+        if rewritten is not None:
+            attrs["nomad_eval.query.rewritten"] = rewritten
+        for k, v in (timings or {}).items():
+            attrs[f"nomad_eval.duration.{k}_s"] = v
+        self.spans.append({
+            "trace_id": self.trace_id, "span_id": _hex(8), "parent_span_id": None, "name": "retrieval",
+            "kind": "INTERNAL", "start_time_unix_nano": clock.start_ns, "end_time_unix_nano": clock.end_ns,
+            "status": {"code": "OK"}, "attributes": attrs,
+        })
+
+    def write(self, path: Path, otlp_endpoint: str | None = None) -> None:
+        write_jsonl(path, self.spans)
+        if otlp_endpoint:
+            export_otlp(self.spans, otlp_endpoint)
+
+
+def export_otlp(spans: list[dict[str, Any]], endpoint: str) -> None:
+    """Send the same spans over OTLP/HTTP when the optional `otel` extra is installed."""
+    import json
+
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.trace import SpanKind
+    except ImportError as exc:
+        from nomad_eval.errors import NomadError
+
+        raise NomadError("trace.otlp_endpoint is set but OpenTelemetry is not installed: "
+                         "pip install 'nomad-eval[otel]'") from exc
+    provider = TracerProvider(resource=Resource.create({"service.name": "nomad-eval"}))
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    tracer = provider.get_tracer("nomad_eval")
+    for s in spans:
+        attrs = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in s["attributes"].items()}
+        span = tracer.start_span(s["name"], kind=SpanKind.INTERNAL, attributes=attrs,
+                                 start_time=s["start_time_unix_nano"])
+        span.end(end_time=s["end_time_unix_nano"])
+    provider.shutdown()
