@@ -13,9 +13,14 @@ class ChatOptions:
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 128
+    json_schema: dict[str, Any] | None = None  # structured output, for judges
 
     def as_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+        out: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+        if self.json_schema is not None:
+            out["response_format"] = {"type": "json_schema",
+                                      "json_schema": {"name": "verdict", "schema": self.json_schema}}
+        return out
 
 
 @dataclass(frozen=True)

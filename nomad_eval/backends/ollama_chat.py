@@ -107,7 +107,8 @@ class OllamaChat:
         client = self._get()
         opts = {"temperature": options.temperature, "seed": options.seed, "num_predict": options.max_tokens,
                 "num_ctx": self.num_ctx}
-        resp = self._call(lambda: client.chat(model=self.name, messages=messages, options=opts))
+        resp = self._call(lambda: client.chat(model=self.name, messages=messages, options=opts,
+                                              format=options.json_schema))
         return ChatResult(resp.message.content or "", resp.prompt_eval_count, resp.eval_count)
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ from nomad_eval.report.schema import Report
 
 # Identity fields whose difference makes two runs incomparable, with the flag a user would change.
 IDENTITY_FIELDS = ("goldens_hash", "suite", "tags", "limit", "top_k", "threshold", "min_final_score", "mode",
-                   "model", "embedder")
+                   "model", "embedder", "judges")
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,15 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
                       f"{fmt(d.get('rag_lift'))}")
         for note in d.get("diagnosis", []):
             console.print(f"  → {note}")
+    for key, v in r.judges.items():
+        cal = "calibrated" if v["calibration"].get("calibrated") else "NOT calibrated: not for gating"
+        console.print(f"judge {key} ({v['rubric']}): {fmt(v.get('mean'))} over {v['n']} "
+                      f"({v['unparseable']} unparseable, {v['by_rule']} by rule) — {cal}")
+    if r.position:
+        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} (n={v['n']})" for k, v in r.position["by_rank"].items())
+        console.print(f"correctness by rank of the relevant passage: {ranks}")
+        if r.position["retrieved_but_ignored"]:
+            console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
     if r.unstable:
         console.print(f"unstable (flip across repeats, left out of the means): {', '.join(r.unstable)}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "

@@ -61,6 +61,22 @@ def generation_markdown(r: Report) -> str:
                   [[fmt(d.get("oracle")), fmt(d.get("e2e")), fmt(d.get("noretrieval")), fmt(d.get("retrieval_gap")),
                     fmt(d.get("rag_lift"))]]), ""]
         lines += [f"- {n}" for n in d.get("diagnosis", [])] + [""]
+    if r.judges:
+        rows = [[k, v["rubric"], fmt(v.get("mean")), str(v["n"]), str(v["unparseable"]), str(v["by_rule"]),
+                 "yes" if v["calibration"].get("calibrated") else f"no — {v['calibration'].get('reason')}"]
+                for k, v in r.judges.items()]
+        lines += ["## LLM judges (apart from the deterministic metrics)", "",
+                  *_table(["mode.rubric", "rubric", "mean", "judged", "unparseable", "by rule", "calibrated"], rows),
+                  ""]
+    if r.position:
+        p = r.position
+        rows = [[k, str(v["n"]), fmt(v["correctness"])] for k, v in p["by_rank"].items()]
+        lines += ["## Correctness by the rank of the relevant passage in the prompt (e2e)", "",
+                  *_table(["rank", "questions", "correctness"], rows), "",
+                  f"- context recall {fmt(p['context_recall'])}, retrieved but ignored "
+                  f"{fmt(p['retrieved_but_ignored_rate'])}" + (" — **retrieved but ignored**: recall is high while "
+                                                               "correctness is low" if p["retrieved_but_ignored"]
+                                                               else ""), ""]
     if r.unstable:
         lines += ["## Unstable questions (left out of the means)", "", ", ".join(r.unstable), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]

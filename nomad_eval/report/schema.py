@@ -27,6 +27,7 @@ class Identity(BaseModel):
     model: str | None = None
     embedder: str
     pipeline: str
+    judges: list[str] = Field(default_factory=list)  # rubric name and version, e.g. faithfulness-v1
 
 
 class Provenance(BaseModel):
@@ -56,5 +57,8 @@ class Report(BaseModel):
     mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     unstable: list[str] = Field(default_factory=list)
     chars_per_token: float | None = None
+    # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    position: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)

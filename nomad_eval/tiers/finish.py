@@ -9,13 +9,16 @@ from rich.markup import escape
 
 from nomad_eval.compare.gate import gate_failures
 from nomad_eval.console import console
+from nomad_eval.judges.run_judges import judge_floor_failures
 from nomad_eval.report.schema import Report
 
 
 def finish(cfg: DictConfig, report: Report, out: Path) -> int:
     code = 0
     floors = {str(k): float(v) for k, v in (cfg.gate.get("fail_under") or {}).items()}
-    for line in gate_failures(report.metrics, floors):
+    judge_floors = {k: v for k, v in floors.items() if k.startswith("judge.")}
+    floors = {k: v for k, v in floors.items() if k not in judge_floors}
+    for line in gate_failures(report.metrics, floors) + judge_floor_failures(report.judges, judge_floors):
         console.print(f"[red]gate:[/] {escape(line)}")
         code = 1
     if cfg.compare.get("after_run"):

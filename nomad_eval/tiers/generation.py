@@ -31,6 +31,8 @@ from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
 from nomad_eval.trace import Tracer
 from nomad_eval.tiers.finish import finish
+from nomad_eval.tiers.position import position_analysis
+from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.tiers.generation_cases import MODES, decomposition, mark_unstable, mode_metrics, score_case
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
@@ -76,6 +78,7 @@ def run(cfg: DictConfig) -> int:
         raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
     repeats = max(1, int(cfg.repeats))
     out = run_dir(cfg)
+    check_judge_gates(cfg)  # an uncalibrated judge in a gate is refused before any model time is spent
     model: ChatModel = instantiate(cfg.model)
     model.preflight()  # a dead server fails here, in seconds, before any retrieval work
     cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
@@ -125,18 +128,26 @@ def run(cfg: DictConfig) -> int:
     cases = [_case(goldens[gi], contexts[gi], plans[(gi, mode)], mode, r, answers[i])
              for i, (gi, mode, r) in enumerate(tasks)]
     unstable = mark_unstable(cases)
+    judges: dict[str, dict[str, Any]] = {}
+    if cfg.judge.rubrics:
+        jchat = judge_chat(cfg, cache)
+        judges = judge_cases(cfg, cases, [[x.text for x in plans[(gi, mode)].passages] for gi, mode, _ in tasks],
+                             jchat)
+        jchat.model.close()
     metrics: dict[str, float | None] = {}
     for mode in modes:
         metrics.update(mode_metrics(cases, mode))
     mock_line = _mock_line(goldens, contexts, plans, modes) if not isinstance(model, MockModel) else {}
-    ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name)})
+    ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
+                                                      "judges": [r.key for r in rubrics(cfg)]})
     report = Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics,
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": repeats, "model_calls": chat.calls,
                 "cache_hits": chat.hits, "unstable": len(unstable),
                 "rewritten_queries": sum(c.rewritten for c in contexts)},
         decomposition=decomposition(metrics) if len(modes) == len(MODES) else {},
-        mock_line=mock_line, unstable=unstable, chars_per_token=est.chars_per_token,
+        mock_line=mock_line, unstable=unstable, chars_per_token=est.chars_per_token, judges=judges,
+        position=position_analysis(cases) if "e2e" in modes else {},
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )
     timings["total"] = time.perf_counter() - t0

@@ -1,0 +1,58 @@
+"""One judgement: a rubric, a question, the injected passages, an answer -> a verdict or None, never a guess."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from nomad_eval.backends.cached_chat import CachedChat
+from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.judges.rubric import Rubric
+
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: int | None       # None: unparseable after the bounded retries
+    reason: str = ""
+    attempts: int = 1
+    by_rule: bool = False     # decided by a rule (a refusal is faithful), not sent to the judge
+
+
+def judge_messages(rubric: Rubric, question: str, passages: list[str], answer: str) -> list[dict[str, str]]:
+    body = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(passages, 1)) or "(no passages)"
+    allowed = ", ".join(str(s) for s in rubric.scale)
+    return [
+        {"role": "system", "content": rubric.instructions.strip()},
+        {"role": "user", "content": f"Question:\n{question}\n\nPassages:\n{body}\n\nAnswer:\n{answer}\n\n"
+                                    f'Reply with JSON only: {{"verdict": <one of {allowed}>, "reason": "<one sentence>"}}'},
+    ]
+
+
+def parse_verdict(text: str, scale: list[int]) -> tuple[int | None, str]:
+    match = _OBJECT.search(text)
+    if not match:
+        return None, ""
+    try:
+        obj = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return None, ""
+    v = obj.get("verdict") if isinstance(obj, dict) else None
+    if isinstance(v, bool) or not isinstance(v, int | float) or int(v) != v or int(v) not in scale:
+        return None, ""
+    return int(v), str(obj.get("reason", ""))
+
+
+def judge(chat: CachedChat, rubric: Rubric, question: str, passages: list[str], answer: str, seed: int = 0,
+          retries: int = 2, max_tokens: int = 160, repeat: int = 0) -> Judgement:
+    msgs = judge_messages(rubric, question, passages, answer)
+    for attempt in range(retries + 1):
+        # A retry changes the seed: at temperature 0 the same request would give the same bad output.
+        opts = ChatOptions(0.0, seed + 1000 * attempt, max_tokens, rubric.schema())
+        text = chat.chat(msgs, opts, repeat).text
+        verdict, reason = parse_verdict(text, rubric.scale)
+        if verdict is not None:
+            return Judgement(verdict, reason, attempt + 1)
+    return Judgement(None, "", retries + 1)

@@ -1,0 +1,108 @@
+"""tier=calibrate: a judge against human labels -> agreement, Cohen's kappa, Spearman, flip rate.
+
+The report is stored next to the rubric version (judging.calibration_dir/<rubric>-v<version>.json); a judge
+metric can gate only when that report shows enough agreement.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.table import Table
+
+from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.console import console, progress_bar
+from nomad_eval.errors import Defect, InvalidInput, NomadError
+from nomad_eval.judges.agreement import agreement, cohen_kappa, flip_rate, spearman
+from nomad_eval.judges.judge import judge
+from nomad_eval.judges.run_judges import calibration_path, judge_chat, rubrics
+from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.markdown import fmt
+from nomad_eval.rundir import run_dir
+
+
+class Label(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    rubric: str | None = None
+    question: str
+    chunks: list[str]
+    answer: str
+    label: int = Field(alias="label")
+
+
+def load_labels(path: Path, scale: list[int]) -> list[Label]:
+    defects, out, seen = [], [], set()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            lab = Label.model_validate_json(line)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            defects.append(Defect(str(path), n, f"'{'.'.join(map(str, first['loc']))}': {first['msg']}"))
+            continue
+        if lab.label not in scale:
+            defects.append(Defect(str(path), n, f"label {lab.label} is not on the rubric's scale {scale}", lab.id))
+        if lab.id in seen:
+            defects.append(Defect(str(path), n, f"duplicate id {lab.id!r}", lab.id))
+        seen.add(lab.id)
+        out.append(lab)
+    if defects:
+        raise InvalidInput(defects)
+    return out
+
+
+def run(cfg: DictConfig) -> int:
+    if not cfg.calibrate.get("labels"):
+        raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric>", 2)
+    chosen = rubrics(cfg)
+    if len(chosen) != 1:
+        raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
+    rubric = chosen[0]
+    labels = load_labels(Path(cfg.calibrate.labels), rubric.scale)
+    if len(labels) < 25:
+        raise NomadError(f"{cfg.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
+    repeats = max(1, int(cfg.calibrate.repeats))
+    cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.get("cache", True) else None
+    chat = judge_chat(cfg, cache)
+    rows: list[dict[str, Any]] = []
+    with progress_bar(f"judging ({rubric.key})", len(labels) * repeats, bool(cfg.quiet)) as prog:
+        for lab in labels:
+            verdicts = []
+            for r in range(repeats):
+                j = judge(chat, rubric, lab.question, lab.chunks, lab.answer, int(cfg.seed) + r,
+                          int(cfg.judging.retries), int(cfg.judging.max_tokens), repeat=r)
+                verdicts.append(j.verdict)
+                prog.advance(prog.task_ids[0])
+            rows.append({"id": lab.id, "label": lab.label, "verdict": verdicts[0], "verdicts": verdicts})
+    judged = [r for r in rows if r["verdict"] is not None]
+    human, machine = [r["label"] for r in judged], [r["verdict"] for r in judged]
+    graded = len(rubric.scale) > 2
+    result = {
+        "rubric": rubric.key, "labels_file": str(cfg.calibrate.labels), "judge_model": str(cfg.judge.model.name),
+        "n": len(judged), "total": len(rows), "unparseable": len(rows) - len(judged),
+        "agreement": agreement(human, machine), "kappa": cohen_kappa(human, machine),
+        "spearman": spearman(human, machine) if graded else None,
+        "flip_rate": flip_rate([r["verdicts"] for r in rows]) if repeats > 1 else None, "repeats": repeats,
+        "min_agreement": float(cfg.judging.min_agreement),
+    }
+    result["calibrated"] = bool(result["agreement"] is not None and result["agreement"] >= result["min_agreement"]
+                                and result["n"] >= 25)
+    out = run_dir(cfg)
+    write_jsonl(out / "calibration_cases.jsonl", rows)
+    write_atomic(out / "calibration.json", json.dumps(result, indent=1))
+    write_atomic(calibration_path(cfg, rubric), json.dumps(result, indent=1))
+    if not cfg.quiet:
+        t = Table(title=f"calibration of {rubric.key} (judge {result['judge_model']})")
+        for c in ("n", "unparseable", "agreement", "kappa", "spearman", "flip_rate", "calibrated"):
+            t.add_column(c)
+        t.add_row(str(result["n"]), str(result["unparseable"]), fmt(result["agreement"]), fmt(result["kappa"]),
+                  fmt(result["spearman"]), fmt(result["flip_rate"]), "yes" if result["calibrated"] else "no")
+        console.print(t)
+        console.print(f"stored as {calibration_path(cfg, rubric)}")
+    return 0

@@ -1,0 +1,103 @@
+"""Judges, calibration and judge gates through the real entrypoint, with judge models on loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from sklearn.metrics import cohen_kappa_score
+
+from tests.conftest import FIXTURES, MINI, run_cli
+from tests.servers import openai_compat
+
+CHUNKS = {p.stem: p.read_text() for p in (FIXTURES / "corpus").glob("*.md")}
+
+
+def labels_file(tmp_path: Path, n: int = 30, miss_every: int = 7) -> tuple[Path, dict[str, int]]:
+    """n labelled examples; the known judge agrees on all but every `miss_every`-th."""
+    rows, verdicts = [], {}
+    docs = sorted(CHUNKS)
+    for i in range(n):
+        label = i % 2
+        answer = f"answer number {i}"
+        rows.append({"id": f"ex-{i:02d}", "question": f"question {i}?", "chunks": [CHUNKS[docs[i % len(docs)]]],
+                     "answer": answer, "label": label})
+        verdicts[answer] = label if i % miss_every else 1 - label
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path, verdicts
+
+
+def known_judge(verdicts: dict[str, int], garbage_first: bool = False) -> Any:
+    calls: dict[str, int] = {}
+
+    def answer(body: dict[str, Any]) -> str:
+        user = body["messages"][-1]["content"]
+        if "Reply with JSON only" not in user:
+            return "Let it stand for 40 minutes."
+        ans = re.search(r"Answer:\n(.*?)\n\nReply", user, re.DOTALL).group(1)  # type: ignore[union-attr]
+        calls[ans] = calls.get(ans, 0) + 1
+        if garbage_first and calls[ans] == 1:
+            return "I think it is fine"  # unparseable: the judge must retry, never guess
+        return json.dumps({"verdict": verdicts.get(ans, 0), "reason": "known"})
+
+    return answer
+
+
+def test_calibrate_reports_independently_computable_agreement(tmp_path: Path, data_dir: Path) -> None:
+    labels, verdicts = labels_file(tmp_path)
+    cal_dir = tmp_path / "calibration"
+    with openai_compat.serve("judge", known_judge(verdicts, garbage_first=True)) as url:
+        r = run_cli("tier=calibrate", "judge=faithfulness", f"calibrate.labels={labels}", "model@judge.model=openai",
+                    "judge.model.name=judge", f"judge.model.base_url={url}", f"judging.calibration_dir={cal_dir}",
+                    f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}", "cache=false")
+    assert r.returncode == 0, r.stderr
+    result = json.loads((tmp_path / "run" / "calibration.json").read_text())
+    cases = [json.loads(x) for x in (tmp_path / "run" / "calibration_cases.jsonl").read_text().splitlines()]
+    human = [c["label"] for c in cases]
+    judge = [c["verdict"] for c in cases]
+    assert result["n"] == 30 and result["unparseable"] == 0  # the garbage first answers were retried
+    assert result["agreement"] == sum(h == j for h, j in zip(human, judge)) / 30
+    assert abs(result["kappa"] - cohen_kappa_score(human, judge)) < 1e-9
+    assert result["flip_rate"] == 0.0
+    assert json.loads((cal_dir / "faithfulness-v1--judge.json").read_text())["agreement"] == result["agreement"]
+
+
+def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> None:
+    cal_dir = tmp_path / "calibration"
+    common = ("tier=generation", "model=mock", "mode=e2e", "repeats=1", *MINI, "judge=faithfulness",
+              "model@judge.model=openai", "judge.model.name=judge", f"judging.calibration_dir={cal_dir}",
+              f"paths.data_dir={data_dir}", "gate.fail_under={judge.e2e.faithfulness:0.5}")
+    refused = run_cli(*common, "judge.model.base_url=http://127.0.0.1:9/v1", f"paths.run_dir={tmp_path / 'a'}")
+    assert refused.returncode == 2
+    assert "not calibrated" in refused.stderr and "no calibration report" in refused.stderr
+
+    def calibrate(miss_every: int, url: str) -> None:
+        labels, _ = labels_file(tmp_path, miss_every=miss_every)
+        assert run_cli("tier=calibrate", "judge=faithfulness", f"calibrate.labels={labels}",
+                       "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
+                       f"judging.calibration_dir={cal_dir}", f"paths.data_dir={data_dir}", "cache=false",
+                       f"paths.run_dir={tmp_path / 'cal'}").returncode == 0
+
+    _, weak = labels_file(tmp_path, miss_every=7)  # agreement 25/30 = 0.833: not enough
+    with openai_compat.serve("judge", known_judge(weak)) as url:
+        calibrate(7, url)
+        low = run_cli(*common, f"judge.model.base_url={url}", f"paths.run_dir={tmp_path / 'a2'}")
+    assert low.returncode == 2 and "agreement 0.833" in low.stderr
+
+    _, good = labels_file(tmp_path, miss_every=10)  # agreement 27/30 = 0.9: enough to gate
+    with openai_compat.serve("judge", known_judge(good)) as url:
+        calibrate(10, url)
+        ok = run_cli(*common, f"judge.model.base_url={url}", f"paths.run_dir={tmp_path / 'b'}")
+    assert ok.returncode in (0, 1), ok.stderr
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    section = report["judges"]["e2e.faithfulness"]
+    assert section["calibration"]["calibrated"] and section["rubric"] == "faithfulness-v1"
+    assert not any("faithfulness" in k for k in report["metrics"])  # judges never enter the deterministic means
+    assert report["identity"]["judges"] == ["faithfulness-v1"]
+    cases = [json.loads(x) for x in (tmp_path / "b" / "cases.jsonl").read_text().splitlines()]
+    refusal = next(c for c in cases if c["expect_refusal"])
+    assert refusal["judges"]["faithfulness"] in (0, 1)
+    assert section["by_rule"] == sum(1 for c in cases if c["refused"])

@@ -1,0 +1,46 @@
+"""Retrieval spans in trace.jsonl, turned into a draft suite and annotated into one check accepts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import FIXTURES, MINI, run_cli
+
+
+def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None:
+    run = tmp_path / "run"
+    assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                   "quiet=true").returncode == 0
+    spans = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
+    cases = [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
+    assert len(spans) == len(cases) == 8
+    for span, case in zip(spans, cases):
+        attrs = span["attributes"]
+        assert span["name"] == "retrieval" and attrs["gen_ai.operation.name"] == "retrieval"
+        assert attrs["nomad_eval.golden.id"] == case["id"]
+        assert [d["id"] for d in attrs["gen_ai.retrieval.documents"]] == [r["chunk_id"] for r in case["retrieved"]]
+        assert span["end_time_unix_nano"] >= span["start_time_unix_nano"]
+
+    drafts = tmp_path / "drafts.jsonl"
+    r = run_cli("tier=dataset", f"dataset.from_traces={run}", f"dataset.out={drafts}")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(x) for x in drafts.read_text().splitlines()]
+    assert len(rows) == 8 and all(row["candidates"] for row in rows)
+
+    suite_dir = tmp_path / "goldens"
+    suite_dir.mkdir()
+    # Annotate: first candidate for each, except a refusal, a skip and one bad answer that is asked again.
+    answers = "1\nr\ns\nx\n1\n1\n1\n1\n1,2\n"
+    p = subprocess.run([sys.executable, "-m", "nomad_eval", "tier=dataset", f"dataset.annotate={drafts}",
+                        f"dataset.out={suite_dir / 'annotated.jsonl'}", f"hydra.run.dir={tmp_path / 'h'}"],
+                       input=answers, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    suite = [json.loads(x) for x in (suite_dir / "annotated.jsonl").read_text().splitlines()]
+    assert len(suite) == 7 and sum(g["expectRefusal"] for g in suite) == 1
+    assert "please answer with numbers" in p.stdout
+    check = run_cli("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
+                    f"data.goldens_dir={suite_dir}", "suite=annotated", f"hydra.run.dir={tmp_path / 'c'}")
+    assert check.returncode == 0, check.stdout + check.stderr
