@@ -33,9 +33,10 @@ def point_id(tag: str, chunk_id: str) -> str:
 def truncated_chunks(rt: Runtime) -> list[tuple[Chunk, int]]:
     """Chunks longer than the embedder reads, with their token counts: their tails are never embedded."""
     emb = rt.embedder
-    texts = [emb.document_prefix + c.text for c in rt.chunks]
-    counts = emb.token_counts(texts)
-    return [(c, n) for c, n in zip(rt.chunks, counts) if n > emb.max_input_tokens]
+    distractor_ids = {d.doc_id for d in rt.distractors}
+    own = [c for c in rt.chunks if c.doc_id not in distractor_ids]
+    counts = emb.token_counts([emb.document_prefix + c.text for c in own])
+    return [(c, n) for c, n in zip(own, counts) if n > emb.max_input_tokens]
 
 
 def store_state(rt: Runtime, store: Store) -> StoreState:

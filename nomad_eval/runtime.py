@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +18,7 @@ from nomad_eval.data.corpus import Document, load_markdown_dir
 from nomad_eval.data.fingerprint import corpus_fingerprint
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
 from nomad_eval.errors import Defect, InvalidInput
+from nomad_eval.locking import data_dir_lock
 from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
 
 
@@ -49,8 +52,25 @@ class Runtime:
         if self.cfg.data.kind == "beir":
             from nomad_eval.data.beir import load_beir_corpus
 
-            return load_beir_corpus(Path(self.cfg.data.path))
-        return load_markdown_dir(Path(self.cfg.data.corpus_dir))
+            docs = load_beir_corpus(Path(self.cfg.data.path))
+        else:
+            docs = load_markdown_dir(Path(self.cfg.data.corpus_dir))
+        return docs + self.distractors
+
+    @property
+    def distractor_name(self) -> str | None:
+        d = self.cfg.store.get("distractors")
+        return str(d) if d else None
+
+    @cached_property
+    def distractors(self) -> list[Document]:
+        from nomad_eval.data.distractors import load_distractors
+
+        name = self.distractor_name
+        if not name:
+            return []
+        sets = self.cfg.get("distractor_sets") or {}
+        return load_distractors(name, Path(str(sets.get(name, name))))
 
     @cached_property
     def doc_ids(self) -> set[str]:
@@ -58,11 +78,20 @@ class Runtime:
 
     @cached_property
     def chunks(self) -> list[Chunk]:
-        return chunk_corpus(self.documents, self.chunker)
+        own = [d for d in self.documents if not d.distractor]
+        # Distractors are chunked like the corpus (as a real mixed store would be), or put in whole,
+        # one passage each, the way BEIR corpora are embedded.
+        whole = str(self.cfg.store.get("distractor_chunking", "pipeline")) == "whole"
+        params = ChunkerParams(self.chunker.chunk_size, self.chunker.overlap, whole_document=True) if whole \
+            else self.chunker
+        return chunk_corpus(own, self.chunker) + chunk_corpus(self.distractors, params)
 
     @cached_property
     def fingerprint(self) -> str:
-        return corpus_fingerprint(self.documents, self.chunker, self.embedder.identity())
+        extra = {"distractors": self.distractor_name,
+                 "distractor_chunking": str(self.cfg.store.get("distractor_chunking", "pipeline"))} \
+            if self.distractor_name else None
+        return corpus_fingerprint(self.documents, self.chunker, self.embedder.identity(), extra)
 
     @property
     def suite_path(self) -> Path:
@@ -91,8 +120,23 @@ class Runtime:
     def goldens_hash(self) -> str:
         return goldens_hash(self.all_goldens)
 
-    def open_store(self) -> Store:
-        return instantiate(self.cfg.store, dim=self.embedder.dim)  # type: ignore[no-any-return]
+    @contextmanager
+    def store(self) -> Iterator[Store]:
+        """The store, opened under a lock on the data dir.
+
+        The embedded engine admits one process per shard; parallel sweep jobs (joblib, submitit) take
+        turns here instead of failing, and each holds the store only while it ingests or searches.
+        """
+        kwargs = {k: v for k, v in self.cfg.store.items()
+                  if k not in ("distractors", "distractor_chunking", "lock_timeout")}
+        local = str(self.cfg.store._target_).endswith("EdgeStore")
+        with data_dir_lock(self.data_dir, float(self.cfg.store.get("lock_timeout", 600))) if local \
+                else nullcontext():
+            store: Store = instantiate(kwargs, dim=self.embedder.dim)
+            try:
+                yield store
+            finally:
+                store.close()
 
     def resolved_config(self) -> dict[str, Any]:
         return OmegaConf.to_container(self.cfg, resolve=True)  # type: ignore[return-value]

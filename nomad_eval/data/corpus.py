@@ -14,6 +14,7 @@ class Document:
     path: str
     text: str
     title: str = ""
+    distractor: bool = False  # added only to compete for the top ranks; never a golden's answer
 
 
 def _title(text: str, fallback: str) -> str:

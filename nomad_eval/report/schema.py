@@ -28,6 +28,7 @@ class Identity(BaseModel):
     embedder: str
     pipeline: str
     judges: list[str] = Field(default_factory=list)  # rubric name and version, e.g. faithfulness-v1
+    distractors: str | None = None  # the distractor set mixed into the store (also in the fingerprint)
 
 
 class Provenance(BaseModel):

@@ -42,11 +42,8 @@ def check(rt: Runtime) -> int:
 
 
 def status(rt: Runtime) -> int:
-    store = rt.open_store()
-    try:
+    with rt.store() as store:
         state = store_state(rt, store)
-    finally:
-        store.close()
     cut = truncated_chunks(rt)
     table = Table(title="corpus status", show_header=False)
     table.add_row("fingerprint", state.fingerprint)
@@ -71,16 +68,13 @@ def run(cfg: DictConfig) -> int:
         return check(rt)
     if action == "status":
         return status(rt)
-    store = rt.open_store()
-    try:
+    with rt.store() as store:
         if action == "reset":
             before = store.count()
             store.delete_tagged()
             console.print(f"reset: deleted {before} tagged points; {store.count(tagged=False)} other points untouched")
             return 0
         n = ingest(rt, store, bool(cfg.quiet))
-        console.print(f"ingested {n} chunks of {len(rt.documents)} documents, fingerprint {rt.fingerprint}")
-        err_console.print(f"embedding model calls: {rt.cached_embedder.model_calls}")
-        return 0
-    finally:
-        store.close()
+    console.print(f"ingested {n} chunks of {len(rt.documents)} documents, fingerprint {rt.fingerprint}")
+    err_console.print(f"embedding model calls: {rt.cached_embedder.model_calls}")
+    return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -89,8 +90,7 @@ def run(cfg: DictConfig) -> int:
         raise NomadError("the generation tier needs the harness pipeline (pipeline=default)", 2)
 
     tracer = Tracer()
-    store = rt.open_store() if "e2e" in modes else None
-    try:
+    with rt.store() if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
             ensure_ingested(rt, store, bool(cfg.quiet))
@@ -101,9 +101,6 @@ def run(cfg: DictConfig) -> int:
         timings["retrieval"] = time.perf_counter() - t0
         est = calibrate_estimator(rt, chat, options)
         contexts = build_contexts(rt, goldens, modes, pipeline, searcher, chat, options, tracer)
-    finally:
-        if store is not None:
-            store.close()
 
     tasks = [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)]
     plans = {(gi, mode): _plan_for(goldens[gi], contexts[gi], mode, model, cfg, est)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -37,7 +38,7 @@ def identity(rt: Runtime) -> Identity:
         fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=str(cfg.suite),
         tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"),
         top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
-        embedder=str(cfg.embedder.name), pipeline=str(p._target_),
+        embedder=str(cfg.embedder.name), pipeline=str(p._target_), distractors=rt.distractor_name,
     )
 
 
@@ -84,17 +85,17 @@ def run(cfg: DictConfig) -> int:
     ablation: dict[str, dict[str, float | None]] = {}
     if isinstance(pipeline, Pipeline):
         t = time.perf_counter()
-        store = rt.open_store()
-        timings["store_open"] = time.perf_counter() - t
-        try:
+        # One batched call fills the cache, before taking the store: per-question lookups then cost
+        # no model time, and parallel jobs do not hold the store while a model loads.
+        rt.cached_embedder.embed_queries([pipeline.expand(g.final_query) for g in goldens])
+        timings["embed_queries"] = time.perf_counter() - t
+        t = time.perf_counter()
+        with rt.store() as store:
+            timings["store_open"] = time.perf_counter() - t
             t = time.perf_counter()
             ensure_ingested(rt, store, bool(cfg.quiet))
             timings["ingest"] = time.perf_counter() - t
             searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.fingerprint, rt.doc_ids)
-            t = time.perf_counter()
-            # One batched call fills the cache; per-question lookups below then cost no model time.
-            searcher.embed_queries([pipeline.expand(g.final_query) for g in goldens])
-            timings["embed_queries"] = time.perf_counter() - t
             t = time.perf_counter()
             for g in goldens:
                 with timed() as clock:
@@ -105,8 +106,6 @@ def run(cfg: DictConfig) -> int:
             timings["search"] = time.perf_counter() - t
             if cfg.get("ablate"):
                 ablation = _ablate(pipeline, searcher, goldens, ks)
-        finally:
-            store.close()
     else:
         t = time.perf_counter()
         for g in goldens:
@@ -133,6 +132,8 @@ def run(cfg: DictConfig) -> int:
             "chunks": len(rt.chunks),
             "documents": len(rt.documents),
             "embedding_model_calls": rt.cached_embedder.model_calls if isinstance(pipeline, Pipeline) else 0,
+            # 1 when this process imported the embedding model's stack: a warm run must not.
+            "model_loaded": int("sentence_transformers" in sys.modules),
         },
         separation=separation(retrievals, goldens),
         ablation=ablation,

@@ -1,0 +1,167 @@
+"""All benchmarks in one command: python bench/run.py [--skip-1m]
+
+Every figure is a ratio measured side by side in this run (the machine is shared and noisy; absolute times
+do not carry over). Results go to bench/results/bench.json; the README summarises them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def cli(*args: str) -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "nomad_eval", "quiet=true", *args], cwd=REPO, env=ENV, check=True,
+                   capture_output=True)
+    return time.perf_counter() - t
+
+
+def compose(*overrides: str) -> Any:
+    from hydra import compose as hcompose
+    from hydra import initialize_config_dir
+
+    from nomad_eval._resolvers import register_resolvers
+
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return hcompose("config", overrides=list(overrides))
+
+
+def ingest_overhead() -> dict[str, Any]:
+    """Cold ingest of the core corpus against embedding the same texts raw, in one process, model loaded."""
+    from nomad_eval.backends.minilm import MiniLMEmbedder
+    from nomad_eval.index import ingest
+    from nomad_eval.runtime import Runtime
+
+    emb = MiniLMEmbedder()
+    emb.embed(["warm up"])
+    pairs = []
+    for _ in range(2):
+        d = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        rt = Runtime(compose(f"paths.data_dir={d}"))
+        rt.__dict__["embedder"] = emb  # the loaded model: both sides pay no load
+        texts = [c.text for c in rt.chunks]
+        t = time.perf_counter()
+        emb.embed(texts)
+        raw = time.perf_counter() - t
+        t = time.perf_counter()
+        with rt.store() as store:
+            ingest(rt, store, quiet=True)
+        full = time.perf_counter() - t
+        pairs.append((raw, full))
+        shutil.rmtree(d)
+    raw, full = min(pairs, key=lambda p: p[1] / p[0])
+    return {"chunks": len(texts), "raw_embed_s": round(raw, 2), "ingest_s": round(full, 2),
+            "ratio": round(full / raw, 3), "target": "<= 1.15"}
+
+
+def warm_run(data_dir: Path) -> dict[str, Any]:
+    run = data_dir / "warm-run"
+    cli(f"paths.data_dir={data_dir}", f"paths.run_dir={run}")  # fills caches and the store
+    wall = cli(f"paths.data_dir={data_dir}", f"paths.run_dir={run}")
+    report = json.loads((run / "report.json").read_text())
+    t = report["timings"]
+    return {"wall_s": round(wall, 2), "startup_s": round(wall - t["total"], 2),
+            "store_open_s": round(t.get("store_open", 0), 3), "search_s": round(t.get("search", 0), 3),
+            "metrics_s": round(t.get("metrics", 0), 3), "embed_queries_s": round(t.get("embed_queries", 0), 3),
+            "embedding_model_calls": report["counts"]["embedding_model_calls"],
+            "model_loaded": bool(report["counts"]["model_loaded"])}
+
+
+def sweep_vs_single(data_dir: Path) -> dict[str, Any]:
+    single = cli(f"paths.data_dir={data_dir}", f"paths.run_dir={data_dir / 'single'}")
+    sweep_dir = data_dir / "sweep"
+    sweep = cli(f"paths.data_dir={data_dir}", "threshold=0.2,0.25,0.3,0.35,0.4", f"hydra.sweep.dir={sweep_dir}", "-m")
+    jobs = [p for p in sweep_dir.iterdir() if (p / "report.json").exists()]
+    return {"single_s": round(single, 2), "sweep_5_s": round(sweep, 2), "jobs": len(jobs),
+            "ratio": round(sweep / single, 2), "target": "<= 3"}
+
+
+def metrics_vs_trec() -> dict[str, Any]:
+    import pytrec_eval
+
+    from nomad_eval.metrics.hit import hit_at_k
+    from nomad_eval.metrics.mrr import mrr_at_k
+    from nomad_eval.metrics.ndcg import ndcg_at_k
+    from nomad_eval.metrics.precision import chunk_precision_at_k
+    from nomad_eval.metrics.recall import recall_at_k
+
+    rng = random.Random(0)
+    docs = [f"d{i}" for i in range(1000)]
+    runs, qrels = {}, {}
+    for q in range(10_000):
+        ranked = rng.sample(docs, 100)
+        runs[f"q{q}"] = {d: 1.0 - i / 100 for i, d in enumerate(ranked)}
+        qrels[f"q{q}"] = {d: 1 for d in rng.sample(docs, rng.randint(1, 5))}
+    t = time.perf_counter()
+    for q, run in runs.items():
+        ranked, rel = list(run), set(qrels[q])
+        for k in (1, 3, 5, 10):
+            recall_at_k(ranked, rel, k), ndcg_at_k(ranked, rel, k), mrr_at_k(ranked, rel, k)
+            hit_at_k(ranked, rel, k), chunk_precision_at_k(ranked, rel, k)
+    ours = time.perf_counter() - t
+    t = time.perf_counter()
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank", "P.1,3,5,10",
+                                                "success.1,3,5,10"})
+    ev.evaluate(runs)
+    trec = time.perf_counter() - t
+    return {"queries": 10_000, "results_per_query": 100, "nomad_eval_s": round(ours, 3),
+            "pytrec_eval_s": round(trec, 3), "ratio": round(ours / trec, 2), "target": "<= 1"}
+
+
+def generation_cache(data_dir: Path, limit: int) -> dict[str, Any]:
+    args = ("tier=generation", "model=smollm2", "mode=e2e", "repeats=1", f"limit={limit}", "tier.max_tokens=64",
+            f"paths.data_dir={data_dir}")
+    (data_dir / "responses.sqlite").unlink(missing_ok=True)
+    cold = cli(*args, f"paths.run_dir={data_dir / 'gen-cold'}")
+    warm = cli(*args, f"paths.run_dir={data_dir / 'gen-warm'}")
+    cold_r = json.loads((data_dir / "gen-cold" / "report.json").read_text())
+    warm_r = json.loads((data_dir / "gen-warm" / "report.json").read_text())
+    same = cold_r["metrics"] == warm_r["metrics"]
+    return {"goldens": limit, "cold_s": round(cold, 2), "warm_s": round(warm, 2), "ratio": round(warm / cold, 3),
+            "in_process_ratio": round(warm_r["timings"]["total"] / cold_r["timings"]["total"], 4),
+            "warm_model_calls": warm_r["counts"]["model_calls"], "same_metrics": same, "target": "< 0.05"}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skip-1m", action="store_true", help="skip the 1M-point store (several minutes, ~4 GB)")
+    ap.add_argument("--gen-limit", type=int, default=30)
+    args = ap.parse_args()
+    from bench.store_scale import measure
+
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-"))
+    results: dict[str, Any] = {"machine": {"cores": os.cpu_count()}, "date": time.strftime("%Y-%m-%d")}
+    steps = [("ingest_overhead", ingest_overhead), ("warm_run", lambda: warm_run(data_dir)),
+             ("sweep_vs_single", lambda: sweep_vs_single(data_dir)), ("metrics_vs_pytrec_eval", metrics_vs_trec),
+             ("store_100k", lambda: measure(100_000))]
+    if not args.skip_1m:
+        steps.append(("store_1m", lambda: measure(1_000_000)))
+    steps.append(("generation_cache", lambda: generation_cache(data_dir, args.gen_limit)))
+    for name, fn in steps:
+        print(f"== {name}", flush=True)
+        results[name] = fn()
+        print(json.dumps(results[name]), flush=True)
+    out = REPO / "bench" / "results" / "bench.json"
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {out}")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
