@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import traceback
 
@@ -9,6 +10,7 @@ from hydra.utils import get_method
 from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
+from nomad_eval.config_check import check_config
 from nomad_eval.console import err_console
 from nomad_eval.errors import NomadError
 from nomad_eval.report.io import write_atomic
@@ -36,9 +38,29 @@ def _record_failure(cfg: DictConfig, message: str) -> None:
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
 
 
+def _resumable(cfg: DictConfig) -> bool:
+    """With resume=true, a job already finished for this exact config keeps its results and is not re-run."""
+    if not cfg.get("resume") or cfg.tier.name in ("compare", "promote", "corpus", "dataset", "calibrate"):
+        return False
+    try:
+        out = run_dir(cfg)
+        old = json.loads((out / "report.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if old.get("status") != "ok" or old.get("config") != OmegaConf.to_container(cfg, resolve=True):
+        return False
+    old["sweep_id"] = sweep_id()  # it now belongs to this sweep, so the merge takes it
+    write_atomic(out / "report.json", json.dumps(old, indent=2))
+    err_console.print(f"resume: kept the finished results in {out}")
+    return True
+
+
 def run_tier(cfg: DictConfig) -> int:
     multirun = _multirun()
+    if _resumable(cfg):
+        return 0
     try:
+        check_config(cfg)
         code = int(get_method(cfg.tier._target_)(cfg))
     except NomadError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from nomad_eval.backends.base import Hit, StoredPoint
+from rich.markup import escape
+
+from nomad_eval.console import err_console
 from nomad_eval.errors import NomadError
 
 
 class EdgeStore:
-    def __init__(self, path: str, dim: int, tag_key: str = "collection", tag: str = "__nomad_eval__") -> None:
+    def __init__(self, path: str, dim: int, tag_key: str = "collection", tag: str = "__nomad_eval__",
+                 rebuild_corrupt: bool = True) -> None:
         import qdrant_edge as qe
 
         self._qe = qe
@@ -21,23 +26,34 @@ class EdgeStore:
         self.path = Path(path) / f"dim-{dim}"
         self.dim = dim
         try:
-            if (self.path / "edge_config.json").exists():
-                self._shard = qe.EdgeShard.load(str(self.path))
-            else:
-                self.path.mkdir(parents=True, exist_ok=True)
-                cfg = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
-                self._shard = qe.EdgeShard.create(str(self.path), cfg)
+            self._shard = self._open(qe, dim)
         except Exception as exc:  # the binding raises plain exceptions with the engine's message
             if "WouldBlock" in str(exc):
                 raise NomadError(
                     f"the embedded store at {self.path} is open in another process. Wait for it to "
                     "finish, or give this run its own paths.data_dir."
                 ) from None
-            raise NomadError(f"cannot open the embedded store at {self.path}: {exc}") from None
+            if not rebuild_corrupt:
+                raise NomadError(f"cannot open the embedded store at {self.path}: {exc}") from None
+            # A corrupted shard is moved aside, never deleted, and rebuilt: the run then re-ingests its
+            # corpus because the new shard lacks the fingerprint.
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            self.path.rename(aside)
+            err_console.print(f"[yellow]warning:[/] the embedded store at {self.path} could not be opened "
+                              f"({escape(str(exc)[:160])}); moved it to {aside} and started a new one, to be rebuilt "
+                              "from the corpus")
+            self._shard = self._open(qe, dim)
         schema = self._shard.info().payload_schema
         for key in (tag_key, "fingerprint"):
             if key not in schema:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+
+    def _open(self, qe: Any, dim: int) -> Any:
+        if (self.path / "edge_config.json").exists():
+            return qe.EdgeShard.load(str(self.path))
+        self.path.mkdir(parents=True, exist_ok=True)
+        cfg = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
+        return qe.EdgeShard.create(str(self.path), cfg)
 
     def _filter(self, fingerprint: str | None) -> Any:
         qe = self._qe

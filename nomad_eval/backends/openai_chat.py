@@ -68,6 +68,8 @@ class OpenAIChat:
                 raise NomadError(f"{where} is unreachable: {exc}. Set model.base_url.") from None
             except httpx.TimeoutException:
                 raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise Transient(f"connection dropped: {exc}") from None
             if r.status_code in (429, 500, 502, 503, 504):
                 raise Transient(f"HTTP {r.status_code}")
             if r.status_code == 404:

@@ -90,5 +90,7 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
             console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
     if r.unstable:
         console.print(f"unstable (flip across repeats, left out of the means): {', '.join(r.unstable)}")
+    for w in r.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
                   f"results in {run_dir}")

@@ -61,5 +61,6 @@ class Report(BaseModel):
     # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
     position: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)

@@ -117,9 +117,14 @@ def run(cfg: DictConfig) -> int:
         with ThreadPoolExecutor(max_workers=max(1, int(model.concurrency))) as pool:
             # Results land at their task's index, so cases are written in golden order however they finish.
             futures = {pool.submit(work, task): i for i, task in enumerate(tasks)}
-            for fut, i in futures.items():
-                answers[i] = fut.result()
-                prog.advance(prog.task_ids[0])
+            try:
+                for fut, i in futures.items():
+                    answers[i] = fut.result()
+                    prog.advance(prog.task_ids[0])
+            except BaseException:
+                # Stop at the first failure (or Ctrl-C); finished answers are already in the cache.
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
     timings["generation"] = time.perf_counter() - t
 
     cases = [_case(goldens[gi], contexts[gi], plans[(gi, mode)], mode, r, answers[i])
@@ -149,6 +154,9 @@ def run(cfg: DictConfig) -> int:
     )
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
+    timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
+    report.warnings += [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not "
+                        "judged; simplify the pattern" for gid in timed_out]
     write_jsonl(out / "cases.jsonl", cases)
     if tracer.spans:
         tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))

@@ -41,7 +41,11 @@ def serve(model: str, answer: AnswerFn) -> Iterator[str]:
                                           "finish_reason": "stop"}],
                              "usage": {"prompt_tokens": prompt, "completion_tokens": len(text) // 4}})
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class QuietServer(ThreadingHTTPServer):
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a test answer function that raises on purpose must not print a traceback
+
+    server = QuietServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
