@@ -23,9 +23,12 @@ class SweepSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
-        write_summary(merge(jobs), sweep_dir, quiet=bool(config.get("quiet")))
+        df = merge(jobs)
+        write_summary(df, sweep_dir, quiet=bool(config.get("quiet")))
+        from nomad_eval.report.html_writer import write_sweep_html
         from nomad_eval.tiers.matrix import assemble, write_matrix
 
         rows = assemble(jobs)
         if rows:
             write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))
+        write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows)

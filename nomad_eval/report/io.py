@@ -18,6 +18,9 @@ from nomad_eval.report.schema import Report
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; results are meant to be read by others
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

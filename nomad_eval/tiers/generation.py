@@ -23,6 +23,8 @@ from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import format_passage, strip_reasoning
 from nomad_eval.rag.tokens import TokenEstimator, calibrate
 from nomad_eval.report.console_view import print_generation
+from nomad_eval.report.exports import write_exports
+from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
@@ -162,6 +164,8 @@ def run(cfg: DictConfig) -> int:
         tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))
     write_atomic(out / "report.md", generation_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    write_exports(out, cases)
+    write_html(out, report, cases, cfg)
     print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
     if cache is not None:
         cache.close()
@@ -182,7 +186,7 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
         "retrieved": retrieved_rows(ctx.retrieved) if mode == "e2e" else [],
         "injected": [x.chunk_id for x in p.passages],
         "answer": answer, "raw_answer": raw if raw != answer else None,
-        "passed": scored["passed"], "refused": scored["refused"], "leaked": scored["leaked"],
+        "passed": scored["passed"], "why": scored["why"], "refused": scored["refused"], "leaked": scored["leaked"],
         "groundedness": scored["metrics"]["groundedness"], "prompt_tokens": real,
         "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
         "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],

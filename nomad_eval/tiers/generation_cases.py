@@ -32,6 +32,7 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
     leak = leaked(answer)
     return {
         "passed": passed,
+        "why": failure_reason(golden, answer, refused, passed),
         "refused": refused,
         "leaked": leak,
         "metrics": {
@@ -45,6 +46,23 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
             "prompt_token_error": token_error(estimated, real),
         },
     }
+
+
+def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | None) -> str | None:
+    """A person-readable reason a case failed, for reports; None when it passed or could not be judged."""
+    if passed is not False:
+        return None
+    if golden.expect_refusal:
+        return "answered a question the corpus cannot answer (expected a refusal)"
+    if refused:
+        return "declined an answerable question"
+    from nomad_eval.metrics.answer.patterns import search
+
+    missing = [p for p in golden.must_include if search(p, answer) is False]
+    forbidden = [p for p in golden.must_not_include if search(p, answer)]
+    parts = ([f"missing {', '.join(repr(p) for p in missing)}"] if missing else []) + \
+        ([f"contains forbidden {', '.join(repr(p) for p in forbidden)}"] if forbidden else [])
+    return "; ".join(parts) or "failed"
 
 
 def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:

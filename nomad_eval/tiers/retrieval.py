@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any
@@ -16,6 +17,8 @@ from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.separation import SeparationRow, separation_row
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
+from nomad_eval.report.exports import write_exports
+from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
@@ -42,19 +45,32 @@ def identity(rt: Runtime) -> Identity:
     )
 
 
-def separation(retrievals: list[Retrieval], goldens: list[Golden]) -> list[SeparationRow]:
-    raw: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
-    final: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
+def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str | None:
+    if g.expect_refusal:
+        return f"{len(chunks)} chunk(s) returned for a question the corpus cannot answer" if chunks else None
+    missing = [d for d in g.relevant_doc_ids if d not in {c.doc_id for c in chunks[:top_k]}]
+    return f"not in the top {top_k}: {', '.join(missing)}" if missing else None
+
+
+def score_lists(retrievals: list[Retrieval], goldens: list[Golden]) -> dict[str, dict[str, list[float]]]:
+    """Every candidate's raw and final score, split by relevance: the data behind the separation plots."""
+    out: dict[str, dict[str, list[float]]] = {"raw": {"relevant": [], "irrelevant": []},
+                                              "final": {"relevant": [], "irrelevant": []}}
     for r, g in zip(retrievals, goldens):
         if g.expect_refusal:
             continue
         for c in r.candidates:
             label = "relevant" if c.doc_id in g.relevant_doc_ids else "irrelevant"
             if c.score is not None:
-                raw[label].append(c.score)
-            final[label].append(c.final_score)
-    rows = [separation_row("raw cosine", "threshold", lab, raw[lab]) for lab in raw]
-    return rows + [separation_row("final score", "pipeline.min_final_score", lab, final[lab]) for lab in final]
+                out["raw"][label].append(round(c.score, 5))
+            out["final"][label].append(round(c.final_score, 5))
+    return out
+
+
+def separation(scores: dict[str, dict[str, list[float]]]) -> list[SeparationRow]:
+    rows = [separation_row("raw cosine", "threshold", lab, scores["raw"][lab]) for lab in ("relevant", "irrelevant")]
+    return rows + [separation_row("final score", "pipeline.min_final_score", lab, scores["final"][lab])
+                   for lab in ("relevant", "irrelevant")]
 
 
 def _custom_retrieve(fn: Any, query: str, doc_ids: set[str]) -> Retrieval:
@@ -117,6 +133,7 @@ def run(cfg: DictConfig) -> int:
 
     t = time.perf_counter()
     top_k = int(cfg.pipeline.get("top_k") or max(ks))
+    scores = score_lists(retrievals, goldens)
     names = metric_names(ks)
     per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals)]
     report = Report(
@@ -135,7 +152,7 @@ def run(cfg: DictConfig) -> int:
             # 1 when this process imported the embedding model's stack: a warm run must not.
             "model_loaded": int("sentence_transformers" in sys.modules),
         },
-        separation=separation(retrievals, goldens),
+        separation=separation(scores),
         ablation=ablation,
         provenance=provenance(),
         overrides=overrides(),
@@ -149,17 +166,21 @@ def run(cfg: DictConfig) -> int:
             "retrieved": retrieved_rows(r.chunks), "metrics": m,
             "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
                                                                 set(g.relevant_doc_ids), top_k) == 1.0,
+            "why": retrieval_miss(g, r.chunks, top_k),
         }
         for g, r, m in zip(goldens, retrievals, per_case)
     ]
     t = time.perf_counter()
     write_jsonl(out / "cases.jsonl", cases)
+    write_atomic(out / "scores.json", json.dumps(scores))
+    write_exports(out, cases)
     tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))
     timings["write"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     report.timings = timings
     write_atomic(out / "report.md", retrieval_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    write_html(out, report, cases, cfg)
     print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
     return finish(cfg, report, out)
 

@@ -1,0 +1,84 @@
+"""report.html: one self-contained page (plotly.js inline, no network at view time) a person can decide from."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from nomad_eval.report.markdown import fmt
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}}
+h1{{font-size:22px}} h2{{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}}
+table{{border-collapse:collapse;font-size:13px}} td,th{{border:1px solid #ddd;padding:3px 8px;text-align:left}}
+.up{{color:#137333}} .down{{color:#b3261e}} .meta{{color:#666;font-size:13px}}
+#questions td{{vertical-align:top;max-width:420px}} #filter{{width:360px;padding:4px;margin:8px 0}}
+.fail{{background:#fdecea}} .pass{{background:#eef7ee}}
+</style>
+<script>{plotly_js}</script></head><body>
+<h1>{title}</h1><div class="meta">{meta}</div>
+{body}
+<script>
+function applyFilter(q) {{
+  q = q.toLowerCase(); let shown = 0;
+  document.querySelectorAll('#questions tbody tr').forEach(function (tr) {{
+    const hit = tr.textContent.toLowerCase().indexOf(q) !== -1;
+    tr.style.display = hit ? '' : 'none'; if (hit) shown++;
+  }});
+  const c = document.getElementById('shown'); if (c) c.textContent = shown;
+}}
+const box = document.getElementById('filter');
+if (box) {{
+  box.addEventListener('input', function () {{ applyFilter(box.value); }});
+  const m = location.hash.match(/^#q=(.*)$/);  // a shareable filter: report.html#q=multi-hop
+  if (m) {{ box.value = decodeURIComponent(m[1]); applyFilter(box.value); }}
+}}
+</script></body></html>"""
+
+
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def figure_div(fig: Any, div_id: str) -> str:
+    fig.update_layout(margin={"l": 40, "r": 20, "t": 40, "b": 40}, height=360, template="plotly_white")
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False})
+
+
+def headline(metrics: dict[str, float | None], base: dict[str, float | None] | None, names: list[str]) -> str:
+    rows = []
+    for n in names:
+        v = metrics.get(n)
+        b = base.get(n) if base else None
+        delta = "" if v is None or b is None else f"{v - b:+.4f}"
+        cls = "" if not delta else ("up" if v > b else "down" if v < b else "")  # type: ignore[operator]
+        rows.append(f"<tr><td>{html.escape(n)}</td><td>{fmt(v)}</td><td>{fmt(b)}</td>"
+                    f"<td class='{cls}'>{delta or '—'}</td></tr>")
+    head = "<tr><th>metric</th><th>this run</th><th>baseline</th><th>delta</th></tr>"
+    return f"<table id='headline'>{head}{''.join(rows)}</table>"
+
+
+def question_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for r in rows:
+        cls = "fail" if r.get("_passed") is False else "pass" if r.get("_passed") else ""
+        cells = "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns)
+        body.append(f"<tr class='{cls}'>{cells}</tr>")
+    return ("<input id='filter' placeholder='filter questions: id, tag, document, text…'> "
+            f"<span class='meta'><span id='shown'>{len(rows)}</span> of {len(rows)} shown</span>"
+            f"<table id='questions'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def page(title: str, meta: str, sections: list[tuple[str, str]]) -> str:
+    body = "".join(f"<h2>{html.escape(h)}</h2>{content}" for h, content in sections)
+    return PAGE.format(title=html.escape(title), meta=meta, body=body, plotly_js=_plotly_js())
+
+
+def data_attr(obj: Any) -> str:
+    return html.escape(json.dumps(obj), quote=True)

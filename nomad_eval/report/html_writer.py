@@ -1,0 +1,122 @@
+"""Assembles report.html for a run (retrieval or generation) and for a sweep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from nomad_eval.report import html_charts as charts
+from nomad_eval.report.html import figure_div, headline, page, question_table
+from nomad_eval.report.io import write_atomic
+from nomad_eval.report.schema import Report
+
+
+def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None] | None:
+    from nomad_eval.compare.baseline import baseline_path, default_variant
+
+    if report.identity is None:
+        return None
+    path = baseline_path(Path(cfg.paths.baselines_dir), report.identity.fingerprint, report.tier,
+                         default_variant(report))
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())["report"]["metrics"]  # type: ignore[no-any-return]
+    except (KeyError, ValueError):
+        return None
+
+
+def _meta(report: Report) -> str:
+    i = report.identity
+    if i is None:
+        return ""
+    commit = report.provenance.git_commit[:10] if report.provenance and report.provenance.git_commit else "?"
+    return (f"suite {i.suite} · fingerprint {i.fingerprint} · goldens {i.goldens_hash} · top_k {i.top_k} · "
+            f"threshold {i.threshold} · embedder {i.embedder}" + (f" · model {i.model}" if i.model else "") +
+            (f" · distractors {i.distractors}" if i.distractors else "") + f" · commit {commit}")
+
+
+def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str, Any],
+                   base: dict[str, float | None] | None) -> str:
+    names = [n for n in ("recall@5", "hit@1", "hit@5", "mrr@5", "ndcg@5", "chunk_precision@5",
+                         "nonEmptyRateOnRefusal") if n in report.metrics]
+    ident = report.identity
+    sections = [("Headline", headline(report.metrics, base, names)),
+                ("Score separation", figure_div(charts.separation_histograms(
+                    scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
+                    "chart-separation")),
+                ("Metrics by cutoff", figure_div(charts.metric_at_k(report.metrics), "chart-at-k")),
+                ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag, ["recall@5", "mrr@5"]), "chart-tags"))]
+    rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
+             "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
+             "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
+    sections.append(("Questions", question_table(rows, ["id", "tags", "relevant", "retrieved", "why"])))
+    return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
+
+
+def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str, float | None] | None) -> str:
+    names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_correctness", ".leakage_rate",
+                                                       ".groundedness", ".pass_rate"))]
+    sections = [("Headline", headline(report.metrics, base, names)),
+                ("Decomposition", figure_div(charts.decomposition_bars(report.metrics, report.mock_line),
+                                             "chart-decomposition"))]
+    if report.position:
+        sections.append(("Position in context", figure_div(charts.position_bars(report.position), "chart-position")))
+    rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
+             "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
+             "_passed": c.get("passed")} for c in cases]
+    sections.append(("Questions", question_table(rows, ["id", "mode", "repeat", "tags", "answer", "why"])))
+    model = report.identity.model if report.identity else "?"
+    return page(f"nomad-eval generation report — model {model}", _meta(report), sections)
+
+
+def write_html(out: Path, report: Report, cases: list[dict[str, Any]], cfg: DictConfig) -> None:
+    base = _baseline_metrics(report, cfg)
+    if report.tier == "retrieval":
+        scores = json.loads((out / "scores.json").read_text())
+        text = retrieval_page(report, cases, scores, base)
+    else:
+        text = generation_page(report, cases, base)
+    write_atomic(out / "report.html", text)
+
+
+def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]]) -> None:
+    from nomad_eval.report.html import question_table
+
+    sections = []
+    from nomad_eval.metrics.registry import spec_for
+
+    metric_cols = [c for c in ("recall@5", "mrr@5", "ndcg@5", "hit@1", "e2e.correctness", "oracle.correctness")
+                   if any(c in r for r in rows)]
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    # The swept parameters: override keys (not metrics) whose value differs between jobs.
+    params = [k for k in keys if k not in ("job", "status", "error") and spec_for(k) is None
+              and len({str(r.get(k)) for r in rows}) > 1]
+    for p in params:
+        if all(_is_number(r.get(p)) for r in rows):
+            sections.append((f"Metrics vs {p}", figure_div(charts.sweep_curves(rows, p, metric_cols), f"chart-{p}")))
+    if matrix_rows:
+        from nomad_eval.tiers.matrix import COLUMNS
+
+        sections.append(("Model capability matrix", figure_div(charts.matrix_heatmap(matrix_rows, COLUMNS),
+                                                               "chart-matrix")))
+    cols = ["job", "status", *params, *metric_cols, "error"]
+
+    def cell(v: Any) -> Any:
+        return f"{v:.4f}" if isinstance(v, float) else ("" if v is None else v)
+
+    table_rows = [{c: cell(r.get(c)) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],
+                                                      "_passed": r.get("status") == "ok"} for r in rows]
+    sections.append(("Jobs", question_table(table_rows, cols)))
+    write_atomic(sweep_dir / "report.html", page(f"nomad-eval sweep — {len(rows)} job(s)", str(sweep_dir), sections))
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False
