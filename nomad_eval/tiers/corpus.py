@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omegaconf import DictConfig
+from rich.markup import escape
 from rich.table import Table
 
 from nomad_eval.console import console, err_console
@@ -13,7 +14,7 @@ from nomad_eval.errors import Defect, InvalidInput, NomadError
 from nomad_eval.index import ingest, store_state, truncated_chunks
 from nomad_eval.runtime import Runtime
 
-ACTIONS = ("check", "ingest", "status", "reset")
+ACTIONS = ("check", "lint", "ingest", "status", "reset")
 
 
 def check(rt: Runtime) -> int:
@@ -38,6 +39,21 @@ def check(rt: Runtime) -> int:
     console.print(f"corpus: {len(docs)} documents in {rt.cfg.data.corpus_dir} — ok")
     for name, n in counts.items():
         console.print(f"suite {name}: {n} goldens — ok")
+    return 0
+
+
+def lint_suites(rt: Runtime) -> int:
+    """Warnings only: the exit code stays 0 so lint never blocks, but every finding names file and line."""
+    from nomad_eval.data.lint import lint
+
+    folder = Path(rt.cfg.data.goldens_dir)
+    total = 0
+    for path in sorted(folder.glob("*.jsonl")):
+        findings = lint(load_goldens(path, rt.doc_ids), rt.documents, path)
+        total += len(findings)
+        for f in findings:
+            console.print(f"[yellow]warning:[/] {escape(str(f))}")
+    console.print(f"lint: {total} warning(s) in {folder}")
     return 0
 
 
@@ -66,6 +82,8 @@ def run(cfg: DictConfig) -> int:
     rt = Runtime(cfg)
     if action == "check":
         return check(rt)
+    if action == "lint":
+        return lint_suites(rt)
     if action == "status":
         return status(rt)
     with rt.store() as store:
