@@ -149,6 +149,7 @@ def main() -> int:
     steps = [("ingest_overhead", ingest_overhead), ("warm_run", lambda: warm_run(data_dir)),
              ("sweep_vs_single", lambda: sweep_vs_single(data_dir)), ("metrics_vs_pytrec_eval", metrics_vs_trec),
              ("store_100k", lambda: measure(100_000))]
+    steps.append(("store_200k_hnsw", lambda: measure(200_000, hnsw=True)))
     if not args.skip_1m:
         steps.append(("store_1m", lambda: measure(1_000_000)))
     steps.append(("generation_cache", lambda: generation_cache(data_dir, args.gen_limit)))

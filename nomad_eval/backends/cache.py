@@ -53,11 +53,14 @@ class CachedEmbedder:
         self.cache = cache
         self.batch = batch
         self.model_calls = 0
+        self._memo: dict[str, np.ndarray] = {}  # this run's lookups, so a repeated text skips SQLite
 
     def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
         ident = self.embedder.identity()
         keys = [_key(ident, t) for t in texts]
-        found = self.cache.get_many(keys)
+        found = {k: self._memo[k] for k in keys if k in self._memo}
+        if len(found) < len(set(keys)):
+            found.update(self.cache.get_many([k for k in keys if k not in found]))
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
         if on_progress:
             on_progress(len(texts) - len(missing))
@@ -72,6 +75,8 @@ class CachedEmbedder:
                 on_progress(len(part))
         if not texts:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        if len(self._memo) < 200_000:
+            self._memo.update(found)
         return np.stack([found[k] for k in keys])
 
     def embed_documents(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from functools import lru_cache
 from typing import Any
 
 from nomad_eval.report.markdown import fmt
@@ -39,6 +40,7 @@ if (box) {{
 </script></body></html>"""
 
 
+@lru_cache(maxsize=1)
 def _plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
