@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _STOP = frozenset(
@@ -44,10 +45,16 @@ def keywords(query: str) -> list[str]:
     return list(out)
 
 
+@lru_cache(maxsize=50_000)
+def _words(text: str) -> frozenset[str]:
+    """A chunk's words, computed once per distinct text: every question reranks the same chunks."""
+    return frozenset(_WORD.findall(text.lower()))
+
+
 def _share(terms: list[str], text: str) -> float:
     if not terms:
         return 0.0
-    words = set(_WORD.findall(text.lower()))
+    words = _words(text)
     return sum(1 for t in terms if t in words) / len(terms)
 
 

@@ -6,12 +6,11 @@ server can be installed. Only the endpoints the harness uses are served.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.servers._http import JsonHandler, running
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
 # messages, options -> (answer, prompt tokens, answer tokens)
@@ -20,21 +19,10 @@ NOW = "2026-01-01T00:00:00Z"
 
 
 def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dict[str, Any]]
-             ) -> type[BaseHTTPRequestHandler]:
+             ) -> type[JsonHandler]:
     names = [*models, *chats]
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:  # keep test output clean
-            pass
-
-        def _send(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             if self.path == "/api/tags":
                 self._send(200, {"models": [{"name": m, "model": m} for m in names]})
@@ -46,7 +34,7 @@ def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dic
                 self._send(404, {"error": "not found"})
 
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            body = self._body()
             log.append({"path": self.path, **body})
             if self.path == "/api/chat":
                 name = body.get("model")
@@ -77,11 +65,5 @@ def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dic
 @contextmanager
 def serve(models: dict[str, EmbedFn], chats: dict[str, ChatFn] | None = None,
           log: list[dict[str, Any]] | None = None) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(models, chats or {}, log if log is not None else []))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(_handler(models, chats or {}, log if log is not None else [])) as url:
+        yield url
