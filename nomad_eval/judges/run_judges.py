@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval._resolvers import slug
+from nomad_eval.console import progress_bar
 from nomad_eval.errors import NomadError
 from nomad_eval.judges.judge import Judgement, judge
 from nomad_eval.judges.rubric import Rubric, load_rubric
@@ -41,27 +42,35 @@ def judge_cases(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[lis
                 ) -> dict[str, dict[str, Any]]:
     """Adds `judges` to each case; returns the report section, keyed "<mode>.<rubric>"."""
     section: dict[str, dict[str, Any]] = {}
-    for rubric in rubrics(cfg):
-        cal = calibration_status(cfg, rubric)
-        for case, texts in zip(cases, passages):
-            j = by_rule(rubric, case) or judge(chat, rubric, case["query"], texts, case["answer"], int(cfg.seed),
-                                                int(cfg.judging.retries), int(cfg.judging.max_tokens),
-                                                case["repeat"])
-            case.setdefault("judges", {})[rubric.name] = j.verdict
-            key = f"{case['mode']}.{rubric.name}"
-            s = section.setdefault(key, {"rubric": rubric.key, "values": [], "unparseable": 0, "by_rule": 0,
-                                         "calibration": cal})
-            if j.by_rule:
-                s["by_rule"] += 1
-            elif j.verdict is None:
-                s["unparseable"] += 1
-            if j.verdict is not None:
-                s["values"].append(j.verdict / max(rubric.scale))
+    chosen = rubrics(cfg)
+    with progress_bar("judging", len(chosen) * len(cases), bool(cfg.quiet)) as prog:
+        for rubric in chosen:
+            _judge_rubric(cfg, rubric, cases, passages, chat, section, lambda: prog.advance(prog.task_ids[0]))
     for s in section.values():
         vals = s.pop("values")
         s["n"] = len(vals)
         s["mean"] = sum(vals) / len(vals) if vals else None
     return section
+
+
+def _judge_rubric(cfg: DictConfig, rubric: Rubric, cases: list[dict[str, Any]], passages: list[list[str]],
+                  chat: CachedChat, section: dict[str, dict[str, Any]], tick: Any) -> None:
+    cal = calibration_status(cfg, rubric)
+    for case, texts in zip(cases, passages):
+        tick()
+        j = by_rule(rubric, case) or judge(chat, rubric, case["query"], texts, case["answer"], int(cfg.seed),
+                                            int(cfg.judging.retries), int(cfg.judging.max_tokens),
+                                            case["repeat"])
+        case.setdefault("judges", {})[rubric.name] = j.verdict
+        key = f"{case['mode']}.{rubric.name}"
+        s = section.setdefault(key, {"rubric": rubric.key, "values": [], "unparseable": 0, "by_rule": 0,
+                                     "calibration": cal})
+        if j.by_rule:
+            s["by_rule"] += 1
+        elif j.verdict is None:
+            s["unparseable"] += 1
+        if j.verdict is not None:
+            s["values"].append(j.verdict / max(rubric.scale))
 
 
 def calibration_path(cfg: DictConfig, rubric: Rubric) -> Path:
