@@ -391,3 +391,22 @@ def test_retrieval_identical_in_two_fresh_processes(tmp_path: Path, data_dir: Pa
         assert r.returncode == 0, r.stderr
         metrics.append(json.loads((tmp_path / name / "report.json").read_text())["metrics"])
     assert metrics[0] == metrics[1]
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["threshold", "repeats", "seed", "limit", "pipeline.top_k",
+                                        "pipeline.min_final_score", "pipeline.chunk_size"]),
+                       st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=True) |
+                       st.text(max_size=6), min_size=1, max_size=4))
+def test_fuzzed_config_values_pass_or_name_the_key(make_cfg: Callable[..., DictConfig], values: dict[str, Any]) -> None:
+    from omegaconf import OmegaConf
+
+    from nomad_eval.config_check import check_config
+
+    cfg = make_cfg(*MINI)
+    for key, value in values.items():
+        OmegaConf.update(cfg, key, value, force_add=True)
+    try:
+        check_config(cfg)
+    except NomadError as exc:
+        assert exc.exit_code == 2 and any(f"{k}=" in str(exc) for k in values)
