@@ -61,6 +61,11 @@ def drafts_from_spans(spans: list[dict[str, Any]], max_candidates: int = 10) -> 
     return drafts
 
 
+def candidates_path(draft: Path) -> Path:
+    # Not *.jsonl, so a goldens folder holding drafts still checks as a folder of suites.
+    return draft.with_name(draft.name + ".candidates")
+
+
 def annotate(drafts: list[dict[str, Any]], read: Any = input) -> list[dict[str, Any]]:
     """Ask, per draft, which candidates are relevant. Answers: numbers (1,3), r (refusal), s (skip), q (stop)."""
     done: list[dict[str, Any]] = []
@@ -105,12 +110,18 @@ def run(cfg: DictConfig) -> int:
     out = Path(ds.out)
     if ds.get("from_traces"):
         drafts = drafts_from_spans(read_spans(Path(ds.from_traces)), int(ds.max_candidates))
-        write_jsonl(out, drafts)
+        # The draft is already in suite format (only relevantDocIds is left to fill, by hand or with the
+        # loop below); the candidates sit beside it so the draft never carries a key the loader refuses.
+        write_jsonl(out, [{k: v for k, v in d.items() if k != "candidates"} for d in drafts])
+        write_jsonl(candidates_path(out), [{"id": d["id"], "candidates": d["candidates"]} for d in drafts])
         console.print(f"wrote {len(drafts)} draft goldens to {out}; annotate them with: python -m nomad_eval "
                       f"tier=dataset dataset.annotate={out} dataset.out=<suite>.jsonl")
         return 0
     if ds.get("annotate"):
         drafts = read_jsonl(Path(ds.annotate))
+        side = candidates_path(Path(ds.annotate))
+        cands = {r["id"]: r["candidates"] for r in read_jsonl(side)} if side.exists() else {}
+        drafts = [d | {"candidates": d.get("candidates") or cands.get(d["id"], [])} for d in drafts]
         goldens = annotate(drafts, input if sys.stdin else None)
         write_jsonl(out, goldens)
         console.print(f"wrote {len(goldens)} annotated goldens to {out}; check them with: python -m nomad_eval "

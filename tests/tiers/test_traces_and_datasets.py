@@ -28,7 +28,9 @@ def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None
     r = run_cli("tier=dataset", f"dataset.from_traces={run}", f"dataset.out={drafts}")
     assert r.returncode == 0, r.stderr
     rows = [json.loads(x) for x in drafts.read_text().splitlines()]
-    assert len(rows) == 8 and all(row["candidates"] for row in rows)
+    cands = [json.loads(x) for x in (tmp_path / "drafts.jsonl.candidates").read_text().splitlines()]
+    assert len(rows) == 8 and all(c["candidates"] for c in cands) and [c["id"] for c in cands] == [r["id"] for r in rows]
+    assert all(r["relevantDocIds"] == [] and "candidates" not in r for r in rows)  # suite format, to be annotated
 
     suite_dir = tmp_path / "goldens"
     suite_dir.mkdir()
@@ -44,3 +46,23 @@ def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None
     check = run_cli("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
                     f"data.goldens_dir={suite_dir}", "suite=annotated", f"hydra.run.dir={tmp_path / 'c'}")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> None:
+    run = tmp_path / "run"
+    assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                   "quiet=true").returncode == 0
+    drafts = tmp_path / "goldens" / "drafts.jsonl"
+    assert run_cli("tier=dataset", f"dataset.from_traces={run / 'trace.jsonl'}", f"dataset.out={drafts}").returncode == 0
+    check = ("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
+             f"data.goldens_dir={drafts.parent}", "suite=drafts", f"hydra.run.dir={tmp_path / 'c'}")
+    before = run_cli(*check)
+    assert before.returncode == 1 and "no relevantDocIds" in before.stderr  # not annotated yet
+    cands = {json.loads(x)["id"]: json.loads(x)["candidates"] for x in
+             (drafts.parent / "drafts.jsonl.candidates").read_text().splitlines()}
+    rows = [json.loads(x) for x in drafts.read_text().splitlines()]
+    for r in rows:
+        r["relevantDocIds"] = [cands[r["id"]][0]["doc_id"]]
+    drafts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    after = run_cli(*check)
+    assert after.returncode == 0, after.stderr
