@@ -37,7 +37,7 @@ from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.position import position_analysis
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.tiers.generation_cases import MODES, decomposition, mark_unstable, mode_metrics, score_case
-from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
+from nomad_eval.tiers.generation_context import GoldenContext, build_contexts, rewrite_query
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import retrieved_rows
 
@@ -92,6 +92,10 @@ def run(cfg: DictConfig) -> int:
         raise NomadError("the generation tier needs the harness pipeline (pipeline=default)", 2)
 
     tracer = Tracer()
+    # Model calls (token calibration, query rewrites) happen before the store is taken, so parallel jobs
+    # sharing the embedded store wait for each other's searches only, never for each other's models.
+    est = calibrate_estimator(rt, chat, options)
+    queries = [rewrite_query(g, chat, options) if "e2e" in modes else (g.final_query, False) for g in goldens]
     with rt.store() if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
@@ -100,9 +104,8 @@ def run(cfg: DictConfig) -> int:
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
-        timings["retrieval"] = time.perf_counter() - t0
-        est = calibrate_estimator(rt, chat, options)
-        contexts = build_contexts(rt, goldens, modes, pipeline, searcher, chat, options, tracer)
+        contexts = build_contexts(rt, goldens, modes, pipeline, searcher, queries, tracer)
+    timings["retrieval"] = time.perf_counter() - t0
 
     tasks = [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)]
     plans = {(gi, mode): _plan_for(goldens[gi], contexts[gi], mode, model, cfg, est)

@@ -54,12 +54,12 @@ def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str) -> l
 
 
 def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipeline: Pipeline,
-                   searcher: StoreSearcher | None, chat: CachedChat, options: ChatOptions, tracer: Tracer
+                   searcher: StoreSearcher | None, queries: list[tuple[str, bool]], tracer: Tracer
                    ) -> list[GoldenContext]:
+    """`queries` are the (possibly rewritten) retrieval queries, computed before the store was taken."""
     titles = {d.doc_id: d.title for d in rt.documents}
     out = []
-    for g in goldens:
-        query, rewritten = rewrite_query(g, chat, options) if "e2e" in modes else (g.final_query, False)
+    for g, (query, rewritten) in zip(goldens, queries):
         ctx = GoldenContext(query, rewritten)
         if "oracle" in modes:
             ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query)

@@ -38,6 +38,9 @@ def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictCo
             assert m[f"{mode}.{metric}"] == mean(c["metrics"][metric] for c in rows), (mode, metric)
     d = report["decomposition"]
     assert d["retrieval_gap"] == pytest.approx(m["oracle.correctness"] - m["e2e.correctness"])
+    assert report["counts"]["rewritten_queries"] == 1  # mini-07: a follow-up with two user turns
+    follow_up = next(c for c in cases if c["id"] == "mini-07" and c["mode"] == "e2e")
+    assert follow_up["rewritten_query"] == "And how long does it run on high?"  # the ceiling rewrites verbatim
     one = next(c for c in cases if c["id"] == "mini-01" and c["mode"] == "e2e")
     assert {"answer", "passed", "refused", "leaked", "groundedness", "prompt_tokens", "estimated_prompt_tokens",
             "elided_history", "dropped_chunks", "repeat", "mode"} <= set(one)
