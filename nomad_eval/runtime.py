@@ -48,14 +48,16 @@ class Runtime:
         return CachedEmbedder(self.embedder, EmbeddingCache(self.data_dir / "embeddings.sqlite"))
 
     @cached_property
-    def documents(self) -> list[Document]:
+    def corpus_documents(self) -> list[Document]:
         if self.cfg.data.kind == "beir":
             from nomad_eval.data.beir import load_beir_corpus
 
-            docs = load_beir_corpus(Path(self.cfg.data.path))
-        else:
-            docs = load_markdown_dir(Path(self.cfg.data.corpus_dir))
-        return docs + self.distractors
+            return load_beir_corpus(Path(self.cfg.data.path))
+        return load_markdown_dir(Path(self.cfg.data.corpus_dir))
+
+    @cached_property
+    def documents(self) -> list[Document]:
+        return self.corpus_documents + self.distractors
 
     @property
     def distractor_name(self) -> str | None:
@@ -64,11 +66,13 @@ class Runtime:
 
     @cached_property
     def distractors(self) -> list[Document]:
-        from nomad_eval.data.distractors import load_distractors
+        from nomad_eval.data.distractors import load_distractors, revisions
 
         name = self.distractor_name
         if not name:
             return []
+        if name == "revisions":
+            return revisions(self.corpus_documents)
         sets = self.cfg.get("distractor_sets") or {}
         return load_distractors(name, Path(str(sets.get(name, name))))
 

@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
 from nomad_eval.data.beir import load_beir_corpus
 from nomad_eval.data.corpus import Document, load_markdown_dir
 from nomad_eval.errors import Defect, InvalidInput
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _shift(match: re.Match[str], k: int) -> str:
+    text = match.group(0)
+    if "." in text:
+        return f"{float(text) * (1 + 0.3 * k):.{len(text.split('.')[1])}f}"
+    return str(int(text) + k * max(1, int(text) // 3))
+
+
+def revisions(corpus: list[Document], copies: int = 3) -> list[Document]:
+    """Near-domain distractors: superseded drafts of every corpus document with every figure changed.
+
+    A real knowledge base keeps stale versions beside the current one; they share nearly all their words
+    with the right answer, so unlike an off-domain set they do compete for the top ranks.
+    """
+    out = []
+    for d in corpus:
+        for k in range(1, copies + 1):
+            text = _NUMBER.sub(lambda m: _shift(m, k), d.text)
+            out.append(Document(f"revisions:{d.doc_id}-r{k}", f"{d.path}#r{k}",
+                                f"Superseded draft {k} of: {d.title}\n\n{text}", d.title, distractor=True))
+    return out
 
 
 def load_distractors(name: str, path: Path) -> list[Document]:
