@@ -15,13 +15,10 @@ class LeakError(NomadError):
 
 
 class StoreSearcher:
-    def __init__(
-        self, embedder: CachedEmbedder, store: Store, threshold: float | None, fingerprint: str, doc_ids: set[str]
-    ) -> None:
+    def __init__(self, embedder: CachedEmbedder, store: Store, threshold: float | None, doc_ids: set[str]) -> None:
         self.embedder = embedder
         self.store = store
         self.threshold = threshold
-        self.fingerprint = fingerprint
         self.doc_ids = doc_ids
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 from functools import lru_cache
 from typing import Any
 
@@ -81,6 +80,3 @@ def page(title: str, meta: str, sections: list[tuple[str, str]]) -> str:
     body = "".join(f"<h2>{html.escape(h)}</h2>{content}" for h, content in sections)
     return PAGE.format(title=html.escape(title), meta=meta, body=body, plotly_js=_plotly_js())
 
-
-def data_attr(obj: Any) -> str:
-    return html.escape(json.dumps(obj), quote=True)

@@ -28,8 +28,6 @@ def _expand(patterns: list[str]) -> list[Path]:
 
 def merge_runs(cfg: DictConfig) -> int:
     dirs = _expand([str(p) for p in cfg.compare.runs])
-    expanded = [c for d in dirs for c in ([d] if (d / "report.json").exists() else [x for x in d.iterdir()
-                                                                                if x.is_dir()])]
     # A sweep directory given whole: only its latest sweep's jobs, never stale ones from an earlier sweep.
     chosen = []
     for d in dirs:
@@ -38,7 +36,7 @@ def merge_runs(cfg: DictConfig) -> int:
         elif d.is_dir():
             chosen.extend(collect([x for x in d.iterdir() if x.is_dir()], sweep_id(d)))
     if not chosen:
-        raise NomadError(f"no run directories with a report.json among {[str(d) for d in expanded]}", 2)
+        raise NomadError(f"no run directories with a report.json in {[str(d) for d in dirs]}", 2)
     out = Path(cfg.compare.out) if cfg.compare.get("out") else chosen[0].parent
     write_summary(merge(chosen), out, quiet=bool(cfg.quiet))
     return 0

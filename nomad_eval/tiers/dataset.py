@@ -9,7 +9,6 @@ Spans may come from this harness or from a user's own application writing the sa
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from pathlib import Path
 from typing import Any

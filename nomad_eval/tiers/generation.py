@@ -100,7 +100,7 @@ def run(cfg: DictConfig) -> int:
         searcher = None
         if store is not None:
             ensure_ingested(rt, store, bool(cfg.quiet))
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.fingerprint, rt.doc_ids)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids)
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])

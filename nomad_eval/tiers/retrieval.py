@@ -111,7 +111,7 @@ def run(cfg: DictConfig) -> int:
             t = time.perf_counter()
             ensure_ingested(rt, store, bool(cfg.quiet))
             timings["ingest"] = time.perf_counter() - t
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.fingerprint, rt.doc_ids)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids)
             t = time.perf_counter()
             for g in goldens:
                 with timed() as clock:

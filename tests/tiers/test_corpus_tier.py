@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, MINI, run_cli
+from tests.conftest import FIXTURES, run_cli
 
 GOOD = {"id": "u1", "query": "How long does the vinegar stand?", "turns": [], "relevantDocIds": ["kettle-descaling"],
         "mustInclude": ["40 minutes"], "mustNotInclude": [], "expectRefusal": False, "tags": []}

@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
 from omegaconf import DictConfig
 
@@ -16,7 +15,7 @@ from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.entry import run_tier
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import LeakError, StoreSearcher
-from tests.conftest import FIXTURES, MINI, run_cli
+from tests.conftest import MINI, run_cli
 from tests.tiers.trec_check import trec_metrics
 
 
@@ -78,7 +77,7 @@ def test_leak_guard_names_the_foreign_source(make_cfg: Callable[..., DictConfig]
     payload = {"collection": "__nomad_eval__", "fingerprint": rt.fingerprint, "doc_id": "secret-notes",
                "chunk_id": "secret-notes#0", "path": "/home/user/secret-notes.md", "text": "x", "heading": ""}
     store._shard.update(qe.UpdateOperation.upsert_points([qe.Point(str(uuid.uuid4()), vec, payload)]))
-    searcher = StoreSearcher(rt.cached_embedder, store, None, rt.fingerprint, rt.doc_ids)
+    searcher = StoreSearcher(rt.cached_embedder, store, None, rt.doc_ids)
     with pytest.raises(LeakError, match="/home/user/secret-notes.md"):
         searcher.search(vec, 5)
     store.close()
