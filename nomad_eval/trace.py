@@ -7,6 +7,7 @@ The same JSONL written by a user's own application can be turned into a draft su
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -68,34 +69,63 @@ class Tracer:
             "status": {"code": "OK"}, "attributes": attrs,
         })
 
-    def write(self, path: Path, otlp_endpoint: str | None = None) -> None:
+    def write(self, path: Path, otlp_endpoint: str | None = None, otlp_timeout_s: float = 10.0) -> str | None:
+        """Write trace.jsonl; with an endpoint, also export. Returns a warning when the export failed."""
         write_jsonl(path, self.spans)
-        if otlp_endpoint:
-            export_otlp(self.spans, otlp_endpoint)
+        if otlp_endpoint and self.spans:
+            return export_otlp(self.spans, otlp_endpoint, otlp_timeout_s)
+        return None
 
 
-def export_otlp(spans: list[dict[str, Any]], endpoint: str) -> None:
-    """Send the same spans over OTLP/HTTP when the optional `otel` extra is installed."""
-    import json
+def export_otlp(spans: list[dict[str, Any]], endpoint: str, timeout_s: float = 10.0) -> str | None:
+    """Send the spans of trace.jsonl over OTLP/HTTP (protobuf) with the same trace and span ids.
 
+    Needs the optional `otel` extra. A collector that is down or refuses the spans costs a warning, not the run:
+    trace.jsonl already holds every span, and the measurement must not depend on a side channel.
+    """
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.trace import SpanKind
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from opentelemetry.sdk.trace.id_generator import IdGenerator
+        from opentelemetry.trace import SpanKind, Status, StatusCode
     except ImportError as exc:
         from nomad_eval.errors import NomadError
 
         raise NomadError("trace.otlp_endpoint is set but OpenTelemetry is not installed: "
                          "pip install 'nomad-eval[otel]'") from exc
-    provider = TracerProvider(resource=Resource.create({"service.name": "nomad-eval"}))
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    span_ids = iter([int(s["span_id"], 16) for s in spans])
+    trace_id = int(spans[0]["trace_id"], 16)
+
+    class _SameIds(IdGenerator):
+        # The exported spans must be the ones in trace.jsonl, so a collector's view can be joined to the run.
+        def generate_trace_id(self) -> int:
+            return trace_id
+
+        def generate_span_id(self) -> int:
+            return next(span_ids)
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "nomad-eval"}), id_generator=_SameIds())
+    provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer("nomad_eval")
     for s in spans:
+        # OTLP attribute values are scalars or flat lists of scalars: the document list travels as JSON text.
         attrs = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in s["attributes"].items()}
         span = tracer.start_span(s["name"], kind=SpanKind.INTERNAL, attributes=attrs,
                                  start_time=s["start_time_unix_nano"])
+        span.set_status(Status(StatusCode.OK if s["status"]["code"] == "OK" else StatusCode.ERROR))
         span.end(end_time=s["end_time_unix_nano"])
     provider.shutdown()
+    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout_s)
+    try:
+        result = exporter.export(memory.get_finished_spans())
+    finally:
+        exporter.shutdown()
+    if result != SpanExportResult.SUCCESS:
+        return (f"OTLP export to {endpoint} failed: the collector did not accept {len(spans)} span(s) within "
+                f"{timeout_s:g} s; trace.jsonl holds them all")
+    return None

@@ -164,7 +164,10 @@ def run(cfg: DictConfig) -> int:
                         "judged; simplify the pattern" for gid in timed_out]
     write_jsonl(out / "cases.jsonl", cases)
     if tracer.spans:
-        tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))
+        warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
+                               float(cfg.trace.get("otlp_timeout_s", 10)))
+        if warning:
+            report.warnings.append(warning)
     write_atomic(out / "report.md", generation_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_exports(out, cases)

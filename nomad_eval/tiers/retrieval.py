@@ -174,7 +174,10 @@ def run(cfg: DictConfig) -> int:
     write_jsonl(out / "cases.jsonl", cases)
     write_atomic(out / "scores.json", json.dumps(scores))
     write_exports(out, cases)
-    tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"))
+    warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
+                           float(cfg.trace.get("otlp_timeout_s", 10)))
+    if warning:
+        report.warnings.append(warning)
     timings["write"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     report.timings = timings
