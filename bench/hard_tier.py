@@ -52,7 +52,7 @@ def deep_displacement(data_dir: Path, overrides: list[str], cases_path: Path) ->
     vectors = rt.cached_embedder.embed_queries([c["expanded_query"] for c in answerable])
     above, margins, outscored = [], [], []
     with rt.store() as store:
-        for c, v in zip(answerable, vectors):
+        for c, v in zip(answerable, vectors, strict=True):
             hits = store.search(v, DEEP, None, None)
             rel = [h.score for h in hits if h.payload.get("doc_id") in c["relevant_doc_ids"]]
             dis = [h.score for h in hits if h.payload.get("doc_id") in distractor_ids]

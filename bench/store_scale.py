@@ -60,7 +60,8 @@ def measure(n: int, dim: int = 384, queries: int = 200, batch: int = 20_000, hns
             lat.append((time.perf_counter() - t) * 1000)
             assert len(hits) == 10
         lat.sort()
-        out = {"points": n, "search": "hnsw" if hnsw else "exact", "optimize_s": optimize_s, "ingest_s": round(ingest_s, 1), "ingest_points_per_s": round(n / ingest_s),
+        out = {"points": n, "search": "hnsw" if hnsw else "exact", "optimize_s": optimize_s,
+               "ingest_s": round(ingest_s, 1), "ingest_points_per_s": round(n / ingest_s),
                "query_p50_ms": round(statistics.median(lat), 2), "query_p95_ms": round(lat[int(0.95 * len(lat))], 2),
                "rss_mb": round(rss_mb(), 0), "rss_growth_mb": round(rss_mb() - rss0, 0)}
         store.close()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
 
 def _console(stderr: bool) -> Console:
     # Off a terminal (CI logs, pipes) keep lines whole: grep must find a message in one piece.

@@ -36,7 +36,7 @@ def truncated_chunks(rt: Runtime) -> list[tuple[Chunk, int]]:
     distractor_ids = {d.doc_id for d in rt.distractors}
     own = [c for c in rt.chunks if c.doc_id not in distractor_ids]
     counts = emb.token_counts([emb.document_prefix + c.text for c in own])
-    return [(c, n) for c, n in zip(own, counts) if n > emb.max_input_tokens]
+    return [(c, n) for c, n in zip(own, counts, strict=True) if n > emb.max_input_tokens]
 
 
 def store_state(rt: Runtime, store: Store) -> StoreState:
@@ -72,7 +72,7 @@ def ingest(rt: Runtime, store: Store, quiet: bool = False) -> int:
                 "text": c.text,
             },
         )
-        for c, v in zip(chunks, vecs)
+        for c, v in zip(chunks, vecs, strict=True)
     ]
     store.delete_tagged()
     store.upsert(points)

@@ -92,7 +92,7 @@ class Runtime:
 
     @cached_property
     def fingerprint(self) -> str:
-        extra = {"distractors": self.distractor_name,
+        extra: dict[str, object] | None = {"distractors": self.distractor_name,
                  "distractor_chunking": str(self.cfg.store.get("distractor_chunking", "pipeline"))} \
             if self.distractor_name else None
         return corpus_fingerprint(self.documents, self.chunker, self.embedder.identity(), extra)

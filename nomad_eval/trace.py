@@ -124,7 +124,7 @@ def export_otlp(spans: list[dict[str, Any]], endpoint: str, timeout_s: float = 1
     try:
         result = exporter.export(memory.get_finished_spans())
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]
     if result != SpanExportResult.SUCCESS:
         return (f"OTLP export to {endpoint} failed: the collector did not accept {len(spans)} span(s) within "
                 f"{timeout_s:g} s; trace.jsonl holds them all")

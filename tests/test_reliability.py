@@ -184,9 +184,10 @@ def test_server_that_accepts_and_never_answers_times_out(make_cfg: Callable[...,
 
 
 def test_transient_errors_are_retried_then_reported(make_cfg: Callable[..., DictConfig]) -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
     from nomad_eval.backends.chat import ChatOptions
     from nomad_eval.backends.openai_chat import OpenAIChat
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     calls = {"n": 0}
 
@@ -363,8 +364,8 @@ def test_atomic_write_never_leaves_half_a_file(tmp_path: Path) -> None:
 # 5. Nothing of the user's is touched ----------------------------------------------------------------------------
 
 def test_ten_thousand_foreign_points_untouched(tmp_path: Path, make_cfg: Callable[..., DictConfig]) -> None:
-    from tests.backends.test_store_isolation import seed_foreign
     from nomad_eval.index import ingest
+    from tests.backends.test_store_isolation import seed_foreign
 
     store = EdgeStore(str(tmp_path / "edge"), dim=384)
     seed_foreign(store, 10_000)

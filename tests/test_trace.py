@@ -25,7 +25,7 @@ def test_retrieval_spans_reach_a_collector_with_their_ids(tmp_path: Path, data_d
     assert r.returncode == 0, r.stderr
     spans = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
     assert len(received) == len(spans) == 8
-    for sent, got in zip(spans, received):
+    for sent, got in zip(spans, received, strict=True):
         assert got.trace_id.hex() == sent["trace_id"] and got.span_id.hex() == sent["span_id"]
         assert got.name == "retrieval"
         assert (got.start_time_unix_nano, got.end_time_unix_nano) == (sent["start_time_unix_nano"],

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -61,14 +62,14 @@ class CachedEmbedder:
         found = {k: self._memo[k] for k in keys if k in self._memo}
         if len(found) < len(set(keys)):
             found.update(self.cache.get_many([k for k in keys if k not in found]))
-        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
         if on_progress:
             on_progress(len(texts) - len(missing))
         for i in range(0, len(missing), self.batch):
             part = missing[i : i + self.batch]
             vecs = self.embedder.embed(part)
             self.model_calls += 1
-            new = {_key(ident, t): v for t, v in zip(part, vecs)}
+            new = {_key(ident, t): v for t, v in zip(part, vecs, strict=True)}
             self.cache.put_many(new)
             found.update(new)
             if on_progress:

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from nomad_eval.backends.base import Hit, StoredPoint
 from rich.markup import escape
 
+from nomad_eval.backends.base import Hit, StoredPoint
 from nomad_eval.console import err_console
 from nomad_eval.errors import NomadError
 

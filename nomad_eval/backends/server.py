@@ -48,7 +48,7 @@ class ServerStore:
                     collection, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE)
                 )
             else:
-                size = self._client.get_collection(collection).config.params.vectors.size  # type: ignore[union-attr]
+                size = self._client.get_collection(collection).config.params.vectors.size
                 if size != dim:
                     raise NomadError(
                         f"collection {collection!r} at {url} holds {size}-d vectors but the embedder makes {dim}-d; "
@@ -76,14 +76,16 @@ class ServerStore:
             if p.payload.get(self.tag_key) != self.tag:
                 raise ValueError(f"refusing to write an untagged point {p.point_id}")
         structs = [
-            self._m.PointStruct(id=str(uuid.UUID(p.point_id)), vector=p.vector.astype(float).tolist(), payload=p.payload)
+            self._m.PointStruct(id=str(uuid.UUID(p.point_id)), vector=p.vector.astype(float).tolist(),
+                                payload=p.payload)
             for p in points
         ]
         for i in range(0, len(structs), 256):
             self._client.upsert(self.collection, structs[i : i + 256], wait=True)
 
     def delete_tagged(self) -> None:
-        self._client.delete(self.collection, points_selector=self._m.FilterSelector(filter=self._filter(None)), wait=True)
+        selector = self._m.FilterSelector(filter=self._filter(None))
+        self._client.delete(self.collection, points_selector=selector, wait=True)
 
     def count(self, fingerprint: str | None = None, tagged: bool = True) -> int:
         flt = self._filter(fingerprint) if tagged else None

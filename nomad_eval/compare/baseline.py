@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from nomad_eval.errors import Defect, InvalidInput, NomadError
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic
 from nomad_eval.report.schema import Report
+
 
 class Baseline(BaseModel):
     schema_version: int = 1
@@ -58,7 +59,7 @@ def promote(run: Path, root: Path, variant: str | None = None) -> Path:
         raise NomadError(f"{run}: a failed run cannot become a baseline ({report.error})", 2)
     target = baseline_path(root, report.identity.fingerprint, report.tier, variant or default_variant(report))
     base = Baseline(
-        promoted_from=str(run), promoted_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        promoted_from=str(run), promoted_at=datetime.now(UTC).isoformat(timespec="seconds"),
         report=report, cases=[_case_summary(c) for c in cases or []],
     )
     write_atomic(target, base.model_dump_json(indent=1))

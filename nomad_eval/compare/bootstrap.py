@@ -18,7 +18,7 @@ def paired_bootstrap_ci(
     n = len(baseline)
     if n < 2:
         return None
-    deltas = [c - b for b, c in zip(baseline, current)]
+    deltas = [c - b for b, c in zip(baseline, current, strict=True)]
     rng = random.Random(seed)
     means = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
     lo = means[int((1 - level) / 2 * (resamples - 1))]

@@ -12,7 +12,8 @@ from nomad_eval.errors import Defect, InvalidInput
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, object]]]:
     if not path.is_file():
-        raise InvalidInput([Defect(str(path), None, "missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/")])
+        raise InvalidInput([Defect(str(path), None,
+                                   "missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/")])
     out, defects = [], []
     with path.open(encoding="utf-8", errors="strict") as fh:
         for n, line in enumerate(fh, 1):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from nomad_eval.data.beir import load_beir_corpus
 from nomad_eval.data.corpus import Document, load_markdown_dir
 from nomad_eval.errors import Defect, InvalidInput
-
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -30,7 +30,7 @@ def revisions(corpus: list[Document], copies: int = 3) -> list[Document]:
     out = []
     for d in corpus:
         for k in range(1, copies + 1):
-            text = _NUMBER.sub(lambda m: _shift(m, k), d.text)
+            text = _NUMBER.sub(partial(_shift, k=k), d.text)
             out.append(Document(f"revisions:{d.doc_id}-r{k}", f"{d.path}#r{k}",
                                 f"Superseded draft {k} of: {d.title}\n\n{text}", d.title, distractor=True))
     return out

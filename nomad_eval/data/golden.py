@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from nomad_eval.errors import Defect, InvalidInput
 
@@ -45,8 +46,8 @@ class Golden(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
-def _describe(err: dict[str, object]) -> str:
-    loc = ".".join(str(p) for p in err["loc"])  # type: ignore[union-attr]
+def _describe(err: ErrorDetails) -> str:
+    loc = ".".join(str(p) for p in err["loc"])
     kind = err["type"]
     if kind == "missing":
         return f"missing key '{loc}'"
@@ -73,8 +74,8 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None) -> list[Golden]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidInput([Defect(name, line, "not UTF-8 text")]) from None
+        bad_line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidInput([Defect(name, bad_line, "not UTF-8 text")]) from None
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -91,7 +92,7 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None) -> list[Golden]:
             golden = Golden.model_validate(obj)
         except ValidationError as exc:
             for err in exc.errors():
-                defects.append(Defect(name, lineno, _describe(dict(err)), gid))
+                defects.append(Defect(name, lineno, _describe(err), gid))
             continue
         defects.extend(_check_golden(golden, name, lineno, doc_ids, first_line))
         goldens.append(golden)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 def agreement(human: Sequence[int], judge: Sequence[int]) -> float | None:
     if not human:
         return None
-    return sum(h == j for h, j in zip(human, judge)) / len(human)
+    return sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
 
 
 def cohen_kappa(human: Sequence[int], judge: Sequence[int]) -> float | None:
@@ -45,12 +46,12 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
         return None
     ra, rb = _ranks(a), _ranks(b)
     ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
     va = sum((x - ma) ** 2 for x in ra)
     vb = sum((y - mb) ** 2 for y in rb)
     if va == 0 or vb == 0:
         return None
-    return cov / (va * vb) ** 0.5
+    return cov / math.sqrt(va * vb)
 
 
 def flip_rate(repeated: Sequence[Sequence[int | None]]) -> float | None:

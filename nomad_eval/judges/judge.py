@@ -27,7 +27,8 @@ def judge_messages(rubric: Rubric, question: str, passages: list[str], answer: s
     return [
         {"role": "system", "content": rubric.instructions.strip()},
         {"role": "user", "content": f"Question:\n{question}\n\nPassages:\n{body}\n\nAnswer:\n{answer}\n\n"
-                                    f'Reply with JSON only: {{"verdict": <one of {allowed}>, "reason": "<one sentence>"}}'},
+                                    'Reply with JSON only: {"verdict": <one of ' + allowed
+                                    + '>, "reason": "<one sentence>"}'},
     ]
 
 
@@ -50,7 +51,7 @@ def judge(chat: CachedChat, rubric: Rubric, question: str, passages: list[str], 
     msgs = judge_messages(rubric, question, passages, answer)
     for attempt in range(retries + 1):
         # A retry changes the seed: at temperature 0 the same request would give the same bad output.
-        opts = ChatOptions(0.0, seed + 1000 * attempt, max_tokens, rubric.schema())
+        opts = ChatOptions(0.0, seed + 1000 * attempt, max_tokens, rubric.verdict_schema())
         text = chat.chat(msgs, opts, repeat).text
         verdict, reason = parse_verdict(text, rubric.scale)
         if verdict is not None:

@@ -19,7 +19,7 @@ class Rubric(BaseModel):
     def key(self) -> str:
         return f"{self.name}-v{self.version}"
 
-    def schema(self) -> dict[str, object]:
+    def verdict_schema(self) -> dict[str, object]:
         return {"type": "object", "properties": {"verdict": {"type": "integer", "enum": self.scale},
                                                  "reason": {"type": "string"}},
                 "required": ["verdict", "reason"]}

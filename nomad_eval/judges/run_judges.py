@@ -9,9 +9,9 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from nomad_eval._resolvers import slug
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval._resolvers import slug
 from nomad_eval.console import progress_bar
 from nomad_eval.errors import NomadError
 from nomad_eval.judges.judge import Judgement, judge
@@ -56,7 +56,7 @@ def judge_cases(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[lis
 def _judge_rubric(cfg: DictConfig, rubric: Rubric, cases: list[dict[str, Any]], passages: list[list[str]],
                   chat: CachedChat, section: dict[str, dict[str, Any]], tick: Any) -> None:
     cal = calibration_status(cfg, rubric)
-    for case, texts in zip(cases, passages):
+    for case, texts in zip(cases, passages, strict=True):
         tick()
         j = by_rule(rubric, case) or judge(chat, rubric, case["query"], texts, case["answer"], int(cfg.seed),
                                             int(cfg.judging.retries), int(cfg.judging.max_tokens),

@@ -1,8 +1,7 @@
 """Pure metric functions and the registry that says how to read them."""
 
 from nomad_eval.metrics import hit, mrr, ndcg, precision, recall, refusal_retrieval
-from nomad_eval.metrics.answer import (budget_metrics, correctness, groundedness, leakage, pass_rate, refusal,
-                                       think_leak)
+from nomad_eval.metrics.answer import budget_metrics, correctness, groundedness, leakage, pass_rate, refusal, think_leak
 from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 
 __all__ = ["REGISTRY", "MetricSpec", "spec_for", "budget_metrics", "correctness", "groundedness", "hit", "leakage",

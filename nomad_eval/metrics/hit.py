@@ -12,4 +12,4 @@ SPEC = register(MetricSpec(
 def hit_at_k(ranked_docs: Sequence[str], relevant: Set[str], k: int) -> float | None:
     if not relevant:
         return None
-    return 1.0 if relevant.intersection(ranked_docs[:k]) else 0.0
+    return 1.0 if any(d in relevant for d in ranked_docs[:k]) else 0.0

@@ -12,4 +12,4 @@ SPEC = register(MetricSpec(
 def recall_at_k(ranked_docs: Sequence[str], relevant: Set[str], k: int) -> float | None:
     if not relevant:
         return None
-    return len(relevant.intersection(ranked_docs[:k])) / len(relevant)
+    return len(relevant & set(ranked_docs[:k])) / len(relevant)

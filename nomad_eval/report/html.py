@@ -43,12 +43,12 @@ if (box) {{
 def _plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
-    return get_plotlyjs()
+    return str(get_plotlyjs())
 
 
 def figure_div(fig: Any, div_id: str) -> str:
     fig.update_layout(margin={"l": 40, "r": 20, "t": 40, "b": 40}, height=360, template="plotly_white")
-    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False})
+    return str(fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False}))
 
 
 def headline(metrics: dict[str, float | None], base: dict[str, float | None] | None, names: list[str]) -> str:

@@ -84,7 +84,7 @@ def matrix_heatmap(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> go.F
         lower = (spec is not None and spec.direction == "lower") or col == "gap"
         return None if v is None else (1 - v if lower else v)
 
-    z = [[good(c, v) for c, v in zip(columns, row)] for row in values]
+    z = [[good(c, v) for c, v in zip(columns, row, strict=True)] for row in values]
     fig = go.Figure(go.Heatmap(z=z, x=list(columns), y=[r["model"] for r in rows], colorscale="RdYlGn", zmin=0,
                                zmax=1, text=[[("—" if v is None else f"{v:.2f}") for v in row] for row in values],
                                texttemplate="%{text}", showscale=False))

@@ -41,7 +41,7 @@ def _meta(report: Report) -> str:
 
 def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str, Any],
                    base: dict[str, float | None] | None) -> str:
-    names = [n for n in ("recall@5", "hit@1", "hit@5", "mrr@5", "ndcg@5", "chunk_precision@5",
+    names: list[str] = [n for n in ("recall@5", "hit@1", "hit@5", "mrr@5", "ndcg@5", "chunk_precision@5",
                          "nonEmptyRateOnRefusal") if n in report.metrics]
     ident = report.identity
     sections = [("Headline", headline(report.metrics, base, names)),

@@ -36,9 +36,9 @@ def retrieval_markdown(r: Report) -> str:
                   *_table(["score", "calibrates", "chunks", "n", "min", "p10", "median", "p90", "max", "mean"], rows),
                   ""]
     if r.ablation:
-        cols = list(next(iter(r.ablation.values())))
-        rows = [[name, *(fmt(m.get(c)) for c in cols)] for name, m in r.ablation.items()]
-        lines += ["## Ablation", "", *_table(["variant", *cols], rows), ""]
+        ab_cols = list(next(iter(r.ablation.values())))
+        rows = [[name, *(fmt(m.get(c)) for c in ab_cols)] for name, m in r.ablation.items()]
+        lines += ["## Ablation", "", *_table(["variant", *ab_cols], rows), ""]
     if r.timings:
         lines += ["## Timings (s)", "", *_table(["step", "seconds"], [[k, f"{v:.3f}"] for k, v in r.timings.items()])]
     return "\n".join(lines) + "\n"
@@ -46,7 +46,8 @@ def retrieval_markdown(r: Report) -> str:
 
 def generation_markdown(r: Report) -> str:
     ident = r.identity
-    lines = [f"# nomad-eval generation report — model {ident.model if ident else '?'}, mode {ident.mode if ident else '?'}",
+    model, mode = (ident.model, ident.mode) if ident else ("?", "?")
+    lines = [f"# nomad-eval generation report — model {model}, mode {mode}",
              ""]
     modes = sorted({k.split(".", 1)[0] for k in r.metrics})
     fams = sorted({k.split(".", 1)[1] for k in r.metrics})

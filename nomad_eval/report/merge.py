@@ -45,7 +45,7 @@ def collect(run_dirs: list[Path], only_sweep: str | None = None) -> list[Path]:
     return out
 
 
-def merge(run_dirs: list[Path]) -> "pl.DataFrame":
+def merge(run_dirs: list[Path]) -> pl.DataFrame:
     import polars as pl
 
     rows = [_row(d) for d in run_dirs]
@@ -53,7 +53,7 @@ def merge(run_dirs: list[Path]) -> "pl.DataFrame":
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
-def _md(df: "pl.DataFrame") -> str:
+def _md(df: pl.DataFrame) -> str:
     cols = df.columns
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in df.iter_rows():
@@ -62,7 +62,7 @@ def _md(df: "pl.DataFrame") -> str:
     return "# Sweep summary\n\n" + "\n".join(lines) + "\n"
 
 
-def write_summary(df: "pl.DataFrame", out_dir: Path, quiet: bool = False) -> None:
+def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / ".summary.parquet.tmp"
     df.write_parquet(tmp)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import platform
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 
 from nomad_eval._resolvers import REPO
@@ -36,5 +36,5 @@ def provenance() -> Provenance:
         git_dirty=None if status is None else bool(status),
         versions=versions,
         python=platform.python_version(),
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
     )

@@ -83,26 +83,28 @@ def run(cfg: DictConfig) -> int:
     judged = [r for r in rows if r["verdict"] is not None]
     human, machine = [r["label"] for r in judged], [r["verdict"] for r in judged]
     graded = len(rubric.scale) > 2
+    agree, kappa = agreement(human, machine), cohen_kappa(human, machine)
+    rho = spearman(human, machine) if graded else None
+    flips = flip_rate([r["verdicts"] for r in rows]) if repeats > 1 else None
+    min_agreement = float(cfg.judging.min_agreement)
+    calibrated = agree is not None and agree >= min_agreement and len(judged) >= 25
+    judge_model = str(cfg.judge.model.name)
     result = {
-        "rubric": rubric.key, "labels_file": str(cfg.calibrate.labels), "judge_model": str(cfg.judge.model.name),
+        "rubric": rubric.key, "labels_file": str(cfg.calibrate.labels), "judge_model": judge_model,
         "n": len(judged), "total": len(rows), "unparseable": len(rows) - len(judged),
-        "agreement": agreement(human, machine), "kappa": cohen_kappa(human, machine),
-        "spearman": spearman(human, machine) if graded else None,
-        "flip_rate": flip_rate([r["verdicts"] for r in rows]) if repeats > 1 else None, "repeats": repeats,
-        "min_agreement": float(cfg.judging.min_agreement),
+        "agreement": agree, "kappa": kappa, "spearman": rho, "flip_rate": flips, "repeats": repeats,
+        "min_agreement": min_agreement, "calibrated": calibrated,
     }
-    result["calibrated"] = bool(result["agreement"] is not None and result["agreement"] >= result["min_agreement"]
-                                and result["n"] >= 25)
     out = run_dir(cfg)
     write_jsonl(out / "calibration_cases.jsonl", rows)
     write_atomic(out / "calibration.json", json.dumps(result, indent=1))
     write_atomic(calibration_path(cfg, rubric), json.dumps(result, indent=1))
     if not cfg.quiet:
-        t = Table(title=f"calibration of {rubric.key} (judge {result['judge_model']})")
+        t = Table(title=f"calibration of {rubric.key} (judge {judge_model})")
         for c in ("n", "unparseable", "agreement", "kappa", "spearman", "flip_rate", "calibrated"):
             t.add_column(c)
-        t.add_row(str(result["n"]), str(result["unparseable"]), fmt(result["agreement"]), fmt(result["kappa"]),
-                  fmt(result["spearman"]), fmt(result["flip_rate"]), "yes" if result["calibrated"] else "no")
+        t.add_row(str(len(judged)), str(len(rows) - len(judged)), fmt(agree), fmt(kappa), fmt(rho), fmt(flips),
+                  "yes" if calibrated else "no")
         console.print(t)
         console.print(f"stored as {calibration_path(cfg, rubric)}")
     return 0

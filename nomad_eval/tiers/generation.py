@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 from hydra.utils import instantiate
@@ -18,6 +18,7 @@ from nomad_eval.console import progress_bar
 from nomad_eval.data.golden import Golden
 from nomad_eval.errors import NomadError
 from nomad_eval.index import ensure_ingested
+from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import format_passage, strip_reasoning
@@ -32,14 +33,13 @@ from nomad_eval.report.schema import Report
 from nomad_eval.rundir import overrides, run_dir, sweep_id
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
-from nomad_eval.trace import Tracer
 from nomad_eval.tiers.finish import finish
-from nomad_eval.tiers.position import position_analysis
-from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.tiers.generation_cases import MODES, decomposition, mark_unstable, mode_metrics, score_case
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts, rewrite_query
+from nomad_eval.tiers.position import position_analysis
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import retrieved_rows
+from nomad_eval.trace import Tracer
 
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:

@@ -59,7 +59,7 @@ def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipelin
     """`queries` are the (possibly rewritten) retrieval queries, computed before the store was taken."""
     titles = {d.doc_id: d.title for d in rt.documents}
     out = []
-    for g, (query, rewritten) in zip(goldens, queries):
+    for g, (query, rewritten) in zip(goldens, queries, strict=True):
         ctx = GoldenContext(query, rewritten)
         if "oracle" in modes:
             ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query)

@@ -84,7 +84,7 @@ def run(cfg: DictConfig) -> int:
             raise NomadError(f"no matrix baseline at {path}; run tier=matrix model=... -m and promote it", 2)
         rows = json.loads(path.read_text())["rows"]
         model = str(lk.get("model") or cfg.model.name)
-        console.print(lookup(rows, model, float(lk.score), str(lk.get("column", "e2e")),
+        console.print(lookup(rows, model, float(lk["score"]), str(lk.get("column", "e2e")),
                              float(lk.get("margin", 0.1))))
         return 0
     from nomad_eval.tiers.generation import run as generation_run

@@ -14,6 +14,7 @@ from nomad_eval.data.golden import Golden
 from nomad_eval.errors import NomadError
 from nomad_eval.index import ensure_ingested
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
+from nomad_eval.metrics.recall import recall_at_k
 from nomad_eval.metrics.separation import SeparationRow, separation_row
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
@@ -26,10 +27,9 @@ from nomad_eval.report.schema import Identity, Report
 from nomad_eval.rundir import overrides, run_dir, sweep_id
 from nomad_eval.runtime import Runtime
 from nomad_eval.search import StoreSearcher
-from nomad_eval.trace import Tracer, timed
-from nomad_eval.metrics.recall import recall_at_k
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, ranked_documents, retrieved_rows
+from nomad_eval.trace import Tracer, timed
 
 ABLATION_METRICS = ("hit@1", "mrr@5", "recall@5", "ndcg@5", "chunk_precision@5")
 
@@ -56,7 +56,7 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden]) -> dict[str,
     """Every candidate's raw and final score, split by relevance: the data behind the separation plots."""
     out: dict[str, dict[str, list[float]]] = {"raw": {"relevant": [], "irrelevant": []},
                                               "final": {"relevant": [], "irrelevant": []}}
-    for r, g in zip(retrievals, goldens):
+    for r, g in zip(retrievals, goldens, strict=True):
         if g.expect_refusal:
             continue
         for c in r.candidates:
@@ -82,6 +82,8 @@ def _custom_retrieve(fn: Any, query: str, doc_ids: set[str]) -> Retrieval:
         doc, score = get("doc_id"), get("score")
         if doc not in doc_ids:
             raise NomadError(f"leak guard: custom pipeline returned doc_id {doc!r}, not a document of the corpus")
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise NomadError(f"custom pipeline: item {i} for query {query!r} has score {score!r}; a number is needed")
         chunks.append(RetrievedChunk(i, str(get("chunk_id") or f"{doc}#?"), str(doc), None, float(score)))
     return Retrieval(query, query, chunks, chunks)
 
@@ -135,7 +137,7 @@ def run(cfg: DictConfig) -> int:
     top_k = int(cfg.pipeline.get("top_k") or max(ks))
     scores = score_lists(retrievals, goldens)
     names = metric_names(ks)
-    per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals)]
+    per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals, strict=True)]
     report = Report(
         tier="retrieval",
         identity=identity(rt),
@@ -168,7 +170,7 @@ def run(cfg: DictConfig) -> int:
                                                                 set(g.relevant_doc_ids), top_k) == 1.0,
             "why": retrieval_miss(g, r.chunks, top_k),
         }
-        for g, r, m in zip(goldens, retrievals, per_case)
+        for g, r, m in zip(goldens, retrievals, per_case, strict=True)
     ]
     t = time.perf_counter()
     write_jsonl(out / "cases.jsonl", cases)

@@ -67,7 +67,8 @@ def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) ->
     assert r.returncode == 0, r.stderr
     df = pl.read_parquet(sweep / "summary.parquet")
     assert df.height == 2 and sorted(df["threshold"].to_list()) == ["0.3", "0.5"]
-    assert "recall@5" in df.columns and "| threshold" in (sweep / "summary.md").read_text().replace("| job | status | error ", "")
+    summary_md = (sweep / "summary.md").read_text().replace("| job | status | error ", "")
+    assert "recall@5" in df.columns and "| threshold" in summary_md
 
     # Same sweep dir again, one job failing: the summary holds this sweep's two jobs only, one failed.
     r = run_cli("tier=retrieval", "suite=mini,nosuch", *MINI[:2], f"paths.data_dir={data_dir}", "quiet=true",

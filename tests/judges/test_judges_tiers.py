@@ -59,7 +59,7 @@ def test_calibrate_reports_independently_computable_agreement(tmp_path: Path, da
     human = [c["label"] for c in cases]
     judge = [c["verdict"] for c in cases]
     assert result["n"] == 30 and result["unparseable"] == 0  # the garbage first answers were retried
-    assert result["agreement"] == sum(h == j for h, j in zip(human, judge)) / 30
+    assert result["agreement"] == sum(h == j for h, j in zip(human, judge, strict=True)) / 30
     assert abs(result["kappa"] - cohen_kappa_score(human, judge)) < 1e-9
     assert result["flip_rate"] == 0.0
     assert json.loads((cal_dir / "faithfulness-v1--judge.json").read_text())["agreement"] == result["agreement"]

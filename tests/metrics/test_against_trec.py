@@ -52,7 +52,7 @@ def test_chunk_precision_matches_trec_precision(chunk_docs: list[str], rel: set[
     """Chunk level: each chunk is judged by its document; trec_eval's P_k divides by k, ours by min(k, n)."""
     chunk_ids = [f"{d}#{i}" for i, d in enumerate(chunk_docs)]
     run = {"q": {cid: float(len(chunk_ids) - i) for i, cid in enumerate(chunk_ids)}}
-    qrels = {"q": {cid: int(d in rel) for cid, d in zip(chunk_ids, chunk_docs)} | {"__none__": 0}}
+    qrels = {"q": {cid: int(d in rel) for cid, d in zip(chunk_ids, chunk_docs, strict=True)} | {"__none__": 0}}
     res = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{k}" for k in KS}).evaluate(run)["q"]
     for k in KS:
         ours = chunk_precision_at_k(chunk_docs, rel, k)

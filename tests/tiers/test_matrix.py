@@ -26,7 +26,8 @@ def test_matrix_sweep_promote_and_lookup(tmp_path: Path, data_dir: Path) -> None
                   *common)
     assert low.returncode == 0, low.stderr
     assert "well below its row" in low.stdout
-    at = run_cli("tier=matrix", f"matrix.lookup.score={rows[1]['e2e']}", "model=smollm2", f"paths.baselines_dir={baselines}",
+    at = run_cli("tier=matrix", f"matrix.lookup.score={rows[1]['e2e']}", "model=smollm2",
+                 f"paths.baselines_dir={baselines}",
                  *common)
     assert "sits at its row" in at.stdout
 

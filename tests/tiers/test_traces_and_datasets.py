@@ -17,7 +17,7 @@ def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None
     spans = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
     cases = [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
     assert len(spans) == len(cases) == 8
-    for span, case in zip(spans, cases):
+    for span, case in zip(spans, cases, strict=True):
         attrs = span["attributes"]
         assert span["name"] == "retrieval" and attrs["gen_ai.operation.name"] == "retrieval"
         assert attrs["nomad_eval.golden.id"] == case["id"]
@@ -29,7 +29,8 @@ def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None
     assert r.returncode == 0, r.stderr
     rows = [json.loads(x) for x in drafts.read_text().splitlines()]
     cands = [json.loads(x) for x in (tmp_path / "drafts.jsonl.candidates").read_text().splitlines()]
-    assert len(rows) == 8 and all(c["candidates"] for c in cands) and [c["id"] for c in cands] == [r["id"] for r in rows]
+    assert len(rows) == 8 and all(c["candidates"] for c in cands)
+    assert [c["id"] for c in cands] == [r["id"] for r in rows]
     assert all(r["relevantDocIds"] == [] and "candidates" not in r for r in rows)  # suite format, to be annotated
 
     suite_dir = tmp_path / "goldens"
@@ -53,7 +54,8 @@ def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> 
     assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
                    "quiet=true").returncode == 0
     drafts = tmp_path / "goldens" / "drafts.jsonl"
-    assert run_cli("tier=dataset", f"dataset.from_traces={run / 'trace.jsonl'}", f"dataset.out={drafts}").returncode == 0
+    made = run_cli("tier=dataset", f"dataset.from_traces={run / 'trace.jsonl'}", f"dataset.out={drafts}")
+    assert made.returncode == 0, made.stderr
     check = ("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
              f"data.goldens_dir={drafts.parent}", "suite=drafts", f"hydra.run.dir={tmp_path / 'c'}")
     before = run_cli(*check)

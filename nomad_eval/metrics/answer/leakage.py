@@ -12,7 +12,8 @@ _LEAK = re.compile(
     r"according to the (?:provided |given )?(?:context|passages?|documents?|sources?|material|reference)"
     r"|\b(?:context|passage|document|source) \d+\b"
     r"|\bthe knowledge base\b"
-    r"|\b(?:based on|from|in) the (?:provided|given|above|supplied) (?:context|information|passages?|documents?|text|material)"
+    r"|\b(?:based on|from|in) the (?:provided|given|above|supplied) "
+    r"(?:context|information|passages?|documents?|text|material)"
     r"|\bthe (?:context|passages?|reference material) (?:says|states|mentions|provided|indicates|does not)",
     re.IGNORECASE,
 )

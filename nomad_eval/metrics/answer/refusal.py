@@ -13,7 +13,8 @@ SPEC = register(MetricSpec(
 # Each pattern is a statement about the speaker's knowledge or ability, so instructions that merely
 # contain a negation ("do not cover the burn", "don't have the victim stand") do not count as refusals.
 _REFUSALS = [
-    r"\bI (?:do not|don't|did not|didn't) have (?:any |enough |the |that |this )?(?:information|details|data|knowledge)",
+    r"\bI (?:do not|don't|did not|didn't) have (?:any |enough |the |that |this )?"
+    r"(?:information|details|data|knowledge)",
     r"\bI (?:do not|don't) know\b",
     r"\bI(?:'m| am) (?:not able|unable) to (?:answer|find|help|provide)",
     r"\bI (?:cannot|can't|can not) (?:answer|find|help with|provide|say)",
