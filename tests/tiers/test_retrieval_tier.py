@@ -95,6 +95,21 @@ def test_leak_guard_exits_1_for_a_custom_pipeline(make_cfg: Callable[..., DictCo
     assert exc.value.code == 1
 
 
+def scoreless_retriever(query: str) -> list[dict[str, object]]:
+    return [{"doc_id": "kettle-descaling", "chunk_id": "k#0", "score": "high"}]
+
+
+def test_a_custom_pipeline_without_numeric_scores_is_named(make_cfg: Callable[..., DictConfig],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = make_cfg(*MINI, "pipeline=custom_example",
+                   "pipeline._target_=tests.tiers.test_retrieval_tier.scoreless_retriever")
+    with pytest.raises(SystemExit) as exc:
+        run_tier(cfg)
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert "item 1" in err and "score 'high'" in err
+
+
 def my_retriever(query: str) -> list[dict[str, object]]:
     """A user's own pipeline: always answers the kettle document first."""
     return [{"doc_id": "kettle-descaling", "chunk_id": "k#0", "score": 0.9},
