@@ -7,6 +7,10 @@ For every set it runs the retrieval tier as a user would (the CLI, the default p
 under the metrics: a deep raw-cosine search (top 100, no threshold) per answerable question counts the
 distractor passages that score above the best chunk of a relevant document. A distractor can only lower
 recall@5 by outscoring relevant chunks, so that count and the score margin explain the metric either way.
+
+It also asks what a hard tier is for: does it catch a modest regression that the plain store lets through?
+The regression is the pipeline reduced to raw cosine order (no boosts, no same-document penalty), taken from
+the run's ablation; compare's verdict uses each metric's own tolerance from the registry.
 """
 
 from __future__ import annotations
@@ -34,9 +38,22 @@ SETS: dict[str, list[str]] = {
 DEEP = 100
 
 
+def sensitivity(report: dict[str, Any]) -> dict[str, Any]:
+    """The raw-cosine ablation as a regression: its deltas and whether compare would flag each one."""
+    from nomad_eval.metrics.registry import spec_for
+
+    full, raw = report["metrics"], report["ablation"]["raw cosine"]
+    out: dict[str, Any] = {}
+    for m in ("recall@5", "mrr@5", "hit@1", "ndcg@5"):
+        spec = spec_for(m)
+        assert spec is not None
+        out[m] = {"delta": round(raw[m] - full[m], 4), "caught": spec.regressed(full[m], raw[m])}
+    return out
+
+
 def run_cli(data_dir: Path, run_dir: Path, overrides: list[str]) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "nomad_eval", "tier=retrieval", "suite=core", f"paths.data_dir={data_dir}",
-           f"paths.run_dir={run_dir}", "quiet=true", *overrides]
+           f"paths.run_dir={run_dir}", "quiet=true", "ablate=true", *overrides]
     subprocess.run(cmd, cwd=REPO, env=ENV, check=True, capture_output=True)
     return json.loads((run_dir / "report.json").read_text())  # type: ignore[no-any-return]
 
@@ -117,6 +134,7 @@ def main() -> int:
             "documents": report["counts"]["documents"],
             "metrics": {m: round(report["metrics"][m], 4) for m in METRICS},
             "top5_share_held_by_distractors": top5_share(runs / name / "cases.jsonl", prefix),
+            "regression_raw_cosine": sensitivity(report),
         }
         if name != "none":
             row["delta_vs_plain"] = {m: round(report["metrics"][m] - results["none"]["metrics"][m], 4)

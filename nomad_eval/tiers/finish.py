@@ -8,7 +8,8 @@ from omegaconf import DictConfig
 from rich.markup import escape
 
 from nomad_eval.compare.gate import gate_failures
-from nomad_eval.console import console
+from nomad_eval.console import console, err_console
+from nomad_eval.errors import NomadError
 from nomad_eval.judges.run_judges import judge_floor_failures
 from nomad_eval.report.schema import Report
 
@@ -25,5 +26,10 @@ def finish(cfg: DictConfig, report: Report, out: Path) -> int:
         from nomad_eval.tiers.compare import judge
 
         base = Path(cfg.compare.baseline) if cfg.compare.get("baseline") else None
-        code = max(code, judge(out, base, cfg, junit_base=out))
+        try:
+            code = max(code, judge(out, base, cfg, junit_base=out))
+        except NomadError as exc:
+            # The run measured fine and its report stays as written (promotable); only the verdict is missing.
+            err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            code = max(code, exc.exit_code)
     return code

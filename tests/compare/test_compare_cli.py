@@ -60,6 +60,21 @@ def test_floor_fails_after_writing_report(tmp_path: Path, data_dir: Path) -> Non
     assert json.loads((out / "report.json").read_text())["status"] == "ok"
 
 
+def test_first_gated_run_without_baseline_keeps_its_report_and_can_be_promoted(tmp_path: Path,
+                                                                               data_dir: Path) -> None:
+    baselines = tmp_path / "baselines"
+    gated = ("compare.after_run=true", f"paths.baselines_dir={baselines}")
+    first = tmp_path / "first"
+    r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={first}", "quiet=true", *gated)
+    assert r.returncode == 2 and "no baseline" in r.stderr
+    report = json.loads((first / "report.json").read_text())
+    assert report["status"] == "ok" and report["metrics"]["recall@5"] is not None  # the measurement is kept
+    assert run_cli("tier=promote", f"promote.run={first}", f"paths.baselines_dir={baselines}").returncode == 0
+    again = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'again'}",
+                    "quiet=true", *gated)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
 def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) -> None:
     sweep = tmp_path / "sweep"
     r = run_cli("tier=retrieval", "threshold=0.3,0.5", *MINI, f"paths.data_dir={data_dir}", "quiet=true",

@@ -56,6 +56,23 @@ def test_two_runs_identical_and_warm_run_loads_no_model(make_cfg: Callable[..., 
     assert second["counts"]["embedding_model_calls"] == 0
 
 
+def test_distractors_compete_and_are_named(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    plain = run(make_cfg(*MINI))
+    cfg = make_cfg(*MINI, "store.distractors=revisions", f"paths.run_dir={tmp_path / 'hard'}")
+    hard = run(cfg)
+    assert hard["identity"]["distractors"] == "revisions" and plain["identity"]["distractors"] is None
+    assert hard["identity"]["fingerprint"] != plain["identity"]["fingerprint"]
+    assert hard["counts"]["documents"] == 4 * plain["counts"]["documents"]  # three drafts of each
+    cases = [json.loads(x) for x in (tmp_path / "hard" / "cases.jsonl").read_text().splitlines()]
+    drafts = [r for c in cases for r in c["retrieved"] if r["doc_id"].startswith("revisions:")]
+    assert drafts  # the drafts do reach the top 5 ...
+    assert all(r["doc_id"] not in c["relevant_doc_ids"] for c in cases for r in c["retrieved"]
+               if r["doc_id"].startswith("revisions:"))  # ... and never count as relevant
+    assert hard["metrics"]["mrr@5"] < plain["metrics"]["mrr@5"]
+    with Runtime(cfg).store() as store:
+        assert store.count(hard["identity"]["fingerprint"]) == hard["counts"]["chunks"]
+
+
 def test_subset_by_tags_and_limit_is_part_of_identity(make_cfg: Callable[..., DictConfig]) -> None:
     r = run(make_cfg(*MINI, "tags=[numeric]", "limit=2"))
     assert r["counts"]["goldens"] == 2 and r["identity"]["tags"] == ["numeric"] and r["identity"]["limit"] == 2
