@@ -16,6 +16,13 @@ class NomadError(Exception):
             self.exit_code = exit_code
 
 
+class RequestRejected(NomadError):
+    """The model server is up but refused this one request (too long for its context, malformed for it).
+
+    Unlike an unreachable server this says nothing about the next request, so a judge records it as no verdict.
+    """
+
+
 @dataclass(frozen=True)
 class Defect:
     """One problem in an input file, located precisely enough to fix without searching."""

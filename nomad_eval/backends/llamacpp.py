@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
-from nomad_eval.errors import NomadError
+from nomad_eval.errors import NomadError, RequestRejected
 
 
 def smollm2_path() -> str:
@@ -63,7 +63,7 @@ class LlamaCppModel:
         req = {"messages": messages, **options.as_dict()}
         resp = self._get().handle_chat_completions(req)
         if not isinstance(resp, dict) or "choices" not in resp:
-            raise NomadError(f"llama.cpp model {self.name} returned an error: {str(resp)[:300]}")
+            raise RequestRejected(f"llama.cpp model {self.name} returned an error: {str(resp)[:300]}")
         usage = resp.get("usage") or {}
         return ChatResult(resp["choices"][0]["message"].get("content") or "", usage.get("prompt_tokens"),
                           usage.get("completion_tokens"))

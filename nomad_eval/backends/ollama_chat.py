@@ -7,7 +7,7 @@ from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
 from nomad_eval.backends.retry import Transient, with_retries
-from nomad_eval.errors import NomadError
+from nomad_eval.errors import NomadError, RequestRejected
 
 
 class OllamaChat:
@@ -50,7 +50,7 @@ class OllamaChat:
                     raise Transient(str(exc)) from None
                 if exc.status_code == 404:
                     raise NomadError(f"{self._where()}: model not found; the server has: {self._models()}") from None
-                raise NomadError(f"{self._where()} refused the request: {exc.error}") from None
+                raise RequestRejected(f"{self._where()} refused the request: {exc.error}") from None
             except httpx.RemoteProtocolError as exc:
                 raise Transient(str(exc)) from None
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
 from nomad_eval.backends.retry import Transient, with_retries
-from nomad_eval.errors import NomadError
+from nomad_eval.errors import NomadError, RequestRejected
 
 
 class OpenAIChat:
@@ -75,7 +75,7 @@ class OpenAIChat:
             if r.status_code == 404:
                 raise NomadError(f"{where}: model or endpoint not found; the server has: {self._models()}")
             if r.status_code >= 400:
-                raise NomadError(f"{where} refused the request: HTTP {r.status_code} {r.text[:200]}")
+                raise RequestRejected(f"{where} refused the request: HTTP {r.status_code} {r.text[:200]}")
             return r.json()  # type: ignore[no-any-return]
 
         try:

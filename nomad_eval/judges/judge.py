@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.errors import RequestRejected
 from nomad_eval.judges.rubric import Rubric
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
@@ -19,6 +20,7 @@ class Judgement:
     reason: str = ""
     attempts: int = 1
     by_rule: bool = False     # decided by a rule (a refusal is faithful), not sent to the judge
+    rejected: bool = False    # the judge's server refused the request (e.g. longer than its context)
 
 
 def judge_messages(rubric: Rubric, question: str, passages: list[str], answer: str) -> list[dict[str, str]]:
@@ -52,7 +54,11 @@ def judge(chat: CachedChat, rubric: Rubric, question: str, passages: list[str], 
     for attempt in range(retries + 1):
         # A retry changes the seed: at temperature 0 the same request would give the same bad output.
         opts = ChatOptions(0.0, seed + 1000 * attempt, max_tokens, rubric.verdict_schema())
-        text = chat.chat(msgs, opts, repeat).text
+        try:
+            text = chat.chat(msgs, opts, repeat).text
+        except RequestRejected as exc:
+            # The same request would be refused again; one example without a verdict must not cost the run.
+            return Judgement(None, str(exc), attempt + 1, rejected=True)
         verdict, reason = parse_verdict(text, rubric.scale)
         if verdict is not None:
             return Judgement(verdict, reason, attempt + 1)

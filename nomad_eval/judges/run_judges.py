@@ -63,10 +63,12 @@ def _judge_rubric(cfg: DictConfig, rubric: Rubric, cases: list[dict[str, Any]], 
                                             case["repeat"])
         case.setdefault("judges", {})[rubric.name] = j.verdict
         key = f"{case['mode']}.{rubric.name}"
-        s = section.setdefault(key, {"rubric": rubric.key, "values": [], "unparseable": 0, "by_rule": 0,
-                                     "calibration": cal})
+        s = section.setdefault(key, {"rubric": rubric.key, "values": [], "unparseable": 0, "rejected": 0,
+                                     "by_rule": 0, "calibration": cal})
         if j.by_rule:
             s["by_rule"] += 1
+        elif j.rejected:
+            s["rejected"] += 1
         elif j.verdict is None:
             s["unparseable"] += 1
         if j.verdict is not None:

@@ -82,7 +82,8 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     for key, v in r.judges.items():
         cal = "calibrated" if v["calibration"].get("calibrated") else "NOT calibrated: not for gating"
         console.print(f"judge {key} ({v['rubric']}): {fmt(v.get('mean'))} over {v['n']} "
-                      f"({v['unparseable']} unparseable, {v['by_rule']} by rule) — {cal}")
+                      f"({v['unparseable']} unparseable, {v.get('rejected', 0)} refused by the judge's server, "
+                      f"{v['by_rule']} by rule) — {cal}")
     if r.position:
         ranks = ", ".join(f"{k}: {fmt(v['correctness'])} (n={v['n']})" for k, v in r.position["by_rank"].items())
         console.print(f"correctness by rank of the relevant passage: {ranks}")

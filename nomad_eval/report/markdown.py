@@ -63,11 +63,13 @@ def generation_markdown(r: Report) -> str:
                     fmt(d.get("rag_lift"))]]), ""]
         lines += [f"- {n}" for n in d.get("diagnosis", [])] + [""]
     if r.judges:
-        rows = [[k, v["rubric"], fmt(v.get("mean")), str(v["n"]), str(v["unparseable"]), str(v["by_rule"]),
+        rows = [[k, v["rubric"], fmt(v.get("mean")), str(v["n"]), str(v["unparseable"]),
+                 str(v.get("rejected", 0)), str(v["by_rule"]),
                  "yes" if v["calibration"].get("calibrated") else f"no — {v['calibration'].get('reason')}"]
                 for k, v in r.judges.items()]
         lines += ["## LLM judges (apart from the deterministic metrics)", "",
-                  *_table(["mode.rubric", "rubric", "mean", "judged", "unparseable", "by rule", "calibrated"], rows),
+                  *_table(["mode.rubric", "rubric", "mean", "judged", "unparseable", "rejected", "by rule",
+                            "calibrated"], rows),
                   ""]
     if r.position:
         p = r.position

@@ -101,3 +101,20 @@ def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> 
     refusal = next(c for c in cases if c["expect_refusal"])
     assert refusal["judges"]["faithfulness"] in (0, 1)
     assert section["by_rule"] == sum(1 for c in cases if c["refused"])
+
+
+def test_a_judge_prompt_longer_than_the_judge_context_costs_verdicts_not_the_run(tmp_path: Path,
+                                                                                  data_dir: Path) -> None:
+    # The real SmolLM2 judge with a context too small for any judge prompt: llama.cpp refuses each request.
+    out = tmp_path / "run"
+    r = run_cli("tier=generation", "model=mock", "mode=e2e", "repeats=1", *MINI, "judge=faithfulness",
+                "judge.model.num_ctx=256", f"paths.data_dir={data_dir}", f"paths.run_dir={out}",
+                "quiet=true")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "ok" and report["metrics"]["e2e.correctness"] is not None
+    section = report["judges"]["e2e.faithfulness"]
+    cases = [json.loads(x) for x in (out / "cases.jsonl").read_text().splitlines()]
+    sent = [c for c in cases if not c["refused"]]
+    assert sent and section["rejected"] == len(sent) and section["unparseable"] == 0
+    assert all(c["judges"]["faithfulness"] is None for c in sent)
