@@ -28,8 +28,35 @@ class PipelineKeys(BaseModel):
     chunk_overlap: int = Field(default=120, ge=0)
 
 
+_MODES = ("oracle", "e2e", "noretrieval")
+
+
+def gate_name_problem(name: str) -> str | None:
+    """Why a metric named in gate.fail_under can never be found in a report, or None when it can."""
+    from nomad_eval.metrics import REGISTRY  # imports every metric module, so the registry is complete
+
+    family, _, k = name.partition("@")
+    mode, dot, bare = family.rpartition(".")
+    spec = REGISTRY.get(bare)
+    known = ", ".join(sorted(s.family + ("@k" if s.parametrized else "") for s in REGISTRY.values()))
+    if spec is None:
+        return f"gate.fail_under names {name!r}: no such metric (known: {known})"
+    if dot and mode not in _MODES:
+        return f"gate.fail_under names {name!r}: {mode!r} is not a mode ({', '.join(_MODES)})"
+    if spec.parametrized and not k.isdigit():
+        return f"gate.fail_under names {name!r}: {bare} needs a cut-off, e.g. {bare}@5"
+    if not spec.parametrized and k:
+        return f"gate.fail_under names {name!r}: {bare} takes no @k"
+    return None
+
+
 def check_config(cfg: DictConfig) -> None:
     problems: list[str] = []
+    for name in (cfg.get("gate") or {}).get("fail_under") or {}:
+        if not str(name).startswith("judge."):  # judge gates are checked against their calibration report
+            problem = gate_name_problem(str(name))
+            if problem:
+                problems.append(problem)
     for model, node, prefix in ((PlainKeys, cfg, ""), (PipelineKeys, cfg.get("pipeline"), "pipeline.")):
         data: Any = OmegaConf.to_container(node, resolve=False) if node is not None else {}
         try:

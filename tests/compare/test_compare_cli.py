@@ -60,6 +60,15 @@ def test_floor_fails_after_writing_report(tmp_path: Path, data_dir: Path) -> Non
     assert json.loads((out / "report.json").read_text())["status"] == "ok"
 
 
+def test_a_misspelt_gate_metric_is_refused_before_the_run(tmp_path: Path, data_dir: Path) -> None:
+    r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'r'}",
+                "quiet=true", "gate.fail_under={recal@5:0.9,hit:0.5}")
+    assert r.returncode == 2
+    assert "'recal@5': no such metric (known: chunk_precision@k" in r.stderr
+    assert "hit needs a cut-off, e.g. hit@5" in r.stderr
+    assert not (data_dir / "qdrant-edge").exists()  # refused before the store was touched
+
+
 def test_first_gated_run_without_baseline_keeps_its_report_and_can_be_promoted(tmp_path: Path,
                                                                                data_dir: Path) -> None:
     baselines = tmp_path / "baselines"
