@@ -68,6 +68,9 @@ def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, ma
     expected = row.get(column)
     if expected is None:
         return f"{model}: the matrix has no {column} figure"
+    if score > expected + margin:
+        return (f"{model}: {column} {score:.3f} is above its row ({expected:.3f}, margin {margin}): better than the "
+                "matrix recorded; if this holds, re-run the matrix and promote it so the row says so")
     if score >= expected - margin:
         return (f"{model}: {column} {score:.3f} sits at its row ({expected:.3f}): this is what the model can do; "
                 "a better answer needs a stronger model, not a code change")

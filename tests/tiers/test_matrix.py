@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nomad_eval.tiers.matrix import lookup
 from tests.conftest import MINI, run_cli
+
+
+def test_lookup_tells_below_at_and_above_the_row() -> None:
+    rows = [{"model": "m", "e2e": 0.5}]
+    assert "well below its row" in lookup(rows, "m", 0.35, "e2e", 0.1)
+    assert "sits at its row" in lookup(rows, "m", 0.45, "e2e", 0.1)
+    assert "sits at its row" in lookup(rows, "m", 0.6, "e2e", 0.1)
+    assert "above its row" in lookup(rows, "m", 0.61, "e2e", 0.1)
 
 
 def test_matrix_sweep_promote_and_lookup(tmp_path: Path, data_dir: Path) -> None:
