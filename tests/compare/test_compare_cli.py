@@ -93,6 +93,12 @@ def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) ->
     assert df.height == 2 and sorted(df["threshold"].to_list()) == ["0.3", "0.5"]
     summary_md = (sweep / "summary.md").read_text().replace("| job | status | error ", "")
     assert "recall@5" in df.columns and "| threshold" in summary_md
+    # A job's folder can be handed back on the command line unquoted, and leaves out the data dir and quiet.
+    job = sorted(p for p in sweep.iterdir() if (p / "report.json").exists())[1]
+    assert job.name.startswith("1_") and "+threshold-0.5+" in job.name
+    assert not any(bad in job.name for bad in ("=", ",", "quiet", "data_dir"))
+    promoted = run_cli("tier=promote", f"promote.run={job}", f"paths.baselines_dir={tmp_path / 'b'}")
+    assert promoted.returncode == 0, promoted.stderr
 
     # Same sweep dir again, one job failing: the summary holds this sweep's two jobs only, one failed.
     r = run_cli("tier=retrieval", "suite=mini,nosuch", *MINI[:2], f"paths.data_dir={data_dir}", "quiet=true",
