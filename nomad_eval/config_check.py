@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from rich.markup import escape
 
+from nomad_eval._resolvers import REPO
+from nomad_eval.console import err_console
 from nomad_eval.errors import NomadError
 
 
@@ -26,6 +29,20 @@ class PipelineKeys(BaseModel):
     min_final_score: float = 0.0
     chunk_size: int = Field(default=800, ge=1)
     chunk_overlap: int = Field(default=120, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> PipelineKeys:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be below chunk_size ({self.chunk_size})")
+        return self
+
+
+class TierKeys(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    ks: list[int] = Field(default=[1, 3, 5, 10], min_length=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int = Field(default=128, ge=1)
+    chunk_share: float = Field(default=0.6, gt=0.0, le=1.0)
 
 
 _MODES = ("oracle", "e2e", "noretrieval")
@@ -50,20 +67,56 @@ def gate_name_problem(name: str) -> str | None:
     return None
 
 
+_GROUPS = {"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "hydra"}
+
+
+def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every key path in a config container with its value, nodes included."""
+    if not isinstance(node, dict):
+        return []
+    out = []
+    for k, v in node.items():
+        path = f"{prefix}{k}"
+        out.append((path, v))
+        out += _leaf_paths(v, path + ".")
+    return out
+
+
+def unknown_top_level(cfg: DictConfig) -> list[str]:
+    """Top-level keys no part of nomad-eval reads (`+top_k=3` where `pipeline.top_k=3` was meant)."""
+    known = set(OmegaConf.load(REPO / "conf" / "config.yaml").keys()) | _GROUPS
+    tree = OmegaConf.to_container(cfg, resolve=False)
+    paths = [p for p, _ in _leaf_paths(tree)]
+    notes = []
+    for key in sorted(str(k) for k in cfg.keys() if str(k) not in known):
+        near = [p for p in paths if p.endswith("." + key)]
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        notes.append(f"`{key}` is not a nomad-eval setting: nothing reads it{hint}")
+    return notes
+
+
 def check_config(cfg: DictConfig) -> None:
+    for note in unknown_top_level(cfg):
+        err_console.print(f"[yellow]warning:[/] {escape(note)}")
     problems: list[str] = []
     for name in (cfg.get("gate") or {}).get("fail_under") or {}:
         if not str(name).startswith("judge."):  # judge gates are checked against their calibration report
             problem = gate_name_problem(str(name))
             if problem:
                 problems.append(problem)
-    for model, node, prefix in ((PlainKeys, cfg, ""), (PipelineKeys, cfg.get("pipeline"), "pipeline.")):
+    for model, node, prefix in ((PlainKeys, cfg, ""), (PipelineKeys, cfg.get("pipeline"), "pipeline."),
+                                (TierKeys, cfg.get("tier"), "tier.")):
         data: Any = OmegaConf.to_container(node, resolve=False) if node is not None else {}
         try:
             model.model_validate(data)
         except ValidationError as exc:
             for err in exc.errors():
                 key = prefix + ".".join(str(p) for p in err["loc"])
-                problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
+                if err["loc"]:
+                    problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
+                else:  # a rule across keys
+                    problems.append(f"{prefix.rstrip('.')}: {err['msg'].removeprefix('Value error, ')}")
+    missing = sorted(k for k, v in _leaf_paths(OmegaConf.to_container(cfg, resolve=False)) if v == "???")
+    problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2)
