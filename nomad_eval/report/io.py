@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nomad_eval.errors import Defect, InvalidInput
+from nomad_eval.errors import Defect, InvalidInput, NomadError
 from nomad_eval.report.schema import Report
 
 
@@ -42,11 +42,12 @@ def read_report(path: Path) -> Report:
     try:
         return Report.model_validate_json(path.read_bytes())
     except FileNotFoundError:
-        raise InvalidInput([Defect(str(path), None, "no report.json here")]) from None
+        # Exit 2, like every other "cannot be compared": CI must not read a mistyped path as a regression.
+        raise NomadError(f"{path}: no report.json here (name a run directory or its report.json)", 2) from None
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput([Defect(str(path), None, f"not a valid report: '{loc}': {first['msg']}")]) from None
+        raise NomadError(f"{path}: not a valid report: '{loc}': {first['msg']}", 2) from None
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -49,6 +49,8 @@ def test_compare_promote_regress_and_refuse(tmp_path: Path, data_dir: Path) -> N
 
     missing = run_cli("tier=compare", f"compare.run={other}", f"paths.baselines_dir={baselines}")
     assert missing.returncode == 2 and "no baseline" in missing.stderr
+    typo = run_cli("tier=compare", f"compare.run={tmp_path / 'no-such-run'}")
+    assert typo.returncode == 2 and "no report.json here" in typo.stderr  # not comparable, never "regressed"
 
 
 def test_floor_fails_after_writing_report(tmp_path: Path, data_dir: Path) -> None:
