@@ -51,7 +51,9 @@ def ingest(rt: Runtime, store: Store, quiet: bool = False) -> int:
         names = ", ".join(f"{c.chunk_id} ({n} tokens)" for c, n in cut[:10])
         err_console.print(
             f"[yellow]warning:[/] {len(cut)} chunk(s) exceed the embedder's {rt.embedder.max_input_tokens} "
-            f"tokens; their ends are never embedded: {names}. Lower pipeline.chunk_size."
+            f"tokens; their ends are never embedded: {names}. "
+            + ("Whole documents are embedded as one passage: the model sees only their beginning."
+               if rt.chunker.whole_document else "Lower pipeline.chunk_size.")
         )
     with progress_bar("embedding chunks", len(chunks), quiet) as prog:
         vecs = rt.cached_embedder.embed_documents(

@@ -74,7 +74,7 @@ class Runtime:
         if name == "revisions":
             return revisions(self.corpus_documents)
         sets = self.cfg.get("distractor_sets") or {}
-        return load_distractors(name, Path(str(sets.get(name, name))))
+        return load_distractors(name, Path(str(sets.get(name, name))), ["revisions", *sets])
 
     @cached_property
     def doc_ids(self) -> set[str]:
@@ -108,7 +108,9 @@ class Runtime:
 
             return load_beir_goldens(Path(self.cfg.data.path), str(self.cfg.data.split), self.doc_ids)
         if not self.suite_path.is_file():
-            raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}")])
+            have = sorted(p.stem for p in self.suite_path.parent.glob("*.jsonl"))
+            raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}; "
+                                       f"{self.suite_path.parent} has: {', '.join(have) or 'no *.jsonl'}")])
         return load_goldens(self.suite_path, self.doc_ids)
 
     @cached_property

@@ -28,3 +28,14 @@ def test_an_unknown_top_level_key_is_named_with_the_key_meant(tmp_path: Path) ->
     r = run_cli("tier=corpus", "action=check", "+top_k=3", f"hydra.run.dir={tmp_path}")
     assert r.returncode == 0
     assert "`top_k` is not a nomad-eval setting: nothing reads it; did you mean pipeline.top_k?" in r.stderr
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("store.distractors=revison", "store.distractors takes a path or one of: revisions, scifact"),
+    ("suite=nonexistent", "no suite named 'nonexistent'; "),
+])
+def test_a_misspelt_name_lists_the_real_ones(override: str, message: str, tmp_path: Path) -> None:
+    r = run_cli("tier=retrieval", override, f"paths.data_dir={tmp_path / 'fresh'}", f"paths.run_dir={tmp_path / 'r'}")
+    assert r.returncode == 1 and message in r.stderr
+    if override.startswith("suite"):
+        assert "has: core, long_context, off_topic" in r.stderr

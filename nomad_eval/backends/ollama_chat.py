@@ -42,7 +42,7 @@ class OllamaChat:
                 return fn()
             except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError) as exc:
                 raise NomadError(f"{self._where()} is unreachable: {exc}. Is the server running? "
-                                 "Set model.base_url.") from None
+                                 "Set base_url (model.base_url, or judge.model.base_url for a judge).") from None
             except httpx.TimeoutException:
                 raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
             except ollama.ResponseError as exc:

@@ -46,7 +46,8 @@ class OpenAIChat:
         try:
             r = self._connect().get(self._url("/models"))
         except httpx.ConnectError as exc:
-            raise NomadError(f"{where} is unreachable: {exc}. Set model.base_url.") from None
+            raise NomadError(f"{where} is unreachable: {exc}. Set base_url (model.base_url, or "
+                               "judge.model.base_url for a judge).") from None
         except httpx.TimeoutException:
             raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
         if r.status_code == 200:
@@ -65,7 +66,8 @@ class OpenAIChat:
             try:
                 r = self._client.post(self._url("/chat/completions"), json=body)
             except httpx.ConnectError as exc:
-                raise NomadError(f"{where} is unreachable: {exc}. Set model.base_url.") from None
+                raise NomadError(f"{where} is unreachable: {exc}. Set base_url (model.base_url, or "
+                               "judge.model.base_url for a judge).") from None
             except httpx.TimeoutException:
                 raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:

@@ -36,15 +36,15 @@ def revisions(corpus: list[Document], copies: int = 3) -> list[Document]:
     return out
 
 
-def load_distractors(name: str, path: Path) -> list[Document]:
+def load_distractors(name: str, path: Path, known: list[str] | None = None) -> list[Document]:
     """A BEIR folder (corpus.jsonl) or a folder of *.md; ids get a `<name>:` prefix so none collides."""
     if (path / "corpus.jsonl").is_file():
         docs = load_beir_corpus(path)
     elif path.is_dir():
         docs = load_markdown_dir(path)
     else:
+        names = ", ".join(known or [])
         raise InvalidInput([Defect(str(path), None, f"distractor set {name!r}: not a BEIR folder or a folder of "
-                                                    "*.md (set store.distractors to a name in distractor_sets "
-                                                    "or to a path)")])
+                                                    f"*.md; store.distractors takes a path or one of: {names}")])
     prefix = Path(name).name if "/" in name else name
     return [replace(d, doc_id=f"{prefix}:{d.doc_id}", distractor=True) for d in docs]

@@ -81,7 +81,7 @@ def annotate(drafts: list[dict[str, Any]], read: Any = input) -> list[dict[str, 
             if answer in ("s", "q", "r"):
                 break
             try:
-                picks = sorted({int(x) for x in answer.replace(" ", "").split(",") if x})
+                picks = sorted({int(x) for x in answer.replace(",", " ").split()})  # "1,3" or "1 3"
             except ValueError:
                 console.print("  please answer with numbers, r, s or q")
                 continue
