@@ -100,7 +100,7 @@ def test_leak_guard_names_the_foreign_source(make_cfg: Callable[..., DictConfig]
     store.close()
 
 
-def leaky_retriever(query: str) -> list[dict[str, object]]:
+def leaky_retriever(query: str, **_: object) -> list[dict[str, object]]:
     return [{"doc_id": "not-in-corpus", "chunk_id": "x#0", "score": 1.0}]
 
 
@@ -112,7 +112,7 @@ def test_leak_guard_exits_1_for_a_custom_pipeline(make_cfg: Callable[..., DictCo
     assert exc.value.code == 1
 
 
-def scoreless_retriever(query: str) -> list[dict[str, object]]:
+def scoreless_retriever(query: str, **_: object) -> list[dict[str, object]]:
     return [{"doc_id": "kettle-descaling", "chunk_id": "k#0", "score": "high"}]
 
 
@@ -127,16 +127,23 @@ def test_a_custom_pipeline_without_numeric_scores_is_named(make_cfg: Callable[..
     assert "item 1" in err and "score 'high'" in err
 
 
-def my_retriever(query: str) -> list[dict[str, object]]:
+def my_retriever(query: str, **_: object) -> list[dict[str, object]]:
     """A user's own pipeline: always answers the kettle document first."""
     return [{"doc_id": "kettle-descaling", "chunk_id": "k#0", "score": 0.9},
             {"doc_id": "rope-storage", "chunk_id": "r#0", "score": 0.5}]
 
 
 def test_custom_pipeline_callable_is_scored(make_cfg: Callable[..., DictConfig]) -> None:
-    r = run(make_cfg(*MINI, "pipeline=custom_example"))
+    r = run(make_cfg(*MINI, "pipeline=custom_example",
+                     "pipeline._target_=tests.tiers.test_retrieval_tier.my_retriever"))
     assert r["metrics_by_tag"]["kettle"]["hit@1"] == 1.0
     assert r["identity"]["pipeline"] == "tests.tiers.test_retrieval_tier.my_retriever"
+
+
+def test_the_shipped_example_pipeline_runs_on_any_corpus(make_cfg: Callable[..., DictConfig]) -> None:
+    r = run(make_cfg(*MINI, "pipeline=custom_example"))
+    assert r["identity"]["pipeline"] == "nomad_eval.examples.keyword_retriever.retrieve"
+    assert r["metrics"]["hit@5"] is not None and r["metrics"]["hit@5"] > 0.5  # BM25 finds the fixture answers
 
 
 def test_sweep_writes_one_dir_per_config_without_collisions(tmp_path: Path, data_dir: Path) -> None:
