@@ -25,3 +25,5 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("nomad_repo", lambda rel="": str(REPO / rel))
     if not OmegaConf.has_resolver("nomad_slug"):
         OmegaConf.register_new_resolver("nomad_slug", slug)
+    if not OmegaConf.has_resolver("nomad_or"):
+        OmegaConf.register_new_resolver("nomad_or", lambda first, fallback: first if first else fallback)
