@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # polars costs ~0.1 s to import; only merges need it
     import polars as pl
 
 SWEEP_FILE = "sweep.json"
+# Overrides that never change what is measured; conf/config.yaml keeps them out of job folder names too.
+UNMEASURED = {"paths.data_dir", "paths.run_dir", "quiet", "verbose", "resume", "cache"}
 
 
 def sweep_id(sweep_dir: Path) -> str | None:
@@ -27,7 +29,8 @@ def _row(run_dir: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"job": run_dir.name, "status": report.get("status"), "error": report.get("error")}
     for item in report.get("overrides") or []:
         key, _, value = item.lstrip("+~").partition("=")
-        row[key] = value
+        if key not in UNMEASURED:
+            row[key] = value
     row.update(report.get("metrics") or {})
     return row
 

@@ -93,6 +93,7 @@ def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) ->
     assert r.returncode == 0, r.stderr
     df = pl.read_parquet(sweep / "summary.parquet")
     assert df.height == 2 and sorted(df["threshold"].to_list()) == ["0.3", "0.5"]
+    assert "quiet" not in df.columns and "paths.data_dir" not in df.columns  # they change nothing measured
     summary_md = (sweep / "summary.md").read_text().replace("| job | status | error ", "")
     assert "recall@5" in df.columns and "| threshold" in summary_md
     # A job's folder can be handed back on the command line unquoted, and leaves out the data dir and quiet.
