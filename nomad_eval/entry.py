@@ -6,6 +6,7 @@ import json
 import sys
 import traceback
 
+from hydra.errors import InstantiationException
 from hydra.utils import get_method
 from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
@@ -60,8 +61,14 @@ def run_tier(cfg: DictConfig) -> int:
     if _resumable(cfg):
         return 0
     try:
-        check_config(cfg)
-        code = int(get_method(cfg.tier._target_)(cfg))
+        try:
+            check_config(cfg)
+            code = int(get_method(cfg.tier._target_)(cfg))
+        except InstantiationException as exc:
+            # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
+            if isinstance(exc.__cause__, NomadError):
+                raise exc.__cause__ from None
+            raise
     except NomadError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         _record_failure(cfg, str(exc))

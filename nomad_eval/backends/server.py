@@ -40,7 +40,11 @@ class ServerStore:
         elif url == ":memory:" or not url.startswith(("http://", "https://")):
             self._client = QdrantClient(location=url) if url == ":memory:" else QdrantClient(path=url)
         else:
-            self._client = QdrantClient(url=url, timeout=int(timeout), api_key=api_key)
+            with warnings.catch_warnings():
+                # An unreachable server is reported below in one line; the client's version-check warning
+                # about the same connection would only add noise.
+                warnings.simplefilter("ignore", UserWarning)
+                self._client = QdrantClient(url=url, timeout=int(timeout), api_key=api_key)
         try:
             exists = self._client.collection_exists(collection)
             if not exists:
