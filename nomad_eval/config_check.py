@@ -33,7 +33,8 @@ class PipelineKeys(BaseModel):
     @model_validator(mode="after")
     def _overlap_below_size(self) -> PipelineKeys:
         if self.chunk_overlap >= self.chunk_size:
-            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be below chunk_size ({self.chunk_size})")
+            raise ValueError(f"pipeline.chunk_overlap={self.chunk_overlap} must be below "
+                             f"pipeline.chunk_size={self.chunk_size}")
         return self
 
 
@@ -114,8 +115,8 @@ def check_config(cfg: DictConfig) -> None:
                 key = prefix + ".".join(str(p) for p in err["loc"])
                 if err["loc"]:
                     problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
-                else:  # a rule across keys
-                    problems.append(f"{prefix.rstrip('.')}: {err['msg'].removeprefix('Value error, ')}")
+                else:  # a rule across keys, whose message names them
+                    problems.append(err["msg"].removeprefix("Value error, "))
     missing = sorted(k for k, v in _leaf_paths(OmegaConf.to_container(cfg, resolve=False)) if v == "???")
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:

@@ -10,7 +10,7 @@ from tests.conftest import run_cli
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["pipeline.chunk_overlap=900"], "pipeline: chunk_overlap (900) must be below chunk_size (800)"),
+    (["pipeline.chunk_overlap=900"], "pipeline.chunk_overlap=900 must be below pipeline.chunk_size=800"),
     (["tier=generation", "tier.max_tokens=abc"], "tier.max_tokens='abc': Input should be a valid integer"),
     (["data=beir"], "data.path must be set (it has no default: data.path=...)"),
     (["threshold=abc"], "threshold='abc': Input should be a valid number"),
