@@ -1,6 +1,6 @@
 """The hard tier measured: what each distractor set does to the core suite's retrieval.
 
-Run: python bench/hard_tier.py [--data-dir DIR] [--sets scifact,scifact-whole,revisions]
+Run: python bench/hard_tier.py [--data-dir DIR] [--sets scifact,scifact-whole,revisions] [--scifact DIR]
 Needs ../shared/datasets/scifact for the SciFact sets. Writes bench/results/hard_tier.json.
 
 For every set it runs the retrieval tier as a user would (the CLI, the default pipeline) and then looks
@@ -118,7 +118,11 @@ def main() -> int:
     ap.add_argument("--data-dir", default=str(REPO / ".nomad_eval"),
                     help="reuse this data dir's embedding cache (SciFact takes minutes to embed cold)")
     ap.add_argument("--sets", default="scifact,scifact-whole,revisions")
+    ap.add_argument("--scifact", help="the SciFact BEIR folder, when not at ../shared/datasets/scifact")
     args = ap.parse_args()
+    if args.scifact:
+        for name in ("scifact", "scifact-whole"):
+            SETS[name] = [*SETS[name], f"distractor_sets.scifact={args.scifact}"]
     data_dir = Path(args.data_dir)
     runs = Path(tempfile.mkdtemp(prefix="hard-tier-"))
     results: dict[str, Any] = {}
