@@ -83,13 +83,12 @@ def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def unknown_top_level(cfg: DictConfig) -> list[str]:
+def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     """Top-level keys no part of nomad-eval reads (`+top_k=3` where `pipeline.top_k=3` was meant)."""
     known = set(OmegaConf.load(REPO / "conf" / "config.yaml").keys()) | _GROUPS
-    tree = OmegaConf.to_container(cfg, resolve=False)
     paths = [p for p, _ in _leaf_paths(tree)]
     notes = []
-    for key in sorted(str(k) for k in cfg.keys() if str(k) not in known):
+    for key in sorted(str(k) for k in tree if str(k) not in known):
         near = [p for p in paths if p.endswith("." + key)]
         hint = f"; did you mean {' or '.join(near)}?" if near else ""
         notes.append(f"`{key}` is not a nomad-eval setting: nothing reads it{hint}")
@@ -97,7 +96,8 @@ def unknown_top_level(cfg: DictConfig) -> list[str]:
 
 
 def check_config(cfg: DictConfig) -> None:
-    for note in unknown_top_level(cfg):
+    tree: Any = OmegaConf.to_container(cfg, resolve=False)
+    for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
     problems: list[str] = []
     for name in (cfg.get("gate") or {}).get("fail_under") or {}:
@@ -117,7 +117,7 @@ def check_config(cfg: DictConfig) -> None:
                     problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
                 else:  # a rule across keys, whose message names them
                     problems.append(err["msg"].removeprefix("Value error, "))
-    missing = sorted(k for k, v in _leaf_paths(OmegaConf.to_container(cfg, resolve=False)) if v == "???")
+    missing = sorted(k for k, v in _leaf_paths(tree) if v == "???")
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2)

@@ -66,15 +66,10 @@ class Runtime:
 
     @cached_property
     def distractors(self) -> list[Document]:
-        from nomad_eval.data.distractors import load_distractors, revisions
+        from nomad_eval.data.distractors import distractor_set
 
         name = self.distractor_name
-        if not name:
-            return []
-        if name == "revisions":
-            return revisions(self.corpus_documents)
-        sets = self.cfg.get("distractor_sets") or {}
-        return load_distractors(name, Path(str(sets.get(name, name))), ["revisions", *sets])
+        return distractor_set(name, self.corpus_documents, self.cfg.get("distractor_sets") or {}) if name else []
 
     @cached_property
     def doc_ids(self) -> set[str]:

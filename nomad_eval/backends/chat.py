@@ -8,6 +8,10 @@ from typing import Any, Protocol
 Message = dict[str, str]  # {"role": ..., "content": ...}
 
 
+# Where to point a chat backend that cannot be reached; the same backend classes serve as judges.
+BASE_URL_HINT = "Set base_url (model.base_url, or judge.model.base_url for a judge)."
+
+
 @dataclass(frozen=True)
 class ChatOptions:
     temperature: float = 0.0

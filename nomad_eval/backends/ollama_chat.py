@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
+from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message
 from nomad_eval.backends.retry import Transient, with_retries
 from nomad_eval.errors import NomadError, RequestRejected
 
@@ -42,7 +42,7 @@ class OllamaChat:
                 return fn()
             except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError) as exc:
                 raise NomadError(f"{self._where()} is unreachable: {exc}. Is the server running? "
-                                 "Set base_url (model.base_url, or judge.model.base_url for a judge).") from None
+                                 f"{BASE_URL_HINT}") from None
             except httpx.TimeoutException:
                 raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
             except ollama.ResponseError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
+from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message
 from nomad_eval.backends.retry import Transient, with_retries
 from nomad_eval.errors import NomadError, RequestRejected
 
@@ -46,8 +46,7 @@ class OpenAIChat:
         try:
             r = self._connect().get(self._url("/models"))
         except httpx.ConnectError as exc:
-            raise NomadError(f"{where} is unreachable: {exc}. Set base_url (model.base_url, or "
-                               "judge.model.base_url for a judge).") from None
+            raise NomadError(f"{where} is unreachable: {exc}. {BASE_URL_HINT}") from None
         except httpx.TimeoutException:
             raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
         if r.status_code == 200:
@@ -66,8 +65,7 @@ class OpenAIChat:
             try:
                 r = self._client.post(self._url("/chat/completions"), json=body)
             except httpx.ConnectError as exc:
-                raise NomadError(f"{where} is unreachable: {exc}. Set base_url (model.base_url, or "
-                               "judge.model.base_url for a judge).") from None
+                raise NomadError(f"{where} is unreachable: {exc}. {BASE_URL_HINT}") from None
             except httpx.TimeoutException:
                 raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from nomad_eval.data.beir import load_beir_corpus
 from nomad_eval.data.corpus import Document, load_markdown_dir
@@ -48,3 +50,13 @@ def load_distractors(name: str, path: Path, known: list[str] | None = None) -> l
                                                     f"*.md; store.distractors takes a path or one of: {names}")])
     prefix = Path(name).name if "/" in name else name
     return [replace(d, doc_id=f"{prefix}:{d.doc_id}", distractor=True) for d in docs]
+
+
+# Sets made from the corpus itself, by name; any other name is a folder, or a name in distractor_sets.
+GENERATED: dict[str, Callable[[list[Document]], list[Document]]] = {"revisions": revisions}
+
+
+def distractor_set(name: str, corpus: list[Document], sets: Mapping[str, Any]) -> list[Document]:
+    if name in GENERATED:
+        return GENERATED[name](corpus)
+    return load_distractors(name, Path(str(sets.get(name, name))), [*GENERATED, *sets])
