@@ -34,7 +34,7 @@ def compose(*overrides: str) -> Any:
     from hydra import compose as hcompose
     from hydra import initialize_config_dir
 
-    from nomad_eval._resolvers import register_resolvers
+    from nomad_eval.cli.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
@@ -44,8 +44,8 @@ def compose(*overrides: str) -> Any:
 def ingest_overhead() -> dict[str, Any]:
     """Cold ingest of the core corpus against embedding the same texts raw, in one process, model loaded."""
     from nomad_eval.backends.minilm import MiniLMEmbedder
-    from nomad_eval.index import ingest
-    from nomad_eval.runtime import Runtime
+    from nomad_eval.harness.index import ingest
+    from nomad_eval.harness.runtime import Runtime
 
     emb = MiniLMEmbedder()
     emb.embed(["warm up"])

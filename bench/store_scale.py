@@ -16,7 +16,7 @@ import numpy as np
 
 from nomad_eval.backends.base import StoredPoint
 from nomad_eval.backends.edge import EdgeStore
-from nomad_eval.index import point_id
+from nomad_eval.harness.index import point_id
 
 TAG = "__nomad_eval__"
 

@@ -4,8 +4,8 @@ The command line (`python -m nomad_eval`) is the main interface. For code, this 
 modules behind it may move.
 """
 
+from nomad_eval.base.errors import InvalidInput, NomadError
 from nomad_eval.data.golden import Golden, load_goldens
-from nomad_eval.errors import InvalidInput, NomadError
 from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 from nomad_eval.rag.pipeline import Pipeline, RetrievedChunk
 from nomad_eval.report.schema import Identity, Report

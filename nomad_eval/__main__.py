@@ -7,8 +7,8 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from nomad_eval._resolvers import register_resolvers
-from nomad_eval.entry import run_tier
+from nomad_eval.cli.entry import run_tier
+from nomad_eval.cli.resolvers import register_resolvers
 
 register_resolvers()
 

@@ -13,7 +13,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
-from nomad_eval._resolvers import REPO, register_resolvers
+from nomad_eval.base.paths import REPO
+from nomad_eval.cli.resolvers import register_resolvers
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

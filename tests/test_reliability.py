@@ -22,18 +22,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from omegaconf import DictConfig
 
-from nomad_eval._resolvers import REPO
 from nomad_eval.backends.edge import EdgeStore
-from nomad_eval.compare.baseline import load_baseline
+from nomad_eval.base.errors import InvalidInput, NomadError
+from nomad_eval.base.paths import REPO
+from nomad_eval.cli.entry import run_tier
 from nomad_eval.data.beir import load_beir_corpus, load_beir_goldens
 from nomad_eval.data.corpus import load_markdown_dir
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.entry import run_tier
-from nomad_eval.errors import InvalidInput, NomadError
-from nomad_eval.index import ensure_ingested, store_state
+from nomad_eval.harness.index import ensure_ingested, store_state
+from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.answer.correctness import correctness
+from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.io import read_report, write_atomic
-from nomad_eval.runtime import Runtime
 from tests.conftest import FIXTURES, MINI, run_cli
 from tests.servers import openai_compat
 
@@ -364,7 +364,7 @@ def test_atomic_write_never_leaves_half_a_file(tmp_path: Path) -> None:
 # 5. Nothing of the user's is touched ----------------------------------------------------------------------------
 
 def test_ten_thousand_foreign_points_untouched(tmp_path: Path, make_cfg: Callable[..., DictConfig]) -> None:
-    from nomad_eval.index import ingest
+    from nomad_eval.harness.index import ingest
     from tests.backends.test_store_isolation import seed_foreign
 
     store = EdgeStore(str(tmp_path / "edge"), dim=384)
@@ -402,7 +402,7 @@ def test_retrieval_identical_in_two_fresh_processes(tmp_path: Path, data_dir: Pa
 def test_fuzzed_config_values_pass_or_name_the_key(make_cfg: Callable[..., DictConfig], values: dict[str, Any]) -> None:
     from omegaconf import OmegaConf
 
-    from nomad_eval.config_check import check_config
+    from nomad_eval.cli.config_check import check_config
 
     cfg = make_cfg(*MINI)
     for key, value in values.items():

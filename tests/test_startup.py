@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from nomad_eval._resolvers import REPO
+from nomad_eval.base.paths import REPO
 
 HEAVY = ("torch", "qdrant_client", "sentence_transformers", "xllamacpp")
 

@@ -10,8 +10,8 @@ import numpy as np
 from rich.markup import escape
 
 from nomad_eval.backends.base import Hit, StoredPoint
-from nomad_eval.console import err_console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import err_console
+from nomad_eval.base.errors import NomadError
 
 
 class EdgeStore:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
-from nomad_eval.errors import NomadError, RequestRejected
+from nomad_eval.base.errors import NomadError, RequestRejected
 
 
 def smollm2_path() -> str:

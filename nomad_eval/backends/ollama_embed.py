@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from nomad_eval.errors import NomadError
+from nomad_eval.base.errors import NomadError
 
 
 class OllamaEmbedder:

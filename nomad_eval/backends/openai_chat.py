@@ -6,7 +6,7 @@ from typing import Any
 
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message
 from nomad_eval.backends.retry import Transient, with_retries
-from nomad_eval.errors import NomadError, RequestRejected
+from nomad_eval.base.errors import NomadError, RequestRejected
 
 
 class OpenAIChat:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from nomad_eval.backends.base import Hit, StoredPoint
-from nomad_eval.errors import NomadError
+from nomad_eval.base.errors import NomadError
 
 
 class ServerStore:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
-from nomad_eval.errors import Defect, InvalidInput
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, object]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nomad_eval.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.beir import load_beir_corpus
 from nomad_eval.data.corpus import Document, load_markdown_dir
-from nomad_eval.errors import Defect, InvalidInput
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
-from nomad_eval.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput
 
 
 class Turn(BaseModel):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.errors import RequestRejected
+from nomad_eval.base.errors import RequestRejected
 from nomad_eval.judges.rubric import Rubric
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)

@@ -5,7 +5,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from nomad_eval.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput
 
 
 class Rubric(BaseModel):

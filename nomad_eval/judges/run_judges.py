@@ -9,11 +9,11 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval._resolvers import slug
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval.console import progress_bar
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import progress_bar
+from nomad_eval.base.errors import NomadError
+from nomad_eval.base.paths import slug
 from nomad_eval.judges.judge import Judgement, judge
 from nomad_eval.judges.rubric import Rubric, load_rubric
 

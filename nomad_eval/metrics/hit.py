@@ -1,15 +1,19 @@
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 
+from nomad_eval.metrics.ranking import Relevance, relevant, window
 from nomad_eval.metrics.registry import MetricSpec, register
+
+
+def hit_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> float | None:
+    rel = relevant(rels)
+    if not rel:
+        return None
+    return 1.0 if any(d in rel for d in window(ranked_docs, k)) else 0.0
+
 
 SPEC = register(MetricSpec(
     "hit", "1 when any relevant document is among the first k distinct documents, else 0", parametrized=True,
+    kernel=hit_at_k, level="document", binary=True, trec="success",
 ))
-
-
-def hit_at_k(ranked_docs: Sequence[str], relevant: Set[str], k: int) -> float | None:
-    if not relevant:
-        return None
-    return 1.0 if any(d in relevant for d in ranked_docs[:k]) else 0.0

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 
+from nomad_eval.metrics.ranking import Relevance, relevant, window
 from nomad_eval.metrics.registry import MetricSpec, register
 
-SPEC = register(MetricSpec(
-    "recall", "share of the relevant documents found in the first k distinct documents", parametrized=True,
-))
 
-
-def recall_at_k(ranked_docs: Sequence[str], relevant: Set[str], k: int) -> float | None:
-    if not relevant:
+def recall_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> float | None:
+    rel = relevant(rels)
+    if not rel:
         return None
-    return len(relevant & set(ranked_docs[:k])) / len(relevant)
+    return len(rel & set(window(ranked_docs, k))) / len(rel)
+
+
+SPEC = register(MetricSpec(
+    "recall", "share of the relevant documents (grade > 0) among the first k distinct documents",
+    parametrized=True, kernel=recall_at_k, level="document", headline=True, trec="recall",
+))

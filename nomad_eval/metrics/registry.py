@@ -1,16 +1,26 @@
-"""One declarative spec per metric: name, direction and tolerance live beside the definition.
+"""One declarative spec per measure: name, kernel, unit, direction, tolerance and gate role live together.
 
-Compare reads direction and tolerance from here and nowhere else.
+Everything else (the retrieval scorer, compare, the gate, charts, HTML, the planning command) reads this
+registry instead of repeating metric names.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 Direction = Literal["higher", "lower"]
 ToleranceKind = Literal["abs", "rel"]
+Tier = Literal["retrieval", "generation"]
 DEFAULT_TOLERANCE = 0.02
+# Float error: 0.95 - 0.93 is 0.020000000000000018; a drop of exactly the tolerance is not a regression.
+EPS = 1e-9
+
+# A ranking kernel: documents (or chunks) in rank order, graded relevance (> 0 is relevant), cutoff k (None:
+# no cutoff). Returns None when the value cannot be measured (no relevant item), never 0 for "unknown".
+RankingKernel = Callable[[Sequence[str], Mapping[str, int], "int | None"], "float | None"]
 
 
 @dataclass(frozen=True)
@@ -22,14 +32,31 @@ class MetricSpec:
     tolerance_kind: ToleranceKind = "abs"  # absolute for rates, relative for counts and token figures
     unit: str = "rate"
     parametrized: bool = False  # takes @k
+    kernel: RankingKernel | None = None  # ranking measures only; answer metrics are scored per case
+    level: Literal["document", "chunk", "case"] = "case"
+    binary: bool = False  # a question's value is 0 or 1: compare uses an exact paired test
+    headline: bool = False  # in the default gate (a small declared set, not every @k variant)
+    tier: Tier = "retrieval"
+    trec: str | None = None  # the trec_eval measure it equals, for cross-checks and exports
 
     def name(self, k: int | None = None) -> str:
         return f"{self.family}@{k}" if self.parametrized else self.family
 
+    def allowed(self, baseline: float) -> float:
+        """The tolerated worsening. Relative tolerances keep a floor so a baseline of 0 does not flag any rise."""
+        if self.tolerance_kind == "abs":
+            return self.tolerance
+        return max(abs(baseline) * self.tolerance, self.tolerance)
+
+    def worsening(self, baseline: float, current: float) -> float:
+        """How much worse `current` is than `baseline` in this measure's direction (negative: better)."""
+        return baseline - current if self.direction == "higher" else current - baseline
+
     def regressed(self, baseline: float, current: float) -> bool:
-        allowed = self.tolerance if self.tolerance_kind == "abs" else abs(baseline) * self.tolerance
-        delta = current - baseline
-        return delta < -allowed if self.direction == "higher" else delta > allowed
+        return self.worsening(baseline, current) > self.allowed(baseline) + EPS
+
+    def tolerance_text(self) -> str:
+        return f"±{self.tolerance:g}" if self.tolerance_kind == "abs" else f"±{self.tolerance:.0%}"
 
 
 REGISTRY: dict[str, MetricSpec] = {}
@@ -43,6 +70,22 @@ def register(spec: MetricSpec) -> MetricSpec:
 
 
 def spec_for(name: str) -> MetricSpec | None:
-    """The spec of a reported metric name such as `recall@5` or `nonEmptyRateOnRefusal`."""
+    """The spec of a reported metric name such as `recall@5`, `e2e.correctness` or `nonEmptyRateOnRefusal`."""
     family = name.split("@", 1)[0].rsplit(".", 1)[-1]  # "e2e.correctness" -> "correctness"
     return REGISTRY.get(family)
+
+
+def parse_k(name: str) -> int | None:
+    return int(name.split("@", 1)[1]) if "@" in name else None
+
+
+def headline_names(tier: Tier, k: int, modes: Sequence[str] = ()) -> list[str]:
+    """The default gate: the registry's headline measures, ranking ones at cutoff `k`, per mode for generation."""
+    specs = [s for s in REGISTRY.values() if s.headline and s.tier == tier]
+    if tier == "generation":
+        return [f"{m}.{s.name()}" for m in modes for s in specs]
+    return [s.name(k) for s in specs]
+
+
+def is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)

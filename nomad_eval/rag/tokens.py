@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from nomad_eval.report.io import write_atomic
+from nomad_eval.base.atomic import write_atomic
 
 PER_MESSAGE = 4  # role markers and separators a chat template adds around each message
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from nomad_eval.console import console
+from nomad_eval.base.console import console
 from nomad_eval.report.markdown import fmt
 from nomad_eval.report.schema import Report
 

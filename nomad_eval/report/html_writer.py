@@ -15,7 +15,7 @@ from nomad_eval.report.schema import Report
 
 
 def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None] | None:
-    from nomad_eval.compare.baseline import baseline_path, default_variant
+    from nomad_eval.report.baseline import baseline_path, default_variant
 
     if report.identity is None:
         return None
@@ -99,7 +99,7 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
         if all(_is_number(r.get(p)) for r in rows):
             sections.append((f"Metrics vs {p}", figure_div(charts.sweep_curves(rows, p, metric_cols), f"chart-{p}")))
     if matrix_rows:
-        from nomad_eval.tiers.matrix import COLUMNS
+        from nomad_eval.report.matrix import COLUMNS
 
         sections.append(("Model capability matrix", figure_div(charts.matrix_heatmap(matrix_rows, COLUMNS),
                                                                "chart-matrix")))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from nomad_eval.console import console
+from nomad_eval.base.console import console
 from nomad_eval.report.io import write_atomic
 
 if TYPE_CHECKING:  # polars costs ~0.1 s to import; only merges need it

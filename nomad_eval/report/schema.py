@@ -12,7 +12,8 @@ SCHEMA_VERSION = 1
 
 
 class Identity(BaseModel):
-    """What must match for two runs' numbers to be comparable."""
+    """What a run measured on and with. TASK_FIELDS (with the fingerprint) must match for two runs to be
+    comparable; the rest describes the system under test, which compare reports instead of refusing."""
 
     model_config = ConfigDict(extra="forbid")
     fingerprint: str
@@ -29,6 +30,21 @@ class Identity(BaseModel):
     pipeline: str
     judges: list[str] = Field(default_factory=list)  # rubric name and version, e.g. faithfulness-v1
     distractors: str | None = None  # the distractor set mixed into the store (also in the fingerprint)
+    measures: list[str] = Field(default_factory=list)  # the cutoffs measured, e.g. ["@1", "@3", "@5"]
+
+
+# Differing in any of these (or in the fingerprint or tier) means the runs measured different things: exit 2.
+TASK_FIELDS = ("goldens_hash", "suite", "tags", "limit", "mode", "measures")
+
+
+class MetricInterval(BaseModel):
+    """A headline number's uncertainty: how many questions it stands on and a seeded 95% bootstrap interval."""
+
+    n: int                      # questions (not cases) the mean is over
+    low: float | None           # None when n < 2: one question has no spread to resample
+    high: float | None
+    level: float = 0.95
+    clusters: int | None = None  # source documents resampled, when the interval is clustered
 
 
 class Provenance(BaseModel):
@@ -48,7 +64,11 @@ class Report(BaseModel):
     overrides: list[str] = Field(default_factory=list)  # the command-line overrides: a sweep's columns
     sweep_id: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
+    # The system under test, flat, files as content hashes: compare lists what differs (harness/system.py).
+    system: dict[str, str] = Field(default_factory=dict)
     metrics: dict[str, float | None] = Field(default_factory=dict)
+    # Every metric's n and 95% interval, keyed like `metrics`; a metric that is None here has no interval.
+    intervals: dict[str, MetricInterval] = Field(default_factory=dict)
     metrics_by_tag: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     separation: list[SeparationRow] = Field(default_factory=list)

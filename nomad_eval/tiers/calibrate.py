@@ -15,14 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
 from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval.console import console, progress_bar
-from nomad_eval.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.console import console, progress_bar
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.harness.rundir import run_dir
 from nomad_eval.judges.agreement import agreement, cohen_kappa, flip_rate, spearman
 from nomad_eval.judges.judge import judge
 from nomad_eval.judges.run_judges import calibration_path, judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import fmt
-from nomad_eval.rundir import run_dir
 
 
 class Label(BaseModel):

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig
 from rich.markup import escape
 from rich.table import Table
 
-from nomad_eval.compare.baseline import baseline_path, default_variant, load_baseline, load_run
-from nomad_eval.compare.diff import Verdict, compare
-from nomad_eval.compare.junit import write_junit
-from nomad_eval.console import console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import console
+from nomad_eval.base.errors import NomadError
+from nomad_eval.core.compare import Verdict, compare_questions
+from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.harness.system import differences, system_settings
+from nomad_eval.metrics.registry import headline_names, spec_for
+from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, load_baseline, load_run
+from nomad_eval.report.junit import write_junit
 from nomad_eval.report.markdown import fmt
 from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
+from nomad_eval.report.schema import TASK_FIELDS, Report
+
+OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell": "yellow", "within noise": "green",
+                 "not gated": "dim"}
 
 
 def _expand(patterns: list[str]) -> list[Path]:
@@ -39,7 +47,74 @@ def merge_runs(cfg: DictConfig) -> int:
         raise NomadError(f"no run directories with a report.json in {[str(d) for d in dirs]}", 2)
     out = Path(cfg.compare.out) if cfg.compare.get("out") else chosen[0].parent
     write_summary(merge(chosen), out, quiet=bool(cfg.quiet))
+    from nomad_eval.report.sweep_rank import rank_sweep
+
+    rank_sweep(chosen, out, cfg, quiet=bool(cfg.quiet))
     return 0
+
+
+def task_differences(run: Report, base: Report) -> list[str]:
+    """What the runs measured on: differing here means their numbers are about different things (exit 2)."""
+    if run.identity is None or base.identity is None:
+        return ["one of the reports has no identity (a failed run?)"]
+    if run.identity.fingerprint != base.identity.fingerprint:
+        return [f"fingerprint differs: run {run.identity.fingerprint}, baseline {base.identity.fingerprint} "
+                "(corpus, chunker or embedder changed); promote a new baseline for this fingerprint"]
+    if run.tier != base.tier:
+        return [f"tier differs: run {run.tier}, baseline {base.tier}"]
+    a, b = run.identity.model_dump(), base.identity.model_dump()
+    return [f"{k} differs: run {a.get(k)!r}, baseline {b.get(k)!r}" for k in TASK_FIELDS if a.get(k) != b.get(k)]
+
+
+def _system(report: Report) -> dict[str, str]:
+    return report.system or system_settings(report.config)
+
+
+def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[str, Any]]) -> list[str]:
+    """The declared set: `compare.metrics`, or the registry's headline measures that the baseline holds."""
+    named = cfg.compare.get("metrics")
+    if named:
+        names = [str(n) for n in named]
+        unknown = [n for n in names if spec_for(n) is None]
+        if unknown:
+            raise NomadError(f"compare.metrics names unknown metric(s) {unknown}", 2)
+        missing = [n for n in names if n not in base.metrics]
+        if missing:
+            raise NomadError(f"compare.metrics names {missing}, which the baseline does not hold; "
+                             f"it holds: {', '.join(sorted(base.metrics))}", 2)
+        return names
+    modes = sorted({str(c["mode"]) for c in cases if c.get("mode")})
+    tier = "generation" if run.tier == "generation" else "retrieval"
+    return [n for n in headline_names(tier, int(cfg.compare.get("headline_k") or 5), modes)
+            if base.metrics.get(n) is not None]
+
+
+def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, cfg: DictConfig) -> Verdict:
+    refused = task_differences(run, base.report)
+    if refused:
+        return Verdict(refused=refused)
+    if not cases or not base.cases:
+        side = "run" if not cases else "baseline"
+        return Verdict(refused=[f"the {side} has no per-question records (cases.jsonl) to pair; re-run or "
+                                "re-promote it"])
+    gated = gated_metrics(cfg, run, base.report, cases)
+    if not gated:
+        return Verdict(refused=["no gated metric: the baseline holds none of the headline measures; "
+                                "name them with compare.metrics=[...]"])
+    informational = [n for n in base.report.metrics if n in run.metrics and n not in gated and spec_for(n)]
+    stats = cfg.get("stats") or {}
+    v = compare_questions(
+        questions_from_cases(base.cases), questions_from_cases(cases), gated,
+        base_metrics=base.report.metrics, run_metrics=run.metrics, informational=informational,
+        cluster=bool(stats.get("cluster", False)), resamples=int(stats.get("resamples", 2000)),
+        seed=int(cfg.get("seed") or 0), strict=bool(cfg.compare.get("strict", False)),
+    )
+    v.differences = differences(_system(base.report), _system(run))
+    return v
+
+
+def _ci(m: Any) -> str:
+    return "—" if m.interval is None else f"[{m.interval.low:+.4f}, {m.interval.high:+.4f}]"
 
 
 def print_verdict(v: Verdict) -> None:
@@ -47,23 +122,39 @@ def print_verdict(v: Verdict) -> None:
         for line in v.refused:
             console.print(f"[red]not comparable:[/] {escape(line)}")
         return
-    t = Table(title="compare against baseline")
-    for col in ("metric", "baseline", "run", "delta", "tolerance", "95% CI of delta", "verdict"):
+    if v.differences:
+        console.print(f"system under test differs in {len(v.differences)} setting(s) (baseline → run):")
+        for line in v.differences:
+            console.print(f"  {escape(line)}")
+    else:
+        console.print("system under test: no setting differs from the baseline")
+    t = Table(title=f"compare against baseline — {v.common} questions in common"
+                    + (", resampled by source document" if v.clustered else ""))
+    for col in ("metric", "n", "baseline", "run", "delta", "95% CI of delta", "p (Holm)", "detectable", "tolerance",
+                "outcome"):
         t.add_column(col)
-    for d in v.deltas:
-        ci = "—" if d.ci is None else f"[{d.ci[0]:+.4f}, {d.ci[1]:+.4f}]"
-        delta = "—" if d.delta is None else f"{d.delta:+.4f}"
-        t.add_row(d.name, fmt(d.baseline), fmt(d.current), delta, d.tolerance, ci,
-                  "[red]REGRESSED[/]" if d.regressed else "ok")
+    for m in v.metrics:
+        delta = "—" if m.delta is None else f"{m.delta:+.4f}"
+        p = "—" if m.p_adjusted is None else f"{m.p_adjusted:.3g}"
+        mde = "—" if m.mde is None else f"{m.mde:.4f}"
+        style = OUTCOME_STYLE.get(m.outcome, "")
+        t.add_row(m.name, str(m.n), fmt(m.baseline), fmt(m.current), delta, _ci(m), p, mde, m.tolerance,
+                  f"[{style}]{m.outcome}[/]")
     console.print(t)
-    for d in v.regressions:
-        console.print(f"[red]regressed:[/] {d.name} {fmt(d.baseline)} -> {fmt(d.current)}")
+    for m in v.metrics:
+        if m.gated and m.outcome != "within noise":
+            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}: {escape(m.reason)}; "
+                          f"{fmt(m.baseline)} -> {fmt(m.current)}, 95% CI of delta {_ci(m)}")
+    if v.only_baseline or v.only_run:
+        console.print(f"questions in only one side, left out: {v.only_baseline} baseline-only, {v.only_run} run-only")
+    if v.unstable:
+        console.print(f"{len(v.unstable)} unstable question(s) (outcome flips across repeats on either side) left "
+                      f"out of both sides: {', '.join(v.unstable)}")
     if v.newly_failing:
         console.print(f"questions that went from pass to fail: {', '.join(v.newly_failing)}")
-    if v.unstable:
-        console.print(f"unstable questions (outcome flips across repeats; kept out of the gate): "
-                      f"{', '.join(v.unstable)}")
-    console.print("verdict: " + ("[red]REGRESSION[/]" if v.regressions else "[green]no regression[/]"))
+    style = {"regression": "red", "too small to tell": "yellow"}.get(v.outcome, "green")
+    console.print(f"verdict: [{style}]{v.outcome}[/]"
+                  + (" (compare.strict=true: fails the gate)" if v.strict and v.outcome == "too small to tell" else ""))
 
 
 def judge(run: Path, baseline: Path | None, cfg: DictConfig, junit_base: Path | None = None) -> int:
@@ -74,7 +165,7 @@ def judge(run: Path, baseline: Path | None, cfg: DictConfig, junit_base: Path | 
     path = baseline or baseline_path(Path(cfg.paths.baselines_dir), report.identity.fingerprint, report.tier,
                                      variant)
     base = load_baseline(path)
-    verdict = compare(report, base.report, cases, base.cases or None, int(cfg.compare.resamples))
+    verdict = verdict_for(report, cases, base, cfg)
     console.print(f"baseline: {path}")
     print_verdict(verdict)
     if cfg.compare.get("junit"):

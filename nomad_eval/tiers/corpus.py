@@ -8,11 +8,11 @@ from omegaconf import DictConfig
 from rich.markup import escape
 from rich.table import Table
 
-from nomad_eval.console import console, err_console
+from nomad_eval.base.console import console, err_console
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.errors import Defect, InvalidInput, NomadError
-from nomad_eval.index import ingest, store_state, truncated_chunks
-from nomad_eval.runtime import Runtime
+from nomad_eval.harness.index import ingest, store_state, truncated_chunks
+from nomad_eval.harness.runtime import Runtime
 
 ACTIONS = ("check", "lint", "ingest", "status", "reset")
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from nomad_eval.console import console
+from nomad_eval.base.console import console
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import Golden
-from nomad_eval.errors import Defect, InvalidInput, NomadError
 from nomad_eval.report.io import read_jsonl, write_jsonl
 
 

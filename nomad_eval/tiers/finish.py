@@ -7,9 +7,9 @@ from pathlib import Path
 from omegaconf import DictConfig
 from rich.markup import escape
 
-from nomad_eval.compare.gate import gate_failures
-from nomad_eval.console import console, err_console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import console, err_console
+from nomad_eval.base.errors import NomadError
+from nomad_eval.core.gate import gate_failures
 from nomad_eval.judges.run_judges import judge_floor_failures
 from nomad_eval.report.schema import Report
 

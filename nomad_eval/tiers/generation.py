@@ -14,10 +14,16 @@ from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.mock import MockModel
 from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval.console import progress_bar
+from nomad_eval.base.console import progress_bar
+from nomad_eval.base.errors import NomadError
+from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
-from nomad_eval.errors import NomadError
-from nomad_eval.index import ensure_ingested
+from nomad_eval.harness.index import ensure_ingested
+from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.harness.system import system_settings
+from nomad_eval.harness.trace import Tracer
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
@@ -26,20 +32,24 @@ from nomad_eval.rag.tokens import TokenEstimator, calibrate
 from nomad_eval.report.console_view import print_generation
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
+from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Report
-from nomad_eval.rundir import overrides, run_dir, sweep_id
-from nomad_eval.runtime import Runtime
-from nomad_eval.search import StoreSearcher
 from nomad_eval.tiers.finish import finish
-from nomad_eval.tiers.generation_cases import MODES, decomposition, mark_unstable, mode_metrics, score_case
+from nomad_eval.tiers.generation_cases import (
+    MODES,
+    decomposition,
+    mark_unstable,
+    mode_metric_names,
+    mode_metrics,
+    score_case,
+)
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts, rewrite_query
 from nomad_eval.tiers.position import position_analysis
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import retrieved_rows
-from nomad_eval.trace import Tracer
 
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
@@ -141,14 +151,14 @@ def run(cfg: DictConfig) -> int:
         judges = judge_cases(cfg, cases, [[x.text for x in plans[(gi, mode)].passages] for gi, mode, _ in tasks],
                              jchat)
         jchat.model.close()
-    metrics: dict[str, float | None] = {}
-    for mode in modes:
-        metrics.update(mode_metrics(cases, mode))
+    questions = stable(questions_from_cases(cases))
+    metrics, intervals = summarize_report(questions, [n for m in modes for n in mode_metric_names(m)], cfg)
     mock_line = _mock_line(goldens, contexts, plans, modes) if not isinstance(model, MockModel) else {}
     ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
                                                       "judges": [r.key for r in rubrics(cfg)]})
     report = Report(
-        tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics,
+        tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
+        system=system_settings(rt.resolved_config()),
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": repeats, "model_calls": chat.calls,
                 "cache_hits": chat.hits, "unstable": len(unstable),
                 "rewritten_queries": sum(c.rewritten for c in contexts)},

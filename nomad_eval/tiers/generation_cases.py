@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from nomad_eval.core.questions import means, questions_from_cases, stable
 from nomad_eval.data.golden import Golden
-from nomad_eval.metrics.aggregate import mean
 from nomad_eval.metrics.answer.budget_metrics import token_error
 from nomad_eval.metrics.answer.correctness import correctness
 from nomad_eval.metrics.answer.groundedness import groundedness
@@ -82,14 +82,14 @@ def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:
 
 
 def mode_metrics(cases: list[dict[str, Any]], mode: str) -> dict[str, float | None]:
-    """Means over stable questions only: an unstable question's flips must not move a gated number."""
-    rows = [c for c in cases if c["mode"] == mode and not c["unstable"]]
-    out = {f"{mode}.{m}": mean(c["metrics"][m] for c in rows) for m in CASE_METRICS}
-    per_question: dict[str, list[bool | None]] = defaultdict(list)
-    for c in rows:
-        per_question[c["id"]].append(c["passed"])
-    out[f"{mode}.pass_rate"] = mean(question_outcome(v)[0] for v in per_question.values())
-    return out
+    """Means over this mode's stable questions (each question's repeats averaged first): an unstable
+    question's flips must not move a gated number. Compare re-pairs questions across runs by itself."""
+    questions = stable(q for q in questions_from_cases(cases) if q.mode == mode)
+    return means(questions, mode_metric_names(mode))
+
+
+def mode_metric_names(mode: str) -> list[str]:
+    return [f"{mode}.{m}" for m in (*CASE_METRICS, "pass_rate")]
 
 
 def decomposition(metrics: dict[str, float | None]) -> dict[str, Any]:

@@ -9,13 +9,13 @@ import numpy as np
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.data.golden import Golden
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.rag.chunking import Chunk
 from nomad_eval.rag.pipeline import Pipeline, RetrievedChunk
 from nomad_eval.rag.prompt import Passage
 from nomad_eval.rag.rewrite import accept, needs_rewrite, rewrite_messages
-from nomad_eval.runtime import Runtime
-from nomad_eval.search import StoreSearcher
-from nomad_eval.trace import Tracer, timed
 
 
 @dataclass

@@ -12,55 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
-from rich.table import Table
 
-from nomad_eval.compare.baseline import baseline_path
-from nomad_eval.console import console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import console
+from nomad_eval.base.errors import NomadError
+from nomad_eval.harness.rundir import run_dir
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.report.baseline import baseline_path
 from nomad_eval.report.io import write_atomic
-from nomad_eval.report.markdown import fmt
-from nomad_eval.rundir import run_dir
-from nomad_eval.runtime import Runtime
-
-ROW_FILE = "matrix_row.json"
-COLUMNS = ("oracle", "e2e", "gap", "refusal_correctness", "leakage_rate", "groundedness")
-# The last three are e2e figures; the headers say so, since oracle groundedness can differ a lot.
-HEADERS = ("oracle", "e2e", "gap", "e2e refusal_correctness", "e2e leakage_rate", "e2e groundedness")
-
-
-def matrix_row(report: dict[str, Any]) -> dict[str, Any]:
-    m = report["metrics"]
-    o, e = m.get("oracle.correctness"), m.get("e2e.correctness")
-    ident = report["identity"]
-    mock = report.get("mock_line") or {}
-    return {
-        "model": ident["model"], "fingerprint": ident["fingerprint"], "goldens_hash": ident["goldens_hash"],
-        "suite": ident["suite"], "oracle": o, "e2e": e, "gap": None if o is None or e is None else o - e,
-        "refusal_correctness": m.get("e2e.refusal_correctness"), "leakage_rate": m.get("e2e.leakage_rate"),
-        "groundedness": m.get("e2e.groundedness"),
-        "mock_oracle": (mock.get("oracle") or {}).get("correctness"),
-        "mock_e2e": (mock.get("e2e") or {}).get("correctness"),
-    }
-
-
-def assemble(dirs: list[Path]) -> list[dict[str, Any]]:
-    rows = [json.loads((d / ROW_FILE).read_text()) for d in dirs if (d / ROW_FILE).exists()]
-    return sorted(rows, key=lambda r: r["model"])
-
-
-def write_matrix(rows: list[dict[str, Any]], out: Path, quiet: bool = False) -> None:
-    write_atomic(out / "matrix.json", json.dumps({"rows": rows}, indent=1))
-    head = ["model", *HEADERS]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join([r["model"], *(fmt(r.get(c)) for c in COLUMNS)]) + " |" for r in rows]
-    write_atomic(out / "matrix.md", "# Model capability matrix\n\n" + "\n".join(lines) + "\n")
-    if not quiet:
-        t = Table(title="model capability matrix")
-        for c in head:
-            t.add_column(c)
-        for r in rows:
-            t.add_row(r["model"], *(fmt(r.get(c)) for c in COLUMNS))
-        console.print(t)
+from nomad_eval.report.matrix import ROW_FILE, matrix_row
 
 
 def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, margin: float) -> str:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from nomad_eval.compare.baseline import promote
-from nomad_eval.console import console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import console
+from nomad_eval.base.errors import NomadError
+from nomad_eval.report.baseline import promote
 
 
 def run(cfg: DictConfig) -> int:

@@ -10,9 +10,15 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from nomad_eval.base.errors import NomadError
+from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.data.golden import Golden
-from nomad_eval.errors import NomadError
-from nomad_eval.index import ensure_ingested
+from nomad_eval.harness.index import ensure_ingested
+from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.harness.system import system_settings
+from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.recall import recall_at_k
 from nomad_eval.metrics.separation import SeparationRow, separation_row
@@ -20,16 +26,13 @@ from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
+from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report
-from nomad_eval.rundir import overrides, run_dir, sweep_id
-from nomad_eval.runtime import Runtime
-from nomad_eval.search import StoreSearcher
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, ranked_documents, retrieved_rows
-from nomad_eval.trace import Tracer, timed
 
 ABLATION_METRICS = ("hit@1", "mrr@5", "recall@5", "ndcg@5", "chunk_precision@5")
 
@@ -42,6 +45,7 @@ def identity(rt: Runtime) -> Identity:
         tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"),
         top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
         embedder=str(cfg.embedder.name), pipeline=str(p._target_), distractors=rt.distractor_name,
+        measures=[f"@{int(k)}" for k in cfg.tier.get("ks") or []],
     )
 
 
@@ -52,25 +56,40 @@ def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str |
     return f"not in the top {top_k}: {', '.join(missing)}" if missing else None
 
 
-def score_lists(retrievals: list[Retrieval], goldens: list[Golden]) -> dict[str, dict[str, list[float]]]:
-    """Every candidate's raw and final score, split by relevance: the data behind the separation plots."""
-    out: dict[str, dict[str, list[float]]] = {"raw": {"relevant": [], "irrelevant": []},
-                                              "final": {"relevant": [], "irrelevant": []}}
-    for r, g in zip(retrievals, goldens, strict=True):
-        if g.expect_refusal:
-            continue
+def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime | None = None) -> dict[str, Any]:
+    """Relevant vs irrelevant scores of answerable questions: the data behind the separation table and plots.
+
+    Raw cosine, given the run's `rt` (its own embedder): every question against every chunk of the corpus, from
+    vectors already cached, because the search pool is cut at `threshold` and so cannot calibrate it. A custom
+    pipeline (no embedder), and the final score (only reranked chunks have one): the candidate pool.
+    `population` says which, for the table's labels and the plots.
+    """
+    from nomad_eval.harness.cosines import corpus_cosines
+    from nomad_eval.metrics.separation import CANDIDATE_POOL, EVERY_CHUNK, rounded
+
+    answerable = [(r, g) for r, g in zip(retrievals, goldens, strict=True) if not g.expect_refusal]
+    out: dict[str, Any] = {"raw": {"relevant": [], "irrelevant": []}, "final": {"relevant": [], "irrelevant": []},
+                           "population": {"raw": CANDIDATE_POOL, "final": CANDIDATE_POOL}}
+    for r, g in answerable:
         for c in r.candidates:
             label = "relevant" if c.doc_id in g.relevant_doc_ids else "irrelevant"
-            if c.score is not None:
+            if rt is None and c.score is not None:
                 out["raw"][label].append(round(c.score, 5))
             out["final"][label].append(round(c.final_score, 5))
+    if rt is not None:
+        rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, [r.expanded_query for r, _ in answerable],
+                                  [set(g.relevant_doc_ids) for _, g in answerable])
+        out["raw"] = {"relevant": rounded(rel), "irrelevant": rounded(irr)}
+        out["population"]["raw"] = EVERY_CHUNK
     return out
 
 
-def separation(scores: dict[str, dict[str, list[float]]]) -> list[SeparationRow]:
-    rows = [separation_row("raw cosine", "threshold", lab, scores["raw"][lab]) for lab in ("relevant", "irrelevant")]
-    return rows + [separation_row("final score", "pipeline.min_final_score", lab, scores["final"][lab])
-                   for lab in ("relevant", "irrelevant")]
+def separation(scores: dict[str, Any]) -> list[SeparationRow]:
+    pop = scores.get("population") or {}
+    return [separation_row(f"{name} ({pop.get(key, 'candidate pool')})", flag, lab, scores[key][lab])
+            for key, name, flag in (("raw", "raw cosine", "threshold"),
+                                    ("final", "final score", "pipeline.min_final_score"))
+            for lab in ("relevant", "irrelevant")]
 
 
 def _custom_retrieve(fn: Any, query: str, doc_ids: set[str]) -> Retrieval:
@@ -135,14 +154,28 @@ def run(cfg: DictConfig) -> int:
 
     t = time.perf_counter()
     top_k = int(cfg.pipeline.get("top_k") or max(ks))
-    scores = score_lists(retrievals, goldens)
+    scores = score_lists(retrievals, goldens, rt if isinstance(pipeline, Pipeline) else None)
     names = metric_names(ks)
     per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals, strict=True)]
+    cases = [
+        {
+            "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
+            "query": g.final_query, "expanded_query": r.expanded_query,
+            "retrieved": retrieved_rows(r.chunks), "metrics": m,
+            "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
+                                                                set(g.relevant_doc_ids), top_k) == 1.0,
+            "why": retrieval_miss(g, r.chunks, top_k),
+        }
+        for g, r, m in zip(goldens, retrievals, per_case, strict=True)
+    ]
+    metrics, intervals = summarize_report(questions_from_cases(cases), names, cfg)
     report = Report(
         tier="retrieval",
         identity=identity(rt),
         config=rt.resolved_config(),
-        metrics=mean_metrics(per_case, names),
+        system=system_settings(rt.resolved_config()),
+        metrics=metrics,
+        intervals=intervals,
         metrics_by_tag=by_tag(per_case, [g.tags for g in goldens], names),
         counts={
             "goldens": len(goldens),
@@ -161,17 +194,6 @@ def run(cfg: DictConfig) -> int:
         sweep_id=sweep_id(),
     )
     timings["metrics"] = time.perf_counter() - t
-    cases = [
-        {
-            "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-            "query": g.final_query, "expanded_query": r.expanded_query,
-            "retrieved": retrieved_rows(r.chunks), "metrics": m,
-            "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
-                                                                set(g.relevant_doc_ids), top_k) == 1.0,
-            "why": retrieval_miss(g, r.chunks, top_k),
-        }
-        for g, r, m in zip(goldens, retrievals, per_case, strict=True)
-    ]
     t = time.perf_counter()
     write_jsonl(out / "cases.jsonl", cases)
     write_atomic(out / "scores.json", json.dumps(scores))

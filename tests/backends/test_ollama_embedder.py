@@ -13,8 +13,8 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.minilm import MiniLMEmbedder
 from nomad_eval.backends.ollama_embed import OllamaEmbedder
-from nomad_eval.entry import run_tier
-from nomad_eval.errors import NomadError
+from nomad_eval.base.errors import NomadError
+from nomad_eval.cli.entry import run_tier
 from tests.conftest import MINI
 from tests.servers.ollama_compat import serve
 

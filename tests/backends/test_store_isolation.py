@@ -14,9 +14,9 @@ from omegaconf import DictConfig
 from nomad_eval.backends.base import StoredPoint
 from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.backends.server import ServerStore
-from nomad_eval.errors import NomadError
-from nomad_eval.index import ingest, store_state
-from nomad_eval.runtime import Runtime
+from nomad_eval.base.errors import NomadError
+from nomad_eval.harness.index import ingest, store_state
+from nomad_eval.harness.runtime import Runtime
 from tests.conftest import MINI
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from nomad_eval.base.errors import InvalidInput
 from nomad_eval.data.corpus import load_markdown_dir
-from nomad_eval.errors import InvalidInput
 
 
 def test_loads_sorted_with_titles(tmp_path: Path) -> None:

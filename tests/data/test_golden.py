@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from nomad_eval.base.errors import InvalidInput
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
-from nomad_eval.errors import InvalidInput
 
 GOOD = {"id": "g1", "query": "How long?", "turns": [], "relevantDocIds": ["doc-a"], "mustInclude": ["40 min"],
         "mustNotInclude": [], "expectRefusal": False, "tags": ["numeric"]}

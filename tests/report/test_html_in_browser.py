@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_eval._resolvers import REPO
+from nomad_eval.base.paths import REPO
 from tests.conftest import MINI, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

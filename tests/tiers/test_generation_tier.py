@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.llamacpp import LlamaCppModel
-from nomad_eval.entry import run_tier
+from nomad_eval.cli.entry import run_tier
 from nomad_eval.metrics.aggregate import mean
 from tests.conftest import MINI, run_cli
 from tests.servers import ollama_compat, openai_compat

@@ -12,9 +12,9 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.backends.edge import EdgeStore
-from nomad_eval.entry import run_tier
-from nomad_eval.runtime import Runtime
-from nomad_eval.search import LeakError, StoreSearcher
+from nomad_eval.cli.entry import run_tier
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.search import LeakError, StoreSearcher
 from tests.conftest import MINI, run_cli
 from tests.tiers.trec_check import trec_metrics
 

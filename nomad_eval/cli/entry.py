@@ -11,12 +11,12 @@ from hydra.utils import get_method
 from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
-from nomad_eval.config_check import check_config
-from nomad_eval.console import err_console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import err_console
+from nomad_eval.base.errors import NomadError
+from nomad_eval.cli.config_check import check_config
+from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.schema import Report
-from nomad_eval.rundir import overrides, run_dir, sweep_id
 
 
 def _multirun() -> bool:

@@ -6,9 +6,9 @@ import uuid
 from dataclasses import dataclass
 
 from nomad_eval.backends.base import Store, StoredPoint
-from nomad_eval.console import err_console, progress_bar
+from nomad_eval.base.console import err_console, progress_bar
+from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk
-from nomad_eval.runtime import Runtime
 
 _NS = uuid.UUID("6f1b8d2e-4c47-4b8a-9d5e-2f0a7c3e9b11")
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.base.atomic import write_jsonl
 from nomad_eval.rag.pipeline import RetrievedChunk
-from nomad_eval.report.io import write_jsonl
 
 
 def _hex(n: int) -> str:
@@ -92,7 +92,7 @@ def export_otlp(spans: list[dict[str, Any]], endpoint: str, timeout_s: float = 1
         from opentelemetry.sdk.trace.id_generator import IdGenerator
         from opentelemetry.trace import SpanKind, Status, StatusCode
     except ImportError as exc:
-        from nomad_eval.errors import NomadError
+        from nomad_eval.base.errors import NomadError
 
         raise NomadError("trace.otlp_endpoint is set but OpenTelemetry is not installed: "
                          "pip install 'nomad-eval[otel]'") from exc

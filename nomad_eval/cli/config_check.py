@@ -8,9 +8,9 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from rich.markup import escape
 
-from nomad_eval._resolvers import REPO
-from nomad_eval.console import err_console
-from nomad_eval.errors import NomadError
+from nomad_eval.base.console import err_console
+from nomad_eval.base.errors import NomadError
+from nomad_eval.base.paths import REPO
 
 
 class PlainKeys(BaseModel):

@@ -9,13 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from nomad_eval.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic
 from nomad_eval.report.schema import Report
 
 
 class Baseline(BaseModel):
-    schema_version: int = 1
+    schema_version: int = 2  # 2: cases keep repeat and relevant documents, so compare rebuilds questions
     promoted_from: str
     promoted_at: str
     report: Report
@@ -41,7 +41,8 @@ def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
 
 
 def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
-    keep = ("id", "tags", "passed", "unstable", "metrics", "mode")
+    # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering.
+    keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal")
     return {k: c[k] for k in keep if k in c}
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from nomad_eval.backends.base import Store
 from nomad_eval.backends.cache import CachedEmbedder
-from nomad_eval.errors import NomadError
+from nomad_eval.base.errors import NomadError
 from nomad_eval.rag.rerank import Candidate
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from nomad_eval.errors import NomadError
+from nomad_eval.base.errors import NomadError
 
 
 @contextmanager

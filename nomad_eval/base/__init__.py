@@ -1,0 +1,1 @@
+"""Foundations every layer may use: errors, console, atomic files, locks, paths."""

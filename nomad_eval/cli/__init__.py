@@ -1,0 +1,1 @@
+"""Command-line plumbing: the Hydra entry, config checks, resolvers and sweep callbacks."""

@@ -1,0 +1,74 @@
+"""Per-question outcomes, computed once from case records and read by reports, baselines and compare.
+
+A case is one golden in one mode and repeat; a question is one golden in one mode. Its metric values are
+means over its repeats, and it is unstable when its pass/fail flips between repeats. Reports, intervals
+and compare all stand on these records, so the same question set means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Question:
+    key: str                      # "<id>" for retrieval, "<mode>:<id>" for generation
+    id: str
+    mode: str | None
+    cluster: str                  # the source document questions about which are not independent
+    values: dict[str, float | None]  # keyed by reported metric name ("recall@5", "e2e.correctness")
+    passed: float | None          # pass rate over repeats (1/0 for a single repeat); None: not judged
+    repeats: int
+    unstable: bool
+    tags: list[str] = field(default_factory=list)
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    measured = [float(v) for v in values if v is not None]
+    return sum(measured) / len(measured) if measured else None
+
+
+def cluster_of(case: Mapping[str, Any]) -> str:
+    """Questions about the same document share its errors; a refusal question is its own cluster."""
+    docs = case.get("relevant_doc_ids") or []
+    return f"doc:{sorted(docs)[0]}" if docs else f"q:{case['id']}"
+
+
+def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
+    """Group cases by (mode, id) in first-seen order; generation metric names get their mode as prefix."""
+    groups: dict[tuple[str | None, str], list[Mapping[str, Any]]] = {}
+    for c in cases:
+        groups.setdefault((c.get("mode"), str(c["id"])), []).append(c)
+    out = []
+    for (mode, qid), group in groups.items():
+        prefix = f"{mode}." if mode else ""
+        names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
+        values = {f"{prefix}{n}": _mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
+        passes = [c.get("passed") for c in group]
+        measured = [bool(p) for p in passes if p is not None]
+        rate = sum(measured) / len(measured) if measured else None
+        if mode:
+            values[f"{prefix}pass_rate"] = rate
+        out.append(Question(
+            key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]), values=values,
+            passed=rate, repeats=len(group), unstable=rate is not None and 0.0 < rate < 1.0,
+            tags=list(group[0].get("tags") or []),
+        ))
+    return out
+
+
+def stable(questions: Iterable[Question]) -> list[Question]:
+    return [q for q in questions if not q.unstable]
+
+
+def means(questions: Sequence[Question], names: Iterable[str]) -> dict[str, float | None]:
+    """Means over the questions that measured each metric: None when none did, never 0."""
+    return {n: _mean(q.values.get(n) for q in questions) for n in names}
+
+
+def values_of(questions: Sequence[Question], name: str) -> tuple[list[float], list[str]]:
+    """The measured values of one metric and each one's cluster, in question order."""
+    pairs = [(q.values[name], q.cluster) for q in questions if q.values.get(name) is not None]
+    return [float(v) for v, _ in pairs if v is not None], [c for _, c in pairs]

@@ -1,0 +1,23 @@
+"""Headline numbers with their uncertainty, as the report stores them: means plus n and a 95% interval each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from nomad_eval.core.questions import Question
+from nomad_eval.core.summary import summarize
+from nomad_eval.report.schema import MetricInterval
+
+
+def summarize_report(questions: Sequence[Question], names: Iterable[str], cfg: Any
+                     ) -> tuple[dict[str, float | None], dict[str, MetricInterval]]:
+    """`cfg.stats` picks clustering by source document and the resample count; `cfg.seed` seeds the bootstrap
+    so a re-run prints the same interval."""
+    stats = cfg.get("stats") or {}
+    summary = summarize(questions, list(names), cluster=bool(stats.get("cluster", False)),
+                        seed=int(cfg.get("seed") or 0), resamples=int(stats.get("resamples", 2000)))
+    metrics = {k: s.mean for k, s in summary.items()}
+    intervals = {k: MetricInterval(n=s.n, low=s.low, high=s.high, clusters=s.clusters)
+                 for k, s in summary.items() if s.mean is not None}
+    return metrics, intervals

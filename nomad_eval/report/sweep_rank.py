@@ -1,0 +1,97 @@
+"""Rank a sweep's configurations against a reference job with paired tests, corrected for testing many.
+
+Twenty configurations drawn from the same distribution will show one "winner" by chance about two times in
+three at p < 0.05; a correction across the configurations (Holm by default, Benjamini-Hochberg on request)
+keeps that near 5%, so a difference marked real is one worth acting on (bench/stats_sim.py measures this).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from nomad_eval.base.atomic import read_jsonl, write_atomic
+from nomad_eval.base.console import console
+from nomad_eval.core.questions import Question, questions_from_cases, stable
+from nomad_eval.core.stats import rank_against_reference
+from nomad_eval.metrics.registry import headline_names, spec_for
+
+
+def _load(d: Path) -> tuple[dict[str, Any], list[Question]] | None:
+    report = json.loads((d / "report.json").read_text())
+    if report.get("status") != "ok" or not (d / "cases.jsonl").exists():
+        return None
+    return report, questions_from_cases(read_jsonl(d / "cases.jsonl"))
+
+
+def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:
+    loaded = {d.name: x for d in jobs if (x := _load(d)) is not None}
+    if len(loaded) < 2:
+        return None
+    cmp = cfg.get("compare") or {}
+    names = list(loaded)
+    ref = str(cmp.get("reference") or names[0])
+    if ref not in loaded:
+        ref = next((n for n in names if n.split("_", 1)[0] == ref), names[0])
+    ref_report, ref_q = loaded[ref]
+    tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
+    modes = sorted({q.mode for q in ref_q if q.mode})
+    method = "fdr_bh" if str(cmp.get("correction") or "holm") in ("bh", "fdr_bh") else "holm"
+    unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
+    result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}}
+    for metric in headline_names(tier, int(cmp.get("headline_k") or 5), modes):
+        spec = spec_for(metric)
+        if spec is None:
+            continue
+        sign = 1.0 if spec.direction == "higher" else -1.0
+        # Pair on the questions every job measured, so each configuration is tested on the same set.
+        per_job = {n: {q.key: q.values.get(metric) for q in stable(qs) if q.key not in unstable}
+                   for n, (_, qs) in loaded.items()}
+        keys = [k for k, v in per_job[ref].items() if v is not None and all(
+            per_job[n].get(k) is not None for n in names)]
+        if len(keys) < 2:
+            continue
+        reference = [sign * float(per_job[ref][k] or 0.0) for k in keys]
+        configs = {n: [sign * float(per_job[n][k] or 0.0) for k in keys] for n in names if n != ref}
+        ranked = rank_against_reference(reference, configs, binary=spec.binary, method=method,
+                                        seed=int(cfg.get("seed") or 0))
+        result["metrics"][metric] = {"n": len(keys), "rows": [
+            {"job": r.name, "delta": sign * r.delta, "low": None if r.interval is None else sign * (
+                r.interval.low if sign > 0 else r.interval.high),
+             "high": None if r.interval is None else sign * (r.interval.high if sign > 0 else r.interval.low),
+             "p": r.p_value, "p_adjusted": r.p_adjusted, "real": r.real} for r in ranked]}
+    write_atomic(out / "ranking.json", json.dumps(result, indent=1))
+    write_atomic(out / "ranking.md", _markdown(result))
+    if not quiet:
+        _print(result)
+    return result
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    lines = [f"# Configurations against {result['reference']}", "",
+             f"Paired tests on the same questions, {result['correction']} correction across configurations; "
+             "*real* means the difference survives it.", ""]
+    for metric, block in result["metrics"].items():
+        lines += [f"## {metric} (n={block['n']})", "", "| job | delta | 95% CI | p | p adjusted | real |",
+                  "|---|---|---|---|---|---|"]
+        for r in block["rows"]:
+            ci = "—" if r["low"] is None else f"[{r['low']:+.4f}, {r['high']:+.4f}]"
+            lines.append(f"| {r['job']} | {r['delta']:+.4f} | {ci} | {r['p']:.3g} | {r['p_adjusted']:.3g} | "
+                         f"{'yes' if r['real'] else 'no'} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _print(result: dict[str, Any]) -> None:
+    for metric, block in result["metrics"].items():
+        t = Table(title=f"{metric} against {result['reference']} (n={block['n']}, {result['correction']})")
+        for c in ("job", "delta", "95% CI", "p adjusted", "real"):
+            t.add_column(c)
+        for r in block["rows"]:
+            ci = "—" if r["low"] is None else f"[{r['low']:+.4f}, {r['high']:+.4f}]"
+            t.add_row(r["job"], f"{r['delta']:+.4f}", ci, f"{r['p_adjusted']:.3g}",
+                      "[green]real[/]" if r["real"] else "noise")
+        console.print(t)
