@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from rich.markup import escape
 
@@ -95,6 +95,23 @@ def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     return notes
 
 
+def ks_rule(cfg: DictConfig) -> list[str]:
+    """Across tier.ks and pipeline.top_k (retrieval tier): every cut-off at least 1 and at most top_k, since
+    @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above."""
+    tier, pipe = cfg.get("tier"), cfg.get("pipeline")
+    if tier is None or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), ListConfig):
+        return []
+    top_k = pipe.get("top_k") if pipe is not None else None
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        top_k = None
+    ks = list(tier.ks)
+    if any(isinstance(k, bool) or not isinstance(k, int) for k in ks):
+        return []
+    from nomad_eval.tiers.retrieval_cases import ks_problems
+
+    return ks_problems(ks, top_k)
+
+
 def check_config(cfg: DictConfig) -> None:
     tree: Any = OmegaConf.to_container(cfg, resolve=False)
     for note in unknown_top_level(tree):
@@ -117,6 +134,7 @@ def check_config(cfg: DictConfig) -> None:
                     problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
                 else:  # a rule across keys, whose message names them
                     problems.append(err["msg"].removeprefix("Value error, "))
+    problems += ks_rule(cfg)
     missing = sorted(k for k, v in _leaf_paths(tree) if v == "???")
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:

@@ -16,15 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from nomad_eval.core.questions import Question
 from nomad_eval.core.stats import (
+    Alternative,
     Interval,
     adjust,
     minimum_detectable_effect,
     paired_interval,
     paired_p_value,
 )
-
-from nomad_eval.core.questions import Question
 from nomad_eval.metrics.registry import EPS, spec_for
 
 Outcome = Literal["regression", "within noise", "too small to tell", "not measured", "not gated"]
@@ -150,7 +150,7 @@ def compare_questions(
         if not is_gated or spec is None:
             rows.append(MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol))
             continue
-        alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
+        alternative: Alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
         p = paired_p_value(b, c, binary=spec.binary and all(x in (0.0, 1.0) for x in b + c),
                            alternative=alternative, clusters=cl, seed=seed)
         deltas = [y - x for x, y in zip(b, c, strict=True)]

@@ -6,8 +6,6 @@ from collections.abc import Mapping
 
 from nomad_eval.metrics.registry import spec_for
 
-_RETRIEVAL = ("recall", "hit", "mrr", "ndcg", "chunk_precision")
-
 
 def gate_failures(metrics: Mapping[str, float | None], floors: Mapping[str, float]) -> list[str]:
     out = []
@@ -22,6 +20,7 @@ def gate_failures(metrics: Mapping[str, float | None], floors: Mapping[str, floa
             continue
         below = value < floor if spec.direction == "higher" else value > floor
         if below:
-            why = " — no prompt work fixes missing context" if spec.family in _RETRIEVAL else ""
+            ranking = spec.tier == "retrieval" and spec.kernel is not None
+            why = " — no prompt work fixes missing context" if ranking else ""
             out.append(f"{name} = {value:.4f} is past its floor {floor}{why}")
     return out

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nomad_eval.core.stats import mean_interval
-
 from nomad_eval.core.questions import Question, values_of
+from nomad_eval.core.stats import mean_interval
 
 
 @dataclass(frozen=True)

@@ -46,12 +46,13 @@ def load_beir_corpus(folder: Path) -> list[Document]:
 
 
 def load_beir_goldens(folder: Path, split: str, doc_ids: set[str]) -> list[Golden]:
-    """One golden per query judged in the split; a judgement names its relevant documents (score > 0)."""
+    """One golden per query judged in the split; a judgement names its relevant documents (score > 0), and the
+    golden keeps each one's grade (graded nDCG uses it)."""
     queries = {str(o["_id"]): str(o.get("text", "")) for _n, o in _jsonl(folder / "queries.jsonl")}
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         raise InvalidInput([Defect(str(qrels_path), None, f"no qrels for split {split!r}")])
-    rel: dict[str, list[str]] = {}
+    rel: dict[str, dict[str, int]] = {}
     defects = []
     for n, line in enumerate(qrels_path.read_text(encoding="utf-8").splitlines(), 1):
         parts = line.strip().split("\t")
@@ -67,14 +68,15 @@ def load_beir_goldens(folder: Path, split: str, doc_ids: set[str]) -> list[Golde
             defects.append(Defect(str(qrels_path), n, f"unknown doc id {did!r}"))
         else:
             try:
-                if int(score) > 0:
-                    rel.setdefault(qid, []).append(did)
+                grade = int(score)
+                if grade > 0:
+                    rel.setdefault(qid, {})[did] = grade
             except ValueError:
                 defects.append(Defect(str(qrels_path), n, f"score {score!r} is not an integer"))
     if defects:
         raise InvalidInput(defects[:50])
     return [
-        Golden(id=qid, query=queries[qid], turns=[], relevantDocIds=docs, mustInclude=[], mustNotInclude=[],
-               expectRefusal=False, tags=["beir"])
-        for qid, docs in rel.items()
+        Golden(id=qid, query=queries[qid], turns=[], relevantDocIds=list(grades), mustInclude=[], mustNotInclude=[],
+               expectRefusal=False, tags=["beir"]).with_grades(grades)
+        for qid, grades in rel.items()
     ]

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import ErrorDetails
 
 from nomad_eval.base.errors import Defect, InvalidInput
@@ -33,6 +33,25 @@ class Golden(BaseModel):
     must_not_include: list[str] = Field(alias="mustNotInclude")
     expect_refusal: bool = Field(alias="expectRefusal")
     tags: list[str]
+    # Graded relevance, never on the wire (the JSONL format has no grades): set by sources that grade, such as
+    # BEIR qrels, through with_grades. None means grade 1 for each relevantDocId.
+    _grades: dict[str, int] | None = PrivateAttr(default=None)
+
+    @property
+    def grades(self) -> dict[str, int]:
+        """Each relevant document's grade (> 0): 1 for every relevantDocId unless the source graded them."""
+        if self._grades is None:
+            return dict.fromkeys(self.relevant_doc_ids, 1)
+        return dict(self._grades)
+
+    def with_grades(self, grades: dict[str, int]) -> Golden:
+        """A copy carrying graded relevance for exactly its relevantDocIds, each grade at least 1."""
+        if set(grades) != set(self.relevant_doc_ids) or any(g < 1 for g in grades.values()):
+            raise ValueError(f"golden {self.id!r}: grades {grades} must give each of {self.relevant_doc_ids} "
+                             "a grade of at least 1")
+        copy = self.model_copy()
+        copy._grades = dict(grades)
+        return copy
 
     @property
     def final_query(self) -> str:
@@ -134,7 +153,9 @@ def _check_golden(
 
 def goldens_hash(goldens: list[Golden]) -> str:
     """Hash of the parsed suite, so reformatting a file does not change a run's identity."""
-    canon = json.dumps([g.wire() for g in goldens], sort_keys=True, ensure_ascii=False)
+    # Grades enter only when some differ from 1, so an ungraded suite keeps the hash it always had.
+    canon = json.dumps([g.wire() | ({"grades": g.grades} if set(g.grades.values()) - {1} else {}) for g in goldens],
+                       sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 

@@ -41,5 +41,7 @@ def retrieve(query: str, corpus_dir: str, top_k: int = 5, k1: float = 1.2, b: fl
                 for t in q if t in tf)
         if s > 0:
             scored.append((s, doc_id))
-    scored.sort(key=lambda x: (-x[0], x[1]))
+    # Score descending, ties by document id descending: the order trec_eval reads a run in, so the list order and
+    # the scores agree and the harness keeps this order as given.
+    scored.sort(reverse=True)
     return [{"doc_id": d, "chunk_id": f"{d}#0", "score": s} for s, d in scored[:top_k]]

@@ -1,8 +1,19 @@
 """Pure metric functions and the registry that says how to read them."""
 
-from nomad_eval.metrics import hit, mrr, ndcg, precision, recall, refusal_retrieval
+from nomad_eval.metrics import (
+    average_precision,
+    hit,
+    mrr,
+    ndcg,
+    precision,
+    recall,
+    refusal_retrieval,
+    returned,
+    rprec,
+)
 from nomad_eval.metrics.answer import budget_metrics, correctness, groundedness, leakage, pass_rate, refusal, think_leak
 from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 
-__all__ = ["REGISTRY", "MetricSpec", "spec_for", "budget_metrics", "correctness", "groundedness", "hit", "leakage",
-           "mrr", "ndcg", "pass_rate", "precision", "recall", "refusal", "refusal_retrieval", "think_leak"]
+__all__ = ["REGISTRY", "MetricSpec", "spec_for", "average_precision", "budget_metrics", "correctness",
+           "groundedness", "hit", "leakage", "mrr", "ndcg", "pass_rate", "precision", "recall", "refusal",
+           "refusal_retrieval", "returned", "rprec", "think_leak"]

@@ -18,7 +18,7 @@ def ndcg_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> flo
     if not ideal_gains:
         return None
     dcg = _dcg([judged.get(d, 0) for d in window(ranked_docs, k)])
-    return dcg / _dcg(window(ideal_gains, k))  # type: ignore[arg-type]
+    return dcg / _dcg(window(ideal_gains, k))
 
 
 SPEC = register(MetricSpec(

@@ -7,8 +7,10 @@ of relevant ids is accepted too and read as grade 1 for each.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
+from typing import TypeVar
 
 Relevance = Mapping[str, int] | Set[str]
+T = TypeVar("T")
 
 
 def grades(rels: Relevance) -> Mapping[str, int]:
@@ -22,7 +24,7 @@ def relevant(rels: Relevance) -> set[str]:
     return set(rels)
 
 
-def window(ranked: Sequence[str], k: int | None) -> Sequence[str]:
+def window(ranked: Sequence[T], k: int | None) -> Sequence[T]:
     """The first k of the ranking (all of it when k is None); a cut-off below 1 is refused, never read as empty."""
     if k is None:
         return ranked

@@ -5,7 +5,7 @@ from nomad_eval.metrics.registry import MetricSpec, register
 SPEC = register(MetricSpec(
     "nonEmptyRateOnRefusal",
     "share of refusal goldens for which retrieval still returned chunks (the model then sees tempting context)",
-    direction="lower",
+    direction="lower", binary=True, headline=True,
 ))
 
 

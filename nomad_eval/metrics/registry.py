@@ -38,6 +38,7 @@ class MetricSpec:
     headline: bool = False  # in the default gate (a small declared set, not every @k variant)
     tier: Tier = "retrieval"
     trec: str | None = None  # the trec_eval measure it equals, for cross-checks and exports
+    gated: bool = True  # False: descriptive (a count such as `returned`), never a regression
 
     def name(self, k: int | None = None) -> str:
         return f"{self.family}@{k}" if self.parametrized else self.family
@@ -53,7 +54,7 @@ class MetricSpec:
         return baseline - current if self.direction == "higher" else current - baseline
 
     def regressed(self, baseline: float, current: float) -> bool:
-        return self.worsening(baseline, current) > self.allowed(baseline) + EPS
+        return self.gated and self.worsening(baseline, current) > self.allowed(baseline) + EPS
 
     def tolerance_text(self) -> str:
         return f"±{self.tolerance:g}" if self.tolerance_kind == "abs" else f"±{self.tolerance:.0%}"

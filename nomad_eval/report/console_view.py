@@ -8,8 +8,13 @@ from typing import Any
 from rich.table import Table
 
 from nomad_eval.base.console import console
-from nomad_eval.report.markdown import fmt
+from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import Report
+
+
+def _headline_k(r: Report, ks: list[int]) -> int:
+    k = int((r.config.get("compare") or {}).get("headline_k") or 5)
+    return k if k in ks or not ks else max(ks)
 
 
 def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet: bool, run_dir: Path) -> None:
@@ -21,13 +26,20 @@ def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet
     t.add_column("metric")
     for k in ks:
         t.add_column(f"@{k}", justify="right")
+    # One interval column, at the cutoff the gate reads: an interval per cell would not fit a terminal.
+    hk = _headline_k(r, ks)
+    t.add_column(f"95% @{hk}", justify="right", style="dim")
+    t.add_column("n", justify="right", style="dim")
     for f in fams:
-        t.add_row(f, *(fmt(r.metrics.get(f"{f}@{k}")) for k in ks))
+        iv = r.intervals.get(f"{f}@{hk}")
+        t.add_row(f, *(fmt(r.metrics.get(f"{f}@{k}")) for k in ks), fmt_interval(iv), fmt_n(iv))
     console.print(t)
-    console.print(f"nonEmptyRateOnRefusal: {fmt(r.metrics.get('nonEmptyRateOnRefusal'))}")
+    ref = r.intervals.get("nonEmptyRateOnRefusal")
+    console.print(f"nonEmptyRateOnRefusal: {fmt(r.metrics.get('nonEmptyRateOnRefusal'))} {fmt_interval(ref)} "
+                  f"n={fmt_n(ref)}")
     if r.separation:
         s = Table(title="score separation")
-        for col in ("score", "calibrates", "chunks", "n", "p10", "median", "p90"):
+        for col in ("score (over)", "calibrates", "chunks", "pairs", "p10", "median", "p90"):
             s.add_column(col)
         for row in r.separation:
             s.add_row(row.score, row.flag, row.label, str(row.count), fmt(row.p10), fmt(row.median), fmt(row.p90))
@@ -62,12 +74,15 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     t.add_column("metric")
     for m in modes:
         t.add_column(m, justify="right")
+        t.add_column(f"{m} 95%", justify="right", style="dim")
+        t.add_column("n", justify="right", style="dim")
         if r.mock_line:
             t.add_column(f"{m} (mock)", justify="right", style="dim")
     for f in fams:
         cells = []
         for m in modes:
-            cells.append(fmt(r.metrics.get(f"{m}.{f}")))
+            iv = r.intervals.get(f"{m}.{f}")
+            cells += [fmt(r.metrics.get(f"{m}.{f}")), fmt_interval(iv), fmt_n(iv)]
             if r.mock_line:
                 cells.append(fmt(r.mock_line.get(m, {}).get(f)))
         t.add_row(f, *cells)

@@ -6,23 +6,35 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.core.evaluate import ranking
 from nomad_eval.report.io import write_atomic
 
 
 def trec_run(cases: list[dict[str, Any]], tag: str = "nomad_eval") -> str:
-    """Document level: a document's score is its best chunk's, ranks follow the pipeline's order."""
+    """Document level: a document's score is its best chunk's, written in full (repr round-trips the float), and
+    ranks follow trec_eval's order of those scores (descending, ties by document id descending), the order the
+    case metrics ranked documents in; so trec_eval on this file and qrels.trec reproduces cases.jsonl."""
     lines = []
     for c in cases:
-        seen: dict[str, float] = {}
+        best: dict[str, float] = {}
         for r in c["retrieved"]:
-            seen.setdefault(r["doc_id"], r["final_score"])
-        for rank, (doc, score) in enumerate(seen.items(), 1):
-            lines.append(f"{c['id']} Q0 {doc} {rank} {score:.6f} {tag}")
+            score = float(r["final_score"])
+            if r["doc_id"] not in best or score > best[r["doc_id"]]:
+                best[r["doc_id"]] = score
+        for rank, doc in enumerate(ranking(best), 1):
+            lines.append(f"{c['id']} Q0 {doc} {rank} {best[doc]!r} {tag}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def trec_qrels(cases: list[dict[str, Any]]) -> str:
-    return "".join(f"{c['id']} 0 {d} 1\n" for c in cases if not c["expect_refusal"] for d in c["relevant_doc_ids"])
+    """Each relevant document with its grade (a case's `grades` when it has them, else 1)."""
+    lines = []
+    for c in cases:
+        if c["expect_refusal"]:
+            continue
+        grades = c.get("grades") or {}
+        lines += [f"{c['id']} 0 {d} {int(grades.get(d, 1))}\n" for d in c["relevant_doc_ids"]]
+    return "".join(lines)
 
 
 def write_parquet(cases: list[dict[str, Any]], path: Path) -> None:

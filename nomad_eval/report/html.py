@@ -6,7 +6,8 @@ import html
 from functools import lru_cache
 from typing import Any
 
-from nomad_eval.report.markdown import fmt
+from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
+from nomad_eval.report.schema import MetricInterval
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -51,16 +52,19 @@ def figure_div(fig: Any, div_id: str) -> str:
     return str(fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False}))
 
 
-def headline(metrics: dict[str, float | None], base: dict[str, float | None] | None, names: list[str]) -> str:
+def headline(metrics: dict[str, float | None], base: dict[str, float | None] | None, names: list[str],
+             intervals: dict[str, MetricInterval] | None = None) -> str:
     rows = []
     for n in names:
         v = metrics.get(n)
         b = base.get(n) if base else None
+        iv = (intervals or {}).get(n)
         delta = "" if v is None or b is None else f"{v - b:+.4f}"
         cls = "" if not delta else ("up" if v > b else "down" if v < b else "")  # type: ignore[operator]
-        rows.append(f"<tr><td>{html.escape(n)}</td><td>{fmt(v)}</td><td>{fmt(b)}</td>"
-                    f"<td class='{cls}'>{delta or '—'}</td></tr>")
-    head = "<tr><th>metric</th><th>this run</th><th>baseline</th><th>delta</th></tr>"
+        rows.append(f"<tr><td>{html.escape(n)}</td><td>{fmt(v)}</td><td>{fmt_interval(iv)}</td><td>{fmt_n(iv)}</td>"
+                    f"<td>{fmt(b)}</td><td class='{cls}'>{delta or '—'}</td></tr>")
+    head = ("<tr><th>metric</th><th>this run</th><th>95% interval</th><th>n</th><th>baseline</th>"
+            "<th>delta</th></tr>")
     return f"<table id='headline'>{head}{''.join(rows)}</table>"
 
 

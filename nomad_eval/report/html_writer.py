@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.html import figure_div, headline, page, question_table
 from nomad_eval.report.io import write_atomic
+from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report
 
 
@@ -44,11 +45,12 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
     names: list[str] = [n for n in ("recall@5", "hit@1", "hit@5", "mrr@5", "ndcg@5", "chunk_precision@5",
                          "nonEmptyRateOnRefusal") if n in report.metrics]
     ident = report.identity
-    sections = [("Headline", headline(report.metrics, base, names)),
+    sections = [("Headline", headline(report.metrics, base, names, report.intervals)
+                 + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
                 ("Score separation", figure_div(charts.separation_histograms(
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
                     "chart-separation")),
-                ("Metrics by cutoff", figure_div(charts.metric_at_k(report.metrics), "chart-at-k")),
+                ("Metrics by cutoff", figure_div(charts.metric_at_k(report.metrics, report.intervals), "chart-at-k")),
                 ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag, ["recall@5", "mrr@5"]), "chart-tags"))]
     rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
@@ -60,9 +62,10 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
 def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str, float | None] | None) -> str:
     names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_correctness", ".leakage_rate",
                                                        ".groundedness", ".pass_rate"))]
-    sections = [("Headline", headline(report.metrics, base, names)),
-                ("Decomposition", figure_div(charts.decomposition_bars(report.metrics, report.mock_line),
-                                             "chart-decomposition"))]
+    sections = [("Headline", headline(report.metrics, base, names, report.intervals)
+                 + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
+                ("Decomposition", figure_div(charts.decomposition_bars(report.metrics, report.mock_line,
+                                                                       report.intervals), "chart-decomposition"))]
     if report.position:
         sections.append(("Position in context", figure_div(charts.position_bars(report.position), "chart-position")))
     rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
@@ -92,9 +95,9 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
     metric_cols = [c for c in ("recall@5", "mrr@5", "ndcg@5", "hit@1", "e2e.correctness", "oracle.correctness")
                    if any(c in r for r in rows)]
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    # The swept parameters: override keys (not metrics) whose value differs between jobs.
+    # The swept parameters: override keys (not metrics, nor a metric's interval columns) whose value differs.
     params = [k for k in keys if k not in ("job", "status", "error") and spec_for(k) is None
-              and len({str(r.get(k)) for r in rows}) > 1]
+              and not is_interval_column(k, keys) and len({str(r.get(k)) for r in rows}) > 1]
     for p in params:
         if all(_is_number(r.get(p)) for r in rows):
             sections.append((f"Metrics vs {p}", figure_div(charts.sweep_curves(rows, p, metric_cols), f"chart-{p}")))
@@ -108,8 +111,11 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
     def cell(v: Any) -> Any:
         return f"{v:.4f}" if isinstance(v, float) else ("" if v is None else v)
 
-    table_rows = [{c: cell(r.get(c)) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],
-                                                      "_passed": r.get("status") == "ok"} for r in rows]
+    def metric_cell(r: dict[str, Any], c: str) -> Any:
+        return with_interval(r, c) if c in metric_cols else cell(r.get(c))
+
+    table_rows = [{c: metric_cell(r, c) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],
+                                                         "_passed": r.get("status") == "ok"} for r in rows]
     sections.append(("Jobs", question_table(table_rows, cols)))
     write_atomic(sweep_dir / "report.html", page(f"nomad-eval sweep — {len(rows)} job(s)", str(sweep_dir), sections))
 

@@ -2,15 +2,44 @@
 
 from __future__ import annotations
 
-from nomad_eval.report.schema import Report
+from nomad_eval.report.schema import MetricInterval, Report
 
 
 def fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.4f}"
 
 
+def fmt_interval(iv: MetricInterval | None) -> str:
+    """`[low, high]`; "—" when there is none: a report from before intervals, or fewer than two questions."""
+    return "—" if iv is None or iv.low is None or iv.high is None else f"[{iv.low:.4f}, {iv.high:.4f}]"
+
+
+def fmt_n(iv: MetricInterval | None) -> str:
+    return "—" if iv is None else str(iv.n)
+
+
+def fmt_value(v: float | None, iv: MetricInterval | None) -> str:
+    """`value [low, high] n=N`: a headline number never stands without how many questions it rests on."""
+    if v is None:
+        return "—"
+    return f"{fmt(v)} {fmt_interval(iv)}" + ("" if iv is None else f" n={iv.n}")
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _level(r: Report) -> str:
+    levels = {iv.level for iv in r.intervals.values()}
+    return f"{levels.pop():.0%}" if len(levels) == 1 else "95%"
+
+
+def interval_note(r: Report) -> list[str]:
+    """How the intervals were made, when it is not one question per observation: a reader must know."""
+    clusters = {iv.clusters for iv in r.intervals.values() if iv.clusters}
+    if not clusters:
+        return []
+    return [f"Intervals resample whole source documents ({max(clusters)} clusters), not single questions.", ""]
 
 
 def retrieval_markdown(r: Report) -> str:
@@ -23,7 +52,8 @@ def retrieval_markdown(r: Report) -> str:
     if r.provenance:
         dirty = " (dirty)" if r.provenance.git_dirty else ""
         lines += [f"- commit `{r.provenance.git_commit}`{dirty}, created {r.provenance.created}", ""]
-    lines += ["## Metrics", "", *_table(["metric", "value"], [[k, fmt(v)] for k, v in r.metrics.items()]), ""]
+    rows = [[k, fmt_value(v, r.intervals.get(k))] for k, v in r.metrics.items()]
+    lines += ["## Metrics", "", *interval_note(r), *_table(["metric", f"value [{_level(r)} interval] n"], rows), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     if r.metrics_by_tag:
         cols = [c for c in ("recall@5", "mrr@5", "ndcg@5", "hit@1") if c in r.metrics]
@@ -33,7 +63,8 @@ def retrieval_markdown(r: Report) -> str:
         rows = [[s.score, s.flag, s.label, str(s.count), fmt(s.min), fmt(s.p10), fmt(s.median), fmt(s.p90),
                  fmt(s.max), fmt(s.mean)] for s in r.separation]
         lines += ["## Score separation", "",
-                  *_table(["score", "calibrates", "chunks", "n", "min", "p10", "median", "p90", "max", "mean"], rows),
+                  *_table(["score (over)", "calibrates", "chunks", "pairs", "min", "p10", "median", "p90", "max",
+                           "mean"], rows),
                   ""]
     if r.ablation:
         ab_cols = list(next(iter(r.ablation.values())))
@@ -51,8 +82,11 @@ def generation_markdown(r: Report) -> str:
              ""]
     modes = sorted({k.split(".", 1)[0] for k in r.metrics})
     fams = sorted({k.split(".", 1)[1] for k in r.metrics})
-    rows = [[f, *(fmt(r.metrics.get(f"{m}.{f}")) for m in modes)] for f in fams]
-    lines += ["## Metrics (stable questions)", "", *_table(["metric", *modes], rows), ""]
+    rows = [[f, *(fmt_value(r.metrics.get(k), r.intervals.get(k)) for k in (f"{m}.{f}" for m in modes))]
+            for f in fams]
+    lines += ["## Metrics (stable questions)", "", f"Each cell: value [{_level(r)} interval] n questions.", "",
+              *interval_note(r),
+              *_table(["metric", *modes], rows), ""]
     if r.mock_line:
         rows = [[f, *(fmt(r.mock_line.get(m, {}).get(f)) for m in modes)] for f in fams]
         lines += ["## Mock extractive ceiling on the same prompts", "", *_table(["metric", *modes], rows), ""]

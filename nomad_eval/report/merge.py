@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:  # polars costs ~0.1 s to import; only merges need it
 SWEEP_FILE = "sweep.json"
 # Overrides that never change what is measured; conf/config.yaml keeps them out of job folder names too.
 UNMEASURED = {"paths.data_dir", "paths.run_dir", "quiet", "verbose", "resume", "cache"}
+# A metric's interval travels as `<metric>.low`, `<metric>.high` and `<metric>.n` columns of its row.
+INTERVAL_SUFFIXES = ("low", "high", "n")
 
 
 def sweep_id(sweep_dir: Path) -> str | None:
@@ -31,8 +34,34 @@ def _row(run_dir: Path) -> dict[str, Any]:
         key, _, value = item.lstrip("+~").partition("=")
         if key not in UNMEASURED:
             row[key] = value
-    row.update(report.get("metrics") or {})
+    intervals = report.get("intervals") or {}
+    for name, value in (report.get("metrics") or {}).items():
+        row[name] = value
+        # Flat columns, so summary.parquet stays one typed column per number; a report from before
+        # intervals has none, and its jobs read as null in a sweep that mixes the two.
+        if (iv := intervals.get(name)) is not None:
+            row.update({f"{name}.low": iv.get("low"), f"{name}.high": iv.get("high"), f"{name}.n": iv.get("n")})
     return row
+
+
+def is_interval_column(col: str, columns: Iterable[str]) -> bool:
+    """`recall@5.low` and the like: a metric's interval, not a parameter or a metric of its own."""
+    base, dot, suffix = col.rpartition(".")
+    return bool(dot) and suffix in INTERVAL_SUFFIXES and base in set(columns)
+
+
+def with_interval(row: Mapping[str, Any], metric: str) -> str:
+    """`value [low, high]` when the sweep carries intervals for `metric` ("—" for a job without one)."""
+    v = row.get(metric)
+    text = _cell(v)
+    if v is None or f"{metric}.low" not in row:
+        return text
+    low, high = row.get(f"{metric}.low"), row.get(f"{metric}.high")
+    return f"{text} " + ("—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]")
+
+
+def _cell(v: Any) -> str:
+    return "—" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
 def collect(run_dirs: list[Path], only_sweep: str | None = None) -> list[Path]:
@@ -56,13 +85,19 @@ def merge(run_dirs: list[Path]) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
+def _shown(columns: list[str]) -> list[str]:
+    """Columns a person reads: a metric's interval is folded into its cell, not given columns of its own."""
+    return [c for c in columns if not is_interval_column(c, columns)]
+
+
 def _md(df: pl.DataFrame) -> str:
-    cols = df.columns
+    cols = _shown(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in df.iter_rows():
-        cells = [("—" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "# Sweep summary\n\n" + "\n".join(lines) + "\n"
+    for row in df.iter_rows(named=True):
+        lines.append("| " + " | ".join(with_interval(row, c) for c in cols) + " |")
+    note = "Metrics: value [95% interval] where the job reported one.\n\n" \
+        if any(c.endswith(".low") for c in df.columns) else ""
+    return "# Sweep summary\n\n" + note + "\n".join(lines) + "\n"
 
 
 def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False) -> None:
@@ -73,10 +108,10 @@ def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False) -> None:
     write_atomic(out_dir / "summary.md", _md(df))
     if quiet:
         return
-    show = [c for c in df.columns if c not in ("error",)][:10]
+    show = [c for c in _shown(df.columns) if c not in ("error",)][:10]
     t = Table(title=f"sweep summary — {df.height} job(s), {out_dir}")
     for c in show:
         t.add_column(c)
-    for row in df.select(show).iter_rows():
-        t.add_row(*[("—" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)) for v in row])
+    for row in df.iter_rows(named=True):
+        t.add_row(*[with_interval(row, c) for c in show])
     console.print(t)

@@ -16,8 +16,8 @@ from rich.table import Table
 from nomad_eval.base.atomic import read_jsonl, write_atomic
 from nomad_eval.base.console import console
 from nomad_eval.core.questions import Question, questions_from_cases, stable
-from nomad_eval.core.stats import rank_against_reference
-from nomad_eval.metrics.registry import headline_names, spec_for
+from nomad_eval.core.stats import Correction, rank_against_reference
+from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
 
 def _load(d: Path) -> tuple[dict[str, Any], list[Question]] | None:
@@ -37,9 +37,9 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     if ref not in loaded:
         ref = next((n for n in names if n.split("_", 1)[0] == ref), names[0])
     ref_report, ref_q = loaded[ref]
-    tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
+    tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
     modes = sorted({q.mode for q in ref_q if q.mode})
-    method = "fdr_bh" if str(cmp.get("correction") or "holm") in ("bh", "fdr_bh") else "holm"
+    method: Correction = "fdr_bh" if str(cmp.get("correction") or "holm") in ("bh", "fdr_bh") else "holm"
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
     result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}}
     for metric in headline_names(tier, int(cmp.get("headline_k") or 5), modes):

@@ -15,7 +15,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.system import differences, system_settings
-from nomad_eval.metrics.registry import headline_names, spec_for
+from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, load_baseline, load_run
 from nomad_eval.report.junit import write_junit
 from nomad_eval.report.markdown import fmt
@@ -84,7 +84,7 @@ def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[s
                              f"it holds: {', '.join(sorted(base.metrics))}", 2)
         return names
     modes = sorted({str(c["mode"]) for c in cases if c.get("mode")})
-    tier = "generation" if run.tier == "generation" else "retrieval"
+    tier: Tier = "generation" if run.tier == "generation" else "retrieval"
     return [n for n in headline_names(tier, int(cfg.compare.get("headline_k") or 5), modes)
             if base.metrics.get(n) is not None]
 
@@ -98,9 +98,6 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
         return Verdict(refused=[f"the {side} has no per-question records (cases.jsonl) to pair; re-run or "
                                 "re-promote it"])
     gated = gated_metrics(cfg, run, base.report, cases)
-    if not gated:
-        return Verdict(refused=["no gated metric: the baseline holds none of the headline measures; "
-                                "name them with compare.metrics=[...]"])
     informational = [n for n in base.report.metrics if n in run.metrics and n not in gated and spec_for(n)]
     stats = cfg.get("stats") or {}
     v = compare_questions(
@@ -109,6 +106,9 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
         cluster=bool(stats.get("cluster", False)), resamples=int(stats.get("resamples", 2000)),
         seed=int(cfg.get("seed") or 0), strict=bool(cfg.compare.get("strict", False)),
     )
+    if not gated and not v.refused:
+        v.refused.append("no gated metric: the baseline measured none of the headline measures; "
+                         "name them with compare.metrics=[...]")
     v.differences = differences(_system(base.report), _system(run))
     return v
 

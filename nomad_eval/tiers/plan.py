@@ -20,7 +20,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases, stable, values_of
 from nomad_eval.core.stats import minimum_detectable_effect, planning_sd, questions_needed
 from nomad_eval.harness.runtime import Runtime
-from nomad_eval.metrics.registry import headline_names, spec_for
+from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import baseline_path, load_baseline
 
 
@@ -52,7 +52,7 @@ def run(cfg: DictConfig) -> int:
     if not base.cases:
         raise NomadError(f"{path}: the baseline holds no per-question records; re-promote it", 2)
     modes = sorted({str(c["mode"]) for c in base.cases if c.get("mode")})
-    tier = "generation" if base.report.tier == "generation" else "retrieval"
+    tier: Tier = "generation" if base.report.tier == "generation" else "retrieval"
     names = [str(n) for n in cfg.compare.get("metrics") or []] or headline_names(
         tier, int(cfg.compare.get("headline_k") or 5), modes)
     rows = plan_rows(base.cases, names, float(cfg.plan.get("correlation", 0.5)))

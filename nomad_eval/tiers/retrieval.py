@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.core.runs import order_consistent, scores_from_order
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ensure_ingested
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
@@ -32,7 +33,7 @@ from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report
 from nomad_eval.tiers.finish import finish
-from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names, ranked_documents, retrieved_rows
+from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, ranked_documents, retrieved_rows
 
 ABLATION_METRICS = ("hit@1", "mrr@5", "recall@5", "ndcg@5", "chunk_precision@5")
 
@@ -92,10 +93,25 @@ def separation(scores: dict[str, Any]) -> list[SeparationRow]:
             for lab in ("relevant", "irrelevant")]
 
 
-def _custom_retrieve(fn: Any, query: str, doc_ids: set[str]) -> Retrieval:
-    """A user's own pipeline: any callable returning ranked items with chunk_id, doc_id and score."""
+CUSTOM_ORDER_WARNING = "custom pipeline scores disagree with its order; scored by list order"
+
+
+def custom_order_warning(rescored: list[str], questions: int) -> str | None:
+    """The report's warning when `_custom_retrieve` scored some questions by list order, else None."""
+    if not rescored:
+        return None
+    return f"{CUSTOM_ORDER_WARNING} ({len(rescored)} of {questions} questions, e.g. {rescored[0]!r})"
+
+
+def _custom_retrieve(fn: Any, query: str, doc_ids: set[str], rescored: list[str] | None = None) -> Retrieval:
+    """A user's own pipeline: any callable returning ranked items with chunk_id, doc_id and score.
+
+    The list order is what the pipeline means. When the scores would not reproduce it the way trec_eval reads a
+    run (score descending, ties by id descending; for chunks, and for documents at their first chunk), the items
+    are scored by their order instead and `query` is appended to `rescored` (see custom_order_warning).
+    """
     items = list(fn(query))
-    chunks = []
+    rows: list[tuple[str, str, float]] = []
     for i, it in enumerate(items, 1):
         get = it.get if isinstance(it, dict) else lambda k, _it=it: getattr(_it, k, None)
         doc, score = get("doc_id"), get("score")
@@ -103,15 +119,24 @@ def _custom_retrieve(fn: Any, query: str, doc_ids: set[str]) -> Retrieval:
             raise NomadError(f"leak guard: custom pipeline returned doc_id {doc!r}, not a document of the corpus")
         if isinstance(score, bool) or not isinstance(score, int | float):
             raise NomadError(f"custom pipeline: item {i} for query {query!r} has score {score!r}; a number is needed")
-        chunks.append(RetrievedChunk(i, str(get("chunk_id") or f"{doc}#?"), str(doc), None, float(score)))
+        rows.append((str(get("chunk_id") or f"{doc}#?"), str(doc), float(score)))
+    first: dict[str, float] = {}
+    for _, doc, score in rows:
+        first.setdefault(doc, score)
+    if not (order_consistent([(cid, s) for cid, _, s in rows]) and order_consistent(list(first.items()))):
+        by_order = scores_from_order([cid for cid, _, _ in rows])
+        rows = [(cid, doc, s) for (cid, doc, _), s in zip(rows, by_order, strict=True)]
+        if rescored is not None:
+            rescored.append(query)
+    chunks = [RetrievedChunk(i, cid, doc, None, s) for i, (cid, doc, s) in enumerate(rows, 1)]
     return Retrieval(query, query, chunks, chunks)
 
 
 def run(cfg: DictConfig) -> int:
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
+    ks = check_ks(list(cfg.tier.ks), cfg.pipeline.get("top_k"))  # refused (exit 2) before any work
     rt = Runtime(cfg)
-    ks = [int(k) for k in cfg.tier.ks]
     goldens = rt.goldens
     pipeline = instantiate(cfg.pipeline)
     out = run_dir(cfg)

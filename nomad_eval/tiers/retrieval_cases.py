@@ -1,44 +1,83 @@
-"""Per-golden retrieval scoring: pure functions from a Retrieval and a Golden to metric values."""
+"""Per-golden retrieval scoring: pure functions from a Retrieval and a Golden to metric values.
+
+Every measure comes from the registry: document-level kernels rank distinct documents, chunk-level ones the
+chunks as returned, each at every k of `tier.ks` when it takes a cut-off.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from nomad_eval.base.errors import NomadError
+from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
-from nomad_eval.metrics.hit import hit_at_k
-from nomad_eval.metrics.mrr import mrr_at_k
-from nomad_eval.metrics.ndcg import ndcg_at_k
-from nomad_eval.metrics.precision import chunk_precision_at_k
-from nomad_eval.metrics.recall import recall_at_k
-from nomad_eval.metrics.refusal_retrieval import non_empty
+from nomad_eval.metrics import REGISTRY, MetricSpec, refusal_retrieval, returned
 from nomad_eval.rag.pipeline import RetrievedChunk
+
+_LEVELS = {"document": 0, "chunk": 1, "case": 2}
 
 
 def ranked_documents(chunks: list[RetrievedChunk]) -> list[str]:
-    """Distinct documents in the order the pipeline first returns them: the unit of the @k window."""
-    return list(dict.fromkeys(c.doc_id for c in chunks))
+    """Distinct documents, the unit of the @k window: a document's score is its best chunk's, and documents go
+    in trec_eval's order of those scores (descending, ties by document id descending), so run.trec read by any
+    trec tool ranks them exactly as the metrics did. For a list whose scores never increase this is the order
+    the pipeline first returns them in, up to exact ties."""
+    best: dict[str, float] = {}
+    for c in chunks:
+        if c.doc_id not in best or c.final_score > best[c.doc_id]:
+            best[c.doc_id] = c.final_score
+    return ranking(best)
 
 
-def metric_names(ks: list[int]) -> list[str]:
-    fams = ("recall", "hit", "mrr", "ndcg", "chunk_precision")
-    return [f"{f}@{k}" for f in fams for k in ks] + ["nonEmptyRateOnRefusal"]
+def _specs() -> list[MetricSpec]:
+    """The retrieval tier's measures: document level first, then chunk level, then per-case values; headline
+    families first within a level (a stable sort of the registry's order)."""
+    specs = [s for s in REGISTRY.values() if s.tier == "retrieval"]
+    return sorted(specs, key=lambda s: (_LEVELS[s.level], not s.headline, not s.parametrized))
 
 
-def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: list[int]) -> dict[str, float | None]:
-    """Refusal goldens get only nonEmptyRateOnRefusal; answerable ones everything else."""
+def metric_names(ks: Sequence[int]) -> list[str]:
+    return [s.name(k) for s in _specs() for k in (ks if s.parametrized else [None])]
+
+
+def ks_problems(ks: Sequence[Any], top_k: int | None) -> list[str]:
+    """Why `tier.ks` cannot be measured: a cut-off below 1, or above the `pipeline.top_k` chunks a pipeline
+    returns (documents never outnumber chunks, so @k would equal @top_k by construction)."""
+    shown = "[" + ", ".join(str(k) for k in ks) + "]"
+    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, int) or k < 1]
+    if bad:
+        return [f"tier.ks={shown}: {bad[0]!r} is not a cut-off; every k must be an integer of at least 1"]
+    over = [k for k in ks if top_k is not None and k > top_k]
+    if over:
+        return [f"tier.ks={shown} holds {over[0]}, above pipeline.top_k={top_k}: the pipeline returns at most "
+                f"{top_k} chunks, so @{over[0]} would equal @{top_k} by construction; drop it or raise "
+                "pipeline.top_k"]
+    return []
+
+
+def check_ks(ks: Sequence[Any], top_k: int | None) -> list[int]:
+    """The cut-offs, or NomadError (exit 2) naming tier.ks before any work is done."""
+    problems = ks_problems(ks, top_k)
+    if problems:
+        raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2)
+    return [int(k) for k in ks]
+
+
+def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]) -> dict[str, float | None]:
+    """Refusal goldens get only nonEmptyRateOnRefusal; answerable ones everything else, with the golden's grades."""
     out: dict[str, float | None] = {name: None for name in metric_names(ks)}
     if golden.expect_refusal:
-        out["nonEmptyRateOnRefusal"] = non_empty(len(chunks))
+        out[refusal_retrieval.SPEC.name()] = refusal_retrieval.non_empty(len(chunks))
         return out
-    rel = set(golden.relevant_doc_ids)
-    docs = ranked_documents(chunks)
-    chunk_docs = [c.doc_id for c in chunks]
-    for k in ks:
-        out[f"recall@{k}"] = recall_at_k(docs, rel, k)
-        out[f"hit@{k}"] = hit_at_k(docs, rel, k)
-        out[f"mrr@{k}"] = mrr_at_k(docs, rel, k)
-        out[f"ndcg@{k}"] = ndcg_at_k(docs, rel, k)
-        out[f"chunk_precision@{k}"] = chunk_precision_at_k(chunk_docs, rel, k)
+    grades = golden.grades
+    ranked = {"document": ranked_documents(chunks), "chunk": [c.doc_id for c in chunks]}
+    for spec in _specs():
+        if spec.kernel is None:
+            continue
+        for k in ks if spec.parametrized else [None]:
+            out[spec.name(k)] = spec.kernel(ranked[spec.level], grades, k)
+    out[returned.SPEC.name()] = returned.returned(len(chunks))
     return out
 
 

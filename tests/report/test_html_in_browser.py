@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -27,6 +28,13 @@ def chromium(tmp_path: Path, url: str, *args: str) -> str:
     return r.stdout
 
 
+def _chart(dom: str, chart_id: str) -> str:
+    """The DOM of one chart: from its div to the next chart's (or the end)."""
+    start = dom.index(f'id="{chart_id}"')
+    nxt = re.search(r'id="chart-', dom[start + 1:])
+    return dom[start:start + 1 + nxt.start()] if nxt else dom[start:]
+
+
 def test_retrieval_report_renders_and_filters(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
@@ -34,9 +42,16 @@ def test_retrieval_report_renders_and_filters(tmp_path: Path, data_dir: Path) ->
     html = (run / "report.html").read_text()
     assert "<script src=" not in html and "<link" not in html  # self-contained: nothing fetched to view it
     dom = chromium(tmp_path, f"file://{run / 'report.html'}#q=kettle", "--dump-dom")
-    assert len(re.findall(r'class="main-svg"', dom)) >= 3  # plotly drew its charts
-    for chart in ("chart-separation", "chart-at-k", "chart-tags"):
+    assert len(re.findall(r'class="main-svg"', dom)) >= 4  # plotly drew its charts
+    for chart in ("chart-headline", "chart-separation", "chart-at-k", "chart-tags"):
         assert re.search(rf'id="{chart}"[^>]*class="plotly-graph-div[^"]*js-plotly-plot', dom), chart
+    # Uncertainty is drawn, not only tabled: one error bar per headline metric that has an interval.
+    report = json.loads((run / "report.json").read_text())
+    names = re.findall(r"<tr><td>([^<]+)</td><td>[^<]*</td><td>\[", html.split("id='headline'")[1].split("</table>")[0])
+    with_interval = [n for n in names if report["intervals"][n]["low"] is not None]
+    assert with_interval, "the run reported no intervals"
+    assert len(re.findall(r'class="yerror"', _chart(dom, "chart-headline"))) == len(with_interval)
+    assert re.search(r'class="yerror"', _chart(dom, "chart-at-k"))
     rows = re.findall(r"<tr class='(?:pass|fail|)'>(.*?)</tr>", html.split("<tbody>")[1])
     expected = sum("kettle" in re.sub("<[^>]+>", " ", r).lower() for r in rows)
     assert len(rows) == 8 and 0 < expected < 8
@@ -55,6 +70,7 @@ def test_sweep_report_draws_its_curves(tmp_path: Path, data_dir: Path) -> None:
                    f"hydra.sweep.dir={sweep}", "-m").returncode == 0
     dom = chromium(tmp_path, f"file://{sweep / 'report.html'}", "--dump-dom")
     assert re.search(r'id="chart-threshold"[^>]*js-plotly-plot', dom)
+    assert re.search(r'class="yerror"', _chart(dom, "chart-threshold"))  # each job's interval, from summary rows
     assert len(re.findall(r'class="main-svg"', dom)) >= 1
     ARTIFACTS.mkdir(exist_ok=True)
     chromium(tmp_path, f"file://{sweep / 'report.html'}", f"--screenshot={ARTIFACTS / 'sweep-report.png'}",

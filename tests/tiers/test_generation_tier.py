@@ -35,7 +35,8 @@ def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictCo
     for mode in ("oracle", "e2e", "noretrieval"):
         rows = [c for c in cases if c["mode"] == mode and not c["unstable"]]
         for metric in ("correctness", "refusal_correctness", "leakage_rate", "groundedness"):
-            assert m[f"{mode}.{metric}"] == mean(c["metrics"][metric] for c in rows), (mode, metric)
+            assert m[f"{mode}.{metric}"] == pytest.approx(mean(c["metrics"][metric] for c in rows)), (mode, metric)
+        assert report["intervals"][f"{mode}.correctness"]["n"] == 7  # answerable questions, repeats averaged
     d = report["decomposition"]
     assert d["retrieval_gap"] == pytest.approx(m["oracle.correctness"] - m["e2e.correctness"])
     assert report["counts"]["rewritten_queries"] == 1  # mini-07: a follow-up with two user turns
@@ -76,13 +77,17 @@ def flip_by_seed(body: dict[str, Any]) -> str:
 
 def test_flipping_question_is_unstable_and_out_of_the_mean(make_cfg: Callable[..., DictConfig]) -> None:
     with openai_compat.serve("flipper", flip_by_seed) as url:
-        report, cases = run(make_cfg(*MINI, "tier=generation", "model=openai", "model.name=flipper",
-                                     f"model.base_url={url}", "mode=e2e", "repeats=2", "tags=[kettle]",
-                                     "cache=false"))
+        cfg = make_cfg(*MINI, "tier=generation", "model=openai", "model.name=flipper", f"model.base_url={url}",
+                       "mode=e2e", "repeats=2", "tags=[kettle]", "cache=false")
+        report, cases = run(cfg)
     assert report["unstable"] == ["e2e:mini-01"]
     assert all(c["unstable"] for c in cases) and {c["passed"] for c in cases} == {True, False}
     assert report["metrics"]["e2e.correctness"] is None  # the only question is unstable: nothing stable to mean
     assert report["counts"]["unstable"] == 1
+    # Compared with itself, nothing stable is left to pair: the gate refuses rather than pass on nothing.
+    out = cfg.paths.run_dir
+    r = run_cli("tier=compare", f"compare.run={out}", f"compare.baseline={out}")
+    assert r.returncode == 2 and "no questions to compare (1 unstable on either side)" in r.stdout
 
 
 SMOL = LlamaCppModel()

@@ -5,12 +5,12 @@ from __future__ import annotations
 from nomad_eval.metrics.registry import MetricSpec, register
 
 HISTORY = register(MetricSpec("history_elided_rate", "share of prompts in which older history was left out",
-                              direction="lower"))
+                              direction="lower", tier="generation", binary=True))
 DROPPED = register(MetricSpec("chunks_dropped_rate", "share of prompts in which passages did not fit",
-                              direction="lower"))
+                              direction="lower", tier="generation", binary=True))
 TOKEN_ERROR = register(MetricSpec(
     "prompt_token_error", "mean |estimated - real| / real prompt tokens", direction="lower",
-    tolerance=0.25, tolerance_kind="rel", unit="ratio",
+    tolerance=0.25, tolerance_kind="rel", unit="ratio", tier="generation",
 ))
 
 

@@ -6,6 +6,7 @@ from nomad_eval.metrics.registry import MetricSpec, register
 SPEC = register(MetricSpec(
     "correctness", "every mustInclude pattern matches the answer and no mustNotInclude pattern does "
     "(answerable goldens only)",
+    tier="generation", binary=True, headline=True,
 ))
 
 

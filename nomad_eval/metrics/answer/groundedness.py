@@ -9,6 +9,7 @@ from nomad_eval.metrics.registry import MetricSpec, register
 SPEC = register(MetricSpec(
     "groundedness", "share of the answer's numbers above 10 that appear in the injected context "
     "(null when the answer states none)",
+    tier="generation",
 ))
 
 _NUM = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?")

@@ -6,7 +6,8 @@ import re
 
 from nomad_eval.metrics.registry import MetricSpec, register
 
-SPEC = register(MetricSpec("leakage_rate", "share of answers that narrate the retrieval", direction="lower"))
+SPEC = register(MetricSpec("leakage_rate", "share of answers that narrate the retrieval", direction="lower",
+                           tier="generation", binary=True, headline=True))
 
 _LEAK = re.compile(
     r"according to the (?:provided |given )?(?:context|passages?|documents?|sources?|material|reference)"

@@ -6,6 +6,7 @@ from nomad_eval.metrics.registry import MetricSpec, register
 
 SPEC = register(MetricSpec(
     "pass_rate", "share of stable questions that pass (correct answer, or a correct refusal) over repeats",
+    tier="generation", headline=True,
 ))
 
 

@@ -8,6 +8,7 @@ from nomad_eval.metrics.registry import MetricSpec, register
 
 SPEC = register(MetricSpec(
     "refusal_correctness", "declines on refusal goldens, answers (does not decline) on answerable ones",
+    tier="generation", binary=True, headline=True,
 ))
 
 # Each pattern is a statement about the speaker's knowledge or ability, so instructions that merely

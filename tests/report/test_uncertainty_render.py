@@ -1,0 +1,126 @@
+"""Intervals wherever a report is read: report.md, the console, report.html's data, and a sweep's summary.
+
+Reports are built by hand, so rendering is tested apart from how the tiers compute intervals; one job of each
+sweep predates intervals, the way an old report.json reads back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+from nomad_eval.base.console import console
+from nomad_eval.report.console_view import print_generation, print_retrieval
+from nomad_eval.report.html_writer import generation_page, retrieval_page, write_sweep_html
+from nomad_eval.report.markdown import generation_markdown, retrieval_markdown
+from nomad_eval.report.merge import merge, write_summary
+from nomad_eval.report.schema import MetricInterval, Report
+
+SCORES = {"raw": {"relevant": [0.3, 0.6, 0.7], "irrelevant": [0.0, 0.1, 0.2, 0.4]},
+          "final": {"relevant": [0.5], "irrelevant": [0.2]}, "population": {"raw": "every chunk",
+                                                                              "final": "candidate pool"}}
+
+
+def retrieval_report(intervals: bool = True, recall5: float = 0.9, overrides: list[str] | None = None) -> Report:
+    return Report(
+        tier="retrieval", overrides=overrides or [],
+        metrics={"recall@1": 0.8, "recall@5": recall5, "mrr@5": 0.85, "hit@1": None, "nonEmptyRateOnRefusal": 1.0},
+        intervals={"recall@1": MetricInterval(n=40, low=0.7, high=0.9),
+                   "recall@5": MetricInterval(n=40, low=recall5 - 0.0877, high=min(recall5 + 0.0551, 1.0)),
+                   # One refusal question: a mean with no spread to resample.
+                   "nonEmptyRateOnRefusal": MetricInterval(n=1, low=None, high=None)} if intervals else {},
+        counts={"goldens": 41},
+    )
+
+
+def generation_report() -> Report:
+    return Report(tier="generation", metrics={"e2e.correctness": 0.6, "oracle.correctness": 0.8},
+                  intervals={"e2e.correctness": MetricInterval(n=30, low=0.42, high=0.76, clusters=12)},
+                  counts={"goldens": 30, "repeats": 3})
+
+
+def test_markdown_shows_value_interval_and_n_and_a_dash_when_missing() -> None:
+    md = retrieval_markdown(retrieval_report())
+    assert "| metric | value [95% interval] n |" in md
+    assert "| recall@5 | 0.9000 [0.8123, 0.9551] n=40 |" in md
+    assert "| mrr@5 | 0.8500 — |" in md                      # no interval recorded for it
+    assert "| nonEmptyRateOnRefusal | 1.0000 — n=1 |" in md  # one question: n, but no interval
+    assert "| hit@1 | — |" in md                             # no value at all
+    old = retrieval_markdown(retrieval_report(intervals=False))  # a report from before intervals
+    assert "| recall@5 | 0.9000 — |" in old
+    gen = generation_markdown(generation_report())
+    assert "| correctness | 0.6000 [0.4200, 0.7600] n=30 | 0.8000 — |" in gen
+    assert "whole source documents (12 clusters)" in gen
+
+
+def test_console_tables_carry_an_interval_column_and_n() -> None:
+    with console.capture() as cap:
+        print_retrieval(retrieval_report(), [], verbose=False, quiet=False, run_dir=Path("run"))
+    out = cap.get()
+    assert "95% @5" in out
+    recall = next(line for line in out.splitlines() if "recall" in line)
+    assert "[0.8123, 0.9551]" in recall and re.search(r"\b40\b", recall)
+    assert "nonEmptyRateOnRefusal: 1.0000 — n=1" in out
+    with console.capture() as cap:
+        print_retrieval(retrieval_report(intervals=False), [], verbose=False, quiet=False, run_dir=Path("run"))
+    assert "—" in next(line for line in cap.get().splitlines() if "recall" in line)
+    with console.capture() as cap:
+        print_generation(generation_report(), quiet=False, run_dir=Path("run"))
+    out = cap.get()
+    assert "e2e 95%" in out and "[0.4200, 0.7600]" in out
+
+
+def test_html_pages_draw_error_bars_from_intervals_and_none_without() -> None:
+    page = retrieval_page(retrieval_report(), [], SCORES, None)
+    assert 'id="chart-headline"' in page and "<td>[0.8123, 0.9551]</td><td>40</td>" in page
+    assert '"error_y":{"array":{"dtype":"f8"' in page  # distances as binary float64, NaN where none
+    old = retrieval_page(retrieval_report(intervals=False), [], SCORES, None)
+    assert '"error_y":{"array"' not in old and "<td>—</td><td>—</td>" in old
+    assert '"error_y":{"array"' in generation_page(generation_report(), [], None)
+
+
+def _job(sweep: Path, name: str, report: Report) -> Path:
+    d = sweep / name
+    d.mkdir(parents=True)
+    (d / "report.json").write_text(report.model_dump_json())
+    return d
+
+
+def test_a_sweep_summary_carries_interval_columns(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    jobs = [_job(sweep, "0_threshold-0.3", retrieval_report(recall5=0.9, overrides=["threshold=0.3"])),
+            _job(sweep, "1_threshold-0.5", retrieval_report(recall5=0.8, overrides=["threshold=0.5"])),
+            _job(sweep, "2_threshold-0.7", retrieval_report(intervals=False, recall5=0.6, overrides=["threshold=0.7"]))]
+    df = merge(jobs)
+    write_summary(df, sweep, quiet=True)
+    parquet = pl.read_parquet(sweep / "summary.parquet")
+    for col in ("recall@5.low", "recall@5.high", "recall@5.n", "nonEmptyRateOnRefusal.n"):
+        assert col in parquet.columns, col
+    assert "mrr@5.low" not in parquet.columns  # no job reported an interval for it
+    assert parquet["recall@5.n"].to_list() == [40, 40, None]
+    assert parquet["recall@5.low"][0] == 0.9 - 0.0877
+    md = (sweep / "summary.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| job"))
+    assert ".low" not in header and ".n " not in header  # folded into the metric's cell
+    assert "| 0.9000 [0.8123, 0.9551] |" in md
+    assert "| 0.6000 — |" in md  # the job from before intervals
+    write_sweep_html(sweep, df.to_dicts(), [])
+    html = (sweep / "report.html").read_text()
+    # The swept parameter is the threshold alone: interval columns are no parameter to plot against.
+    assert re.findall(r'id="chart-([^"]+)"', html) == ["threshold"]
+    assert '"error_y":{"array":{"dtype":"f8"' in html
+    assert "0.9000 [0.8123, 0.9551]" in html
+
+
+def test_old_report_json_without_intervals_reads_back_and_merges(tmp_path: Path) -> None:
+    raw = json.loads(retrieval_report().model_dump_json())
+    raw.pop("intervals")
+    d = tmp_path / "old"
+    d.mkdir()
+    (d / "report.json").write_text(json.dumps(raw))
+    r = Report.model_validate(raw)
+    assert r.intervals == {} and "| recall@5 | 0.9000 — |" in retrieval_markdown(r)
+    assert not any(c.endswith((".low", ".high", ".n")) for c in merge([d]).columns)
