@@ -65,6 +65,8 @@ def gate_name_problem(name: str) -> str | None:
         return f"gate.fail_under names {name!r}: {bare} needs a cut-off, e.g. {bare}@5"
     if not spec.parametrized and k:
         return f"gate.fail_under names {name!r}: {bare} takes no @k"
+    if not spec.gated:
+        return f"gate.fail_under names {name!r}: {bare} is descriptive ({spec.definition}), not a quality to gate"
     return None
 
 

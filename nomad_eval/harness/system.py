@@ -14,13 +14,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-# Top-level keys that never change a measured number, or that belong to the task identity instead.
-NOT_SYSTEM = {
-    "paths", "quiet", "verbose", "resume", "cache", "compare", "promote", "gate", "matrix", "calibrate", "dataset",
-    "trace", "distractor_sets", "hydra", "data", "suite", "tags", "limit", "ablate", "action", "plan",
+# The top-level keys that can change each tier's numbers. Everything else is either task identity (data, suite,
+# tags, limit, the measured cutoffs), how results are reported (paths, stats, compare, gate), or unused by the
+# tier (a retrieval run's chat model).
+RETRIEVAL_KEYS = ("embedder", "store", "pipeline", "threshold")
+TIER_KEYS = {
+    "retrieval": RETRIEVAL_KEYS,
+    "generation": (*RETRIEVAL_KEYS, "tier", "mode", "model", "judge", "judging", "repeats", "seed"),
 }
-# Keys inside kept groups that name where something lives rather than what it is.
-LOCATION_SUFFIXES = ("_dir", "base_url", "timeout", "concurrency")
+# Keys inside kept groups that name where something lives, or how long to wait for it, rather than what it is.
+LOCATION_SUFFIXES = ("_dir", "path", "url", "timeout", "concurrency", "lock_timeout")
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
@@ -42,15 +45,14 @@ def _file_or_value(value: Any) -> str:
     return str(value)
 
 
-def system_settings(config: Mapping[str, Any]) -> dict[str, str]:
+def system_settings(config: Mapping[str, Any], tier: str = "retrieval") -> dict[str, str]:
     """Every setting of the system under test, flat (`pipeline.term_boost`, `threshold`, `model.temperature`)."""
     out: dict[str, str] = {}
-    for key, value in config.items():
-        if key in NOT_SYSTEM:
-            continue
-        if key == "tier":  # only the measures (ks) and generation settings; the tier name is task identity
+    for key in TIER_KEYS.get(tier, RETRIEVAL_KEYS):
+        value = config.get(key)
+        if key == "tier":  # generation settings only; the tier name and the cutoffs are task identity
             value = {k: v for k, v in (value or {}).items() if k not in ("name", "_target_", "ks")}
-        _flatten(str(key), value, out)
+        _flatten(key, value, out)
     return {k: v for k, v in out.items() if not k.endswith(LOCATION_SUFFIXES)}
 
 

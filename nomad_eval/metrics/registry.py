@@ -88,5 +88,10 @@ def headline_names(tier: Tier, k: int, modes: Sequence[str] = ()) -> list[str]:
     return [s.name(k) for s in specs]
 
 
+def at_k_families(tier: Tier = "retrieval") -> list[str]:
+    """Families reported at each cutoff, in registration order: the rows of every per-cutoff table and chart."""
+    return [s.family for s in REGISTRY.values() if s.parametrized and s.tier == tier]
+
+
 def is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)

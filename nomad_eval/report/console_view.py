@@ -8,26 +8,22 @@ from typing import Any
 from rich.table import Table
 
 from nomad_eval.base.console import console
+from nomad_eval.metrics.registry import at_k_families
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
-from nomad_eval.report.schema import Report
-
-
-def _headline_k(r: Report, ks: list[int]) -> int:
-    k = int((r.config.get("compare") or {}).get("headline_k") or 5)
-    return k if k in ks or not ks else max(ks)
+from nomad_eval.report.schema import Report, headline_k
 
 
 def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
     ks = sorted({int(n.split("@")[1]) for n in r.metrics if "@" in n})
-    fams = ["recall", "hit", "mrr", "ndcg", "chunk_precision"]
+    fams = at_k_families()
     t = Table(title=f"retrieval — {r.counts.get('goldens')} goldens, suite {r.identity.suite if r.identity else '?'}")
     t.add_column("metric")
     for k in ks:
         t.add_column(f"@{k}", justify="right")
     # One interval column, at the cutoff the gate reads: an interval per cell would not fit a terminal.
-    hk = _headline_k(r, ks)
+    hk = headline_k(r)
     t.add_column(f"95% @{hk}", justify="right", style="dim")
     t.add_column("n", justify="right", style="dim")
     for f in fams:

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from nomad_eval.metrics.registry import at_k_families
 from nomad_eval.report.markdown import fmt_interval
 from nomad_eval.report.schema import MetricInterval
 
@@ -100,7 +101,7 @@ def _unit_range(values: Sequence[float | None]) -> list[float] | None:
 
 def metric_at_k(metrics: dict[str, float | None], intervals: Mapping[str, MetricInterval] | None = None
                 ) -> go.Figure:
-    fams = ("recall", "hit", "mrr", "ndcg", "chunk_precision")
+    fams = at_k_families()
     fig = go.Figure()
     for f in fams:
         pts = sorted((int(k.split("@")[1]), k) for k, v in metrics.items() if k.startswith(f + "@") and v is not None)

@@ -8,11 +8,12 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.html import figure_div, headline, page, question_table
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.merge import is_interval_column, with_interval
-from nomad_eval.report.schema import Report
+from nomad_eval.report.schema import Report, headline_k
 
 
 def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None] | None:
@@ -42,8 +43,8 @@ def _meta(report: Report) -> str:
 
 def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str, Any],
                    base: dict[str, float | None] | None) -> str:
-    names: list[str] = [n for n in ("recall@5", "hit@1", "hit@5", "mrr@5", "ndcg@5", "chunk_precision@5",
-                         "nonEmptyRateOnRefusal") if n in report.metrics]
+    hk = headline_k(report)
+    names = [n for n in headline_names("retrieval", hk) if n in report.metrics]
     ident = report.identity
     sections = [("Headline", headline(report.metrics, base, names, report.intervals)
                  + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
@@ -51,7 +52,8 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
                     "chart-separation")),
                 ("Metrics by cutoff", figure_div(charts.metric_at_k(report.metrics, report.intervals), "chart-at-k")),
-                ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag, ["recall@5", "mrr@5"]), "chart-tags"))]
+                ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag,
+                                                                [n for n in names if "@" in n]), "chart-tags"))]
     rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
@@ -92,8 +94,8 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
     sections = []
     from nomad_eval.metrics.registry import spec_for
 
-    metric_cols = [c for c in ("recall@5", "mrr@5", "ndcg@5", "hit@1", "e2e.correctness", "oracle.correctness")
-                   if any(c in r for r in rows)]
+    candidates = headline_names("retrieval", 5) + headline_names("generation", 5, ("e2e", "oracle"))
+    metric_cols = [c for c in candidates if any(c in r for r in rows)]
     keys = list(dict.fromkeys(k for r in rows for k in r))
     # The swept parameters: override keys (not metrics, nor a metric's interval columns) whose value differs.
     params = [k for k in keys if k not in ("job", "status", "error") and spec_for(k) is None

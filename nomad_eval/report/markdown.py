@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nomad_eval.report.schema import MetricInterval, Report
+from nomad_eval.metrics.registry import headline_names
+from nomad_eval.report.schema import MetricInterval, Report, headline_k
 
 
 def fmt(v: float | None) -> str:
@@ -56,7 +57,7 @@ def retrieval_markdown(r: Report) -> str:
     lines += ["## Metrics", "", *interval_note(r), *_table(["metric", f"value [{_level(r)} interval] n"], rows), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     if r.metrics_by_tag:
-        cols = [c for c in ("recall@5", "mrr@5", "ndcg@5", "hit@1") if c in r.metrics]
+        cols = [c for c in headline_names("retrieval", headline_k(r)) if "@" in c and c in r.metrics]
         rows = [[t, *(fmt(m.get(c)) for c in cols)] for t, m in r.metrics_by_tag.items()]
         lines += ["## By tag", "", *_table(["tag", *cols], rows), ""]
     if r.separation:

@@ -84,3 +84,10 @@ class Report(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+
+
+def headline_k(report: Report) -> int:
+    """The cutoff the gate's ranking metrics are read at (`compare.headline_k`), where this run measured it."""
+    k = int((report.config.get("compare") or {}).get("headline_k") or 5)
+    ks = sorted({int(n.split("@")[1]) for n in report.metrics if "@" in n})
+    return k if k in ks or not ks else max(ks)

@@ -67,7 +67,7 @@ def task_differences(run: Report, base: Report) -> list[str]:
 
 
 def _system(report: Report) -> dict[str, str]:
-    return report.system or system_settings(report.config)
+    return report.system or system_settings(report.config, report.tier)
 
 
 def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[str, Any]]) -> list[str]:

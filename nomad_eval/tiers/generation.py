@@ -158,7 +158,7 @@ def run(cfg: DictConfig) -> int:
                                                       "judges": [r.key for r in rubrics(cfg)]})
     report = Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
-        system=system_settings(rt.resolved_config()),
+        system=system_settings(rt.resolved_config(), "generation"),
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": repeats, "model_calls": chat.calls,
                 "cache_hits": chat.hits, "unstable": len(unstable),
                 "rewritten_queries": sum(c.rewritten for c in contexts)},

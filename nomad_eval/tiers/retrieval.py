@@ -22,6 +22,7 @@ from nomad_eval.harness.system import system_settings
 from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.recall import recall_at_k
+from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import SeparationRow, separation_row
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
@@ -34,8 +35,6 @@ from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, ranked_documents, retrieved_rows
-
-ABLATION_METRICS = ("hit@1", "mrr@5", "recall@5", "ndcg@5", "chunk_precision@5")
 
 
 def identity(rt: Runtime) -> Identity:
@@ -143,6 +142,7 @@ def run(cfg: DictConfig) -> int:
     timings["load"] = time.perf_counter() - t_start
 
     retrievals: list[Retrieval] = []
+    rescored: list[str] = []  # questions a custom pipeline's scores contradicted its order for
     tracer = Tracer()
     ablation: dict[str, dict[str, float | None]] = {}
     if isinstance(pipeline, Pipeline):
@@ -172,7 +172,7 @@ def run(cfg: DictConfig) -> int:
         t = time.perf_counter()
         for g in goldens:
             with timed() as clock:
-                r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids)
+                r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids, rescored)
             retrievals.append(r)
             tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id)
         timings["search"] = time.perf_counter() - t
@@ -185,7 +185,7 @@ def run(cfg: DictConfig) -> int:
     cases = [
         {
             "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-            "query": g.final_query, "expanded_query": r.expanded_query,
+            "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
             "retrieved": retrieved_rows(r.chunks), "metrics": m,
             "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
                                                                 set(g.relevant_doc_ids), top_k) == 1.0,
@@ -198,7 +198,7 @@ def run(cfg: DictConfig) -> int:
         tier="retrieval",
         identity=identity(rt),
         config=rt.resolved_config(),
-        system=system_settings(rt.resolved_config()),
+        system=system_settings(rt.resolved_config(), "retrieval"),
         metrics=metrics,
         intervals=intervals,
         metrics_by_tag=by_tag(per_case, [g.tags for g in goldens], names),
@@ -218,6 +218,8 @@ def run(cfg: DictConfig) -> int:
         overrides=overrides(),
         sweep_id=sweep_id(),
     )
+    if warning := custom_order_warning(rescored, len(goldens)):
+        report.warnings.append(warning)
     timings["metrics"] = time.perf_counter() - t
     t = time.perf_counter()
     write_jsonl(out / "cases.jsonl", cases)
@@ -257,5 +259,6 @@ def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], 
         raw_q = g.final_query
         raw_pool = searcher.search(searcher.embed_queries([raw_q])[0], pipeline.candidates)
         rows["glossary off"].append(case_metrics(g, pipeline.cut(pipeline.rank(raw_q, raw_pool)), ks))
-    names = [n for n in ABLATION_METRICS if n.split("@")[-1] in {str(k) for k in ks} or "@" not in n]
+    hk = int(pipeline.top_k) if int(pipeline.top_k) in ks else max(ks)
+    names = [n for n in [f"hit@{min(ks)}", *headline_names("retrieval", hk)] if "@" in n]
     return {name: mean_metrics(r, names) for name, r in rows.items()}

@@ -17,13 +17,15 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from omegaconf import DictConfig
+from pydantic import ValidationError
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.paths import REPO
 from nomad_eval.cli.config_check import check_config, ks_rule
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.core.runs import scores_from_order
-from nomad_eval.data.golden import Golden
+from nomad_eval.data.beir import load_beir_goldens
+from nomad_eval.data.golden import Golden, goldens_hash
 from nomad_eval.examples.keyword_retriever import retrieve
 from nomad_eval.rag.pipeline import RetrievedChunk
 from nomad_eval.rag.rerank import Candidate, order
@@ -182,6 +184,24 @@ def test_scores_are_exported_in_full_not_rounded_into_ties() -> None:
     assert case["metrics"]["hit@1"] == 1.0
     assert "0.5000004 " in trec_run([case])
     assert_trec_reproduces([case], trec_run([case]), trec_qrels([case]), [1])
+
+
+def test_beir_grades_reach_the_golden_and_the_hash_only_when_graded(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": d}) + "\n" for d in "abc"))
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": "which"}) + "\n")
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\ta\t2\nq\tb\t1\nq\tc\t0\n")
+    [golden] = load_beir_goldens(tmp_path, "test", {"a", "b", "c"})
+    assert golden.relevant_doc_ids == ["a", "b"] and golden.grades == {"a": 2, "b": 1}
+    assert "grades" not in golden.wire()  # never on the wire: the JSONL format is unchanged
+    ungraded = golden.model_copy(update={}).with_grades({"a": 1, "b": 1})
+    assert goldens_hash([golden]) != goldens_hash([ungraded])
+    plain = Golden.model_validate(ungraded.wire())
+    assert plain.grades == {"a": 1, "b": 1} and goldens_hash([plain]) == goldens_hash([ungraded])
+    with pytest.raises(ValueError, match="grade"):
+        plain.with_grades({"a": 0, "b": 1})
+    with pytest.raises(ValidationError):  # strict validation is unchanged: grades is not a wire key
+        Golden.model_validate(ungraded.wire() | {"grades": {"a": 2}})
 
 
 DOC_IDS = ["a", "a!", "a-b", "b", "b#", "c1", "c10", "c2"]

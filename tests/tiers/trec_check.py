@@ -8,7 +8,7 @@ from pathlib import Path
 import pytrec_eval
 
 
-def trec_metrics(run_dir: Path, ks: tuple[int, ...] = (1, 3, 5, 10)) -> dict[str, float]:
+def trec_metrics(run_dir: Path, ks: tuple[int, ...] = (1, 3, 5)) -> dict[str, float]:
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for line in (run_dir / "cases.jsonl").read_text().splitlines():
