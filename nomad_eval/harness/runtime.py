@@ -17,8 +17,8 @@ from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.data.corpus import Document, load_markdown_dir
-from nomad_eval.data.fingerprint import corpus_fingerprint
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
+from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
 
 
