@@ -25,9 +25,13 @@ class SweepSummary(Callback):
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
         df = merge(jobs)
         write_summary(df, sweep_dir, quiet=bool(config.get("quiet")))
+        from nomad_eval.base.console import err_console
         from nomad_eval.report.sweep_rank import rank_sweep
 
-        rank_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
+        try:
+            rank_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
+        except Exception as exc:  # the summary is written; a ranking that fails must not cost the sweep's HTML
+            err_console.print(f"warning: sweep ranking failed: {exc}")
         from nomad_eval.report.html_writer import write_sweep_html
         from nomad_eval.report.matrix import assemble, write_matrix
 

@@ -6,9 +6,9 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
 from nomad_eval.base.errors import Defect, InvalidInput
@@ -21,21 +21,49 @@ class Turn(BaseModel):
 
 
 class Golden(BaseModel):
-    """One question. camelCase on the wire, snake_case in code."""
+    """One question. camelCase on the wire, snake_case in code.
+
+    Canonical form is upstream NOMAD's: `query` is the user's new message, the one asked and scored; `turns` is
+    the conversation *before* it (usually ending with the assistant). The old form of this project's suites
+    repeated `query` as a final user turn; a last user turn whose content equals `query` is read as that form
+    and dropped from the history, so both forms load to the same golden.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     id: str = Field(min_length=1)
     query: str = Field(min_length=1)
-    turns: list[Turn]
+    turns: list[Turn] = Field(default_factory=list)
     relevant_doc_ids: list[str] = Field(alias="relevantDocIds")
-    must_include: list[str] = Field(alias="mustInclude")
-    must_not_include: list[str] = Field(alias="mustNotInclude")
-    expect_refusal: bool = Field(alias="expectRefusal")
-    tags: list[str]
+    must_include: list[str] = Field(alias="mustInclude", default_factory=list)
+    must_not_include: list[str] = Field(alias="mustNotInclude", default_factory=list)
+    expect_refusal: bool = Field(alias="expectRefusal", default=False)
+    tags: list[str] = Field(default_factory=list)
     # Graded relevance, never on the wire (the JSONL format has no grades): set by sources that grade, such as
     # BEIR qrels, through with_grades. None means grade 1 for each relevantDocId.
     _grades: dict[str, int] | None = PrivateAttr(default=None)
+    # Keys the format does not know, kept as read (upstream ignores them; the loader warns about each).
+    _extra: dict[str, object] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_repeated_query(cls, data: Any) -> Any:
+        """Old form: the last turn is the user's and repeats `query`; it is the question, not history."""
+        if not isinstance(data, dict):
+            return data
+        turns, query = data.get("turns"), data.get("query")
+        if isinstance(turns, list) and turns and isinstance(query, str):
+            last = turns[-1]
+            role, content = (last.get("role"), last.get("content")) if isinstance(last, dict) \
+                else (getattr(last, "role", None), getattr(last, "content", None))
+            if role == "user" and content == query:
+                return {**data, "turns": turns[:-1]}
+        return data
+
+    @property
+    def extra(self) -> dict[str, object]:
+        """Unknown keys the golden was read with, ignored by every tier."""
+        return dict(self._extra)
 
     @property
     def grades(self) -> dict[str, int]:
@@ -55,11 +83,13 @@ class Golden(BaseModel):
 
     @property
     def final_query(self) -> str:
-        """Multi-turn goldens are scored on their final user message."""
-        for turn in reversed(self.turns):
-            if turn.role == "user":
-                return turn.content
+        """The question asked and scored: `query`, the user's message after the history in `turns`."""
         return self.query
+
+    @property
+    def history(self) -> list[dict[str, str]]:
+        """The conversation before `query`, as chat messages."""
+        return [t.model_dump() for t in self.turns]
 
     def wire(self) -> dict[str, object]:
         return self.model_dump(by_alias=True, mode="json")
@@ -77,12 +107,19 @@ def _describe(err: ErrorDetails) -> str:
     return f"'{loc}': {err['msg']} (got {err.get('input')!r})"
 
 
-def load_goldens(path: Path, doc_ids: set[str] | None = None) -> list[Golden]:
+_KNOWN_KEYS = frozenset(f.alias or n for n, f in Golden.model_fields.items())
+
+
+def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Defect] | None = None) -> list[Golden]:
     """Read a suite file; raise InvalidInput listing every defect with file, line, id and value.
 
-    `doc_ids`, when given, is the corpus the suite must refer to.
+    Reads upstream NOMAD files unchanged: empty lines and lines starting with `//` are skipped (line numbers
+    still count them), optional keys default to empty / false, unknown keys are kept on the golden and reported
+    as warnings. `doc_ids`, when given, is the corpus the suite must refer to. Warnings (never fatal) are
+    appended to `warnings` when given, else printed to stderr.
     """
     defects: list[Defect] = []
+    found: list[Defect] = []
     goldens: list[Golden] = []
     first_line: dict[str, int] = {}
     name = str(path)
@@ -91,12 +128,12 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None) -> list[Golden]:
     except OSError as exc:
         raise InvalidInput([Defect(name, None, f"cannot read suite: {exc.strerror}")]) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         bad_line = raw[: exc.start].count(b"\n") + 1
         raise InvalidInput([Defect(name, bad_line, "not UTF-8 text")]) from None
     for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("//"):
             continue
         try:
             obj = json.loads(line)
@@ -107,17 +144,38 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None) -> list[Golden]:
             defects.append(Defect(name, lineno, f"expected a JSON object, got {type(obj).__name__}"))
             continue
         gid = obj.get("id") if isinstance(obj.get("id"), str) else None
+        extra = {k: v for k, v in obj.items() if k not in _KNOWN_KEYS}
+        for key, value in extra.items():
+            found.append(Defect(name, lineno, f"warning: unknown key {key!r} ignored (value {_short(value)})", gid))
         try:
-            golden = Golden.model_validate(obj)
+            golden = Golden.model_validate({k: v for k, v in obj.items() if k in _KNOWN_KEYS})
         except ValidationError as exc:
             for err in exc.errors():
                 defects.append(Defect(name, lineno, _describe(err), gid))
             continue
+        golden._extra = extra
         defects.extend(_check_golden(golden, name, lineno, doc_ids, first_line))
+        if golden.turns and golden.turns[-1].role == "user":
+            found.append(Defect(name, lineno, (
+                f"warning: the history ends with a user turn {_short(golden.turns[-1].content)} that differs from "
+                f"query {_short(golden.query)}; query is asked and scored, that turn is sent as history "
+                "(if it is the question, make it the query)"), golden.id))
         goldens.append(golden)
     if defects:
         raise InvalidInput(defects)
+    if warnings is not None:
+        warnings.extend(found)
+    else:
+        from nomad_eval.base.console import err_console
+
+        for w in found:
+            err_console.print(str(w), markup=False)
     return goldens
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _check_golden(
@@ -146,16 +204,23 @@ def _check_golden(
                 re.compile(pattern, re.IGNORECASE)
             except re.error as exc:
                 bad(f"{key} pattern {pattern!r} does not compile: {exc}")
-    if g.turns and g.turns[-1].role != "user":
-        bad(f"last turn must be the user's, got role {g.turns[-1].role!r}")
     return out
 
 
-def goldens_hash(goldens: list[Golden]) -> str:
-    """Hash of the parsed suite, so reformatting a file does not change a run's identity."""
+def _canonical(g: Golden) -> dict[str, object]:
+    wire = g.wire()
+    # The hash reads a multi-turn golden as the whole conversation, question last (the shape this project's
+    # suites were written in before they took upstream's form), so migrating a suite keeps its hash.
+    if g.turns:
+        wire["turns"] = [*g.history, {"role": "user", "content": g.query}]
     # Grades enter only when some differ from 1, so an ungraded suite keeps the hash it always had.
-    canon = json.dumps([g.wire() | ({"grades": g.grades} if set(g.grades.values()) - {1} else {}) for g in goldens],
-                       sort_keys=True, ensure_ascii=False)
+    return wire | ({"grades": g.grades} if set(g.grades.values()) - {1} else {})
+
+
+def goldens_hash(goldens: list[Golden]) -> str:
+    """Hash of what the suite asks, so reformatting a file (or moving it to upstream's form) keeps a run's
+    identity. Unknown keys are ignored by every tier and stay out of it."""
+    canon = json.dumps([_canonical(g) for g in goldens], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 

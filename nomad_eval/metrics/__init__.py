@@ -2,6 +2,7 @@
 
 from nomad_eval.metrics import (
     average_precision,
+    empty_rate,
     hit,
     mrr,
     ndcg,
@@ -11,9 +12,18 @@ from nomad_eval.metrics import (
     returned,
     rprec,
 )
-from nomad_eval.metrics.answer import budget_metrics, correctness, groundedness, leakage, pass_rate, refusal, think_leak
+from nomad_eval.metrics.answer import (
+    budget_metrics,
+    correctness,
+    groundedness,
+    leakage,
+    markdown_rate,
+    pass_rate,
+    refusal,
+    think_leak,
+)
 from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 
 __all__ = ["REGISTRY", "MetricSpec", "spec_for", "average_precision", "budget_metrics", "correctness",
-           "groundedness", "hit", "leakage", "mrr", "ndcg", "pass_rate", "precision", "recall", "refusal",
-           "refusal_retrieval", "returned", "rprec", "think_leak"]
+           "empty_rate", "groundedness", "hit", "leakage", "markdown_rate", "mrr", "ndcg", "pass_rate", "precision",
+           "recall", "refusal", "refusal_retrieval", "returned", "rprec", "think_leak"]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic
 from nomad_eval.report.schema import Report
+from nomad_eval.report.upstream import looks_upstream, upstream_baseline
 
 
 class Baseline(BaseModel):
@@ -68,16 +69,27 @@ def promote(run: Path, root: Path, variant: str | None = None) -> Path:
 
 
 def load_baseline(path: Path) -> Baseline:
-    """A promoted baseline file, or any run's directory or report.json used as one."""
+    """A promoted baseline file, any run's directory or report.json used as one, or upstream NOMAD's baseline
+    file (detected by its top-level `meta`; see report/upstream.py)."""
     if path.is_dir() or path.name == "report.json":
         report, cases = load_run(path)
         return Baseline(promoted_from=str(path), promoted_at="", report=report, cases=cases or [])
     try:
-        return Baseline.model_validate_json(path.read_bytes())
+        raw = json.loads(path.read_bytes())
     except FileNotFoundError:
         raise NomadError(f"no baseline at {path}; promote one with: python -m nomad_eval tier=promote "
                          "promote.run=<run dir>", 2) from None
+    except (ValueError, RecursionError) as exc:  # bad JSON or bytes: unreadable, so not comparable (exit 2)
+        raise NomadError(f"{path}: not a valid baseline: not JSON ({exc})", 2) from None
+    if looks_upstream(raw):  # upstream NOMAD's baselines/<fingerprint>/retrieval.json, converted to ours
+        report, cases = upstream_baseline(raw, path)
+        return Baseline(promoted_from=f"upstream NOMAD baseline {path}", promoted_at=report.provenance.created
+                        if report.provenance else "", report=report, cases=cases)
+    try:
+        return Baseline.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput([Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")]) from None
+        invalid = InvalidInput([Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")])
+        invalid.exit_code = 2  # an unreadable baseline is "not comparable", never a regression
+        raise invalid from None

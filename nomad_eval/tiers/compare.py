@@ -21,6 +21,7 @@ from nomad_eval.report.junit import write_junit
 from nomad_eval.report.markdown import fmt
 from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
 from nomad_eval.report.schema import TASK_FIELDS, Report
+from nomad_eval.report.upstream import is_upstream, upstream_differences, upstream_refusals
 
 OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell": "yellow", "within noise": "green",
                  "not gated": "dim"}
@@ -90,7 +91,8 @@ def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[s
 
 
 def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, cfg: DictConfig) -> Verdict:
-    refused = task_differences(run, base.report)
+    upstream = is_upstream(base.report)  # NOMAD's own baseline: its fingerprint never equals ours (reported below)
+    refused = upstream_refusals(run, base.report) if upstream else task_differences(run, base.report)
     if refused:
         return Verdict(refused=refused)
     if not cases or not base.cases:
@@ -109,7 +111,8 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "
                          "name them with compare.metrics=[...]")
-    v.differences = differences(_system(base.report), _system(run))
+    v.differences = (upstream_differences(run, base.report, cases, base.cases) if upstream
+                     else differences(_system(base.report), _system(run)))
     return v
 
 

@@ -11,12 +11,13 @@ from nomad_eval.metrics.answer.budget_metrics import token_error
 from nomad_eval.metrics.answer.correctness import correctness
 from nomad_eval.metrics.answer.groundedness import groundedness
 from nomad_eval.metrics.answer.leakage import leaked
+from nomad_eval.metrics.answer.markdown_rate import has_markdown
 from nomad_eval.metrics.answer.pass_rate import question_outcome
 from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
 from nomad_eval.metrics.answer.think_leak import think_leaked
 
 CASE_METRICS = ("correctness", "refusal_correctness", "leakage_rate", "groundedness", "think_leak_rate",
-                "history_elided_rate", "chunks_dropped_rate", "prompt_token_error")
+                "history_elided_rate", "chunks_dropped_rate", "prompt_token_error", "markdownRate")
 MODES = ("oracle", "e2e", "noretrieval")
 
 
@@ -44,6 +45,7 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
             "history_elided_rate": 1.0 if elided else 0.0,
             "chunks_dropped_rate": 1.0 if dropped else 0.0,
             "prompt_token_error": token_error(estimated, real),
+            "markdownRate": 1.0 if has_markdown(answer) else 0.0,
         },
     }
 

@@ -12,7 +12,7 @@ from typing import Any
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
-from nomad_eval.metrics import REGISTRY, MetricSpec, refusal_retrieval, returned
+from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
 from nomad_eval.rag.pipeline import RetrievedChunk
 
 _LEVELS = {"document": 0, "chunk": 1, "case": 2}
@@ -65,7 +65,8 @@ def check_ks(ks: Sequence[Any], top_k: int | None) -> list[int]:
 
 
 def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]) -> dict[str, float | None]:
-    """Refusal goldens get only nonEmptyRateOnRefusal; answerable ones everything else, with the golden's grades."""
+    """Refusal goldens get only nonEmptyRateOnRefusal; answerable ones everything else (emptyRateOnAnswerable
+    included), with the golden's grades."""
     out: dict[str, float | None] = {name: None for name in metric_names(ks)}
     if golden.expect_refusal:
         out[refusal_retrieval.SPEC.name()] = refusal_retrieval.non_empty(len(chunks))
@@ -78,6 +79,7 @@ def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]
         for k in ks if spec.parametrized else [None]:
             out[spec.name(k)] = spec.kernel(ranked[spec.level], grades, k)
     out[returned.SPEC.name()] = returned.returned(len(chunks))
+    out[empty_rate.SPEC.name()] = empty_rate.empty(len(chunks))
     return out
 
 
