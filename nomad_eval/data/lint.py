@@ -25,6 +25,71 @@ some more most less good well need needs keep safe safety first one two three pe
 place work first also only just very much many long short high low small large big right left yes no ok true
 """.split())
 _PLAIN_WORD = re.compile(r"^\\?b?([A-Za-z]+)\\?b?$")
+_BARE_NUMBER = re.compile(r"^(?:\\b)?\d+(?:[.,]\d+)?(?:\\b)?$")
+# Common words that hold short fragments ("mid" in "humid", "ice" in "advice"): a pattern without word
+# boundaries that matches inside one of them passes (or, in mustNotInclude, fails) answers that never say it.
+COMMON_WORDS = tuple("""
+humid amid middle timid pyramid admit stand band other then thin this within notice advice price rice nice office
+service device choice police justice practice shot photo hold cold told old gold bold fold drywall between wheat
+theater page usage storage message image cattle location mint mine minute mining famine administer flour four hour
+pour your often tent tension written done gone none someone stone phone weight height eight canine slow flow allow
+below yellow pillow thigh wash flash cash rash asphalt boil soil foil coil cannot scan candle panic span company spot
+potato potential solid valid slide product produce bored stored covered hundred tired required ratio ration operation
+station hiccup cupboard team steam instead start part heart chart smart card care scar carbon vinegar sugar more before
+store core score shore water later after want plant important pants legal pint point paint pinch winch capital
+material general several metal total animal normal signal hospital sweater greater theatre
+""".split())
+# Sentences that negate a claim: a mustNotInclude pattern matching one fails an answer that warns against it.
+NEGATIONS = ("Do not {}.", "Never {}.")
+# Verbs a mustNotInclude phrase opens with when it names a harmful action ("use ice", "pop the blister").
+ACTIONS = frozenset("""
+use apply put give drink eat pour add boil cut rub remove pop wrap cover leave store keep heat cook freeze thaw burn
+break move lift run connect touch mix take wash soak squeeze drain throw discard seal open close bury dilute induce tie
+loosen massage shake warm cool try place brush suck drag reuse refill refreeze ignite light smoke spray wipe scrub
+""".split())
+_GROUP = re.compile(r"\((?:\?:)?([^()|]*)(?:\|[^()]*)?\)")
+_META = re.compile(r"[\\\[\](){}*+?|^$.]")
+
+
+def _top_level_branches(pattern: str) -> list[str]:
+    """The pattern split at `|` outside groups and classes (what the regex engine alternates between)."""
+    out, depth, cls, cur, esc = [], 0, False, "", False
+    for ch in pattern:
+        if esc:
+            cur, esc = cur + ch, False
+            continue
+        if ch == "\\":
+            cur, esc = cur + ch, True
+            continue
+        if cls:
+            cls = ch != "]"
+        elif ch == "[":
+            cls = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return [*out, cur]
+
+
+def _sample(pattern: str) -> str | None:
+    """A text the pattern matches when it is a phrase (groups take their first branch), else None."""
+    text = pattern.replace("\\b", "").strip("^$")
+    text = re.sub(r"(?<=\w)\?", "", text)  # optional letters ("colou?r") dropped
+    while True:
+        nxt = _GROUP.sub(lambda m: m.group(1), text)
+        if nxt == text:
+            break
+        text = nxt
+    text = text.replace("\\s+", " ").replace("\\s", " ").replace("\\-", "-")
+    if not text.strip() or _META.search(text) or not search(pattern, text):
+        return None
+    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -73,12 +138,78 @@ def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Findin
             refusal = next((r for r in REFUSALS if search(p, r)), None)
             if refusal:
                 warn(g, f"mustInclude {p!r} matches a refusal ({refusal!r}): declining would pass")
+            bare = _bare_branch(p)
+            if bare is not None:
+                warn(g, f"mustInclude {p!r}: '|' splits the whole pattern, so its bare branch {bare!r} passes any "
+                        f"answer containing {bare!r}; group the alternatives, e.g. '(20|30) years'")
             hits = sum(1 for t in texts if search(p, t))
             if texts and len(texts) >= 4 and hits / len(texts) > 0.5:
-                warn(g, f"mustInclude {p!r} matches {hits} of {len(texts)} documents: it cannot tell them apart")
-        if "acronym" in g.tags and f"{g.id}-spelled" not in ids:
-            warn(g, f"acronym question without its spelled-out twin (expected id {g.id + '-spelled'!r})")
+                if _BARE_NUMBER.match(p):
+                    warn(g, f"mustInclude {p!r} is a bare number found in {hits} of {len(texts)} documents (inside "
+                            "other figures too): any answer quoting the corpus passes; pin it to its unit")
+                else:
+                    warn(g, f"mustInclude {p!r} matches {hits} of {len(texts)} documents: it cannot tell them apart")
+        for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include)):
+            for p in patterns:
+                inside = _inside_word(p)
+                if inside:
+                    warn(g, f"{key} {p!r} matches inside the common word {inside!r}: add \\b word boundaries")
+        for p in g.must_not_include:
+            negated = _matches_negation(p)
+            if negated:
+                warn(g, f"mustNotInclude {p!r} matches the correct negated answer {negated!r}: an answer that "
+                        "warns against it fails; match the affirmative claim only (e.g. a (?<!not ) lookbehind)")
+        if "acronym" in g.tags and "acronym-control" not in g.tags and not _SPELLED.search(g.id) \
+                and not _has_twin(g.id, ids):
+            warn(g, f"acronym question without its spelled-out twin (expected id {g.id + '-spelled'!r} "
+                    f"or {_stem(g.id) + '-spelled-01'!r})")
         for t in g.tags:
             if tag_counts[t] == 1:
                 warn(g, f"tag {t!r} is used once in the suite: a per-tag mean of one question is noise")
     return out
+
+
+_SPELLED = re.compile(r"-spelled(?:-\d+)?$")
+_NUMBERED = re.compile(r"^(.*)-(\d+)$")
+
+
+def _stem(gid: str) -> str:
+    m = _NUMBERED.match(gid)
+    return m.group(1) if m else gid
+
+
+def _has_twin(gid: str, ids: set[str]) -> bool:
+    """Ours: `<id>-spelled`; upstream's: `<stem>-spelled-01` (any number), for `<stem>` or `<stem>-NN`."""
+    twin = re.compile(rf"^(?:{re.escape(gid)}|{re.escape(_stem(gid))})-spelled(?:-\d+)?$")
+    return any(twin.match(i) for i in ids)
+
+
+def _bare_branch(pattern: str) -> str | None:
+    """A top-level branch that is a bare number or fragment beside a branch of several words (`20|30 years`)."""
+    branches = _top_level_branches(pattern)
+    if len(branches) < 2 or not any(re.search(r"\s|\\s", b.strip()) for b in branches):
+        return None
+    for b in branches:
+        core = b.strip().replace("\\b", "")
+        if any(core in other for other in branches if other is not b):
+            continue  # `channel 19|19`: the bare branch is meant to pass on its own
+        if core and not re.search(r"\s|\\s", core) and (re.fullmatch(r"\d+(?:[.,]\d+)?", core) or len(core) <= 3):
+            return b
+    return None
+
+
+def _inside_word(pattern: str) -> str | None:
+    word = _PLAIN_WORD.match(pattern)
+    if not word or len(word.group(1)) > 5:
+        return None
+    core = word.group(1).lower()
+    return next((w for w in COMMON_WORDS if w != core and search(pattern, w)), None)
+
+
+def _matches_negation(pattern: str) -> str | None:
+    if "(?<!" in pattern or re.search(r"\b(?:not|never|don'?t|no)\b", pattern, re.IGNORECASE):
+        return None  # the author already told the claim from its negation
+    sample = _sample(pattern)
+    if sample is None or sample.split()[0].lower() not in ACTIONS:
+        return None  # only an action is what a correct answer tells the reader not to do
+    return next((s for s in (n.format(sample) for n in NEGATIONS) if search(pattern, s)), None)

@@ -65,8 +65,8 @@ def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> 
 
 
 def _history(g: Golden) -> list[dict[str, str]]:
-    turns = [t.model_dump() for t in g.turns]
-    return turns[:-1] if turns and turns[-1]["role"] == "user" else turns
+    """The conversation before the question: `turns` as read (a repeated final question is dropped at load)."""
+    return g.history
 
 
 def _plan_for(g: Golden, ctx: GoldenContext, mode: str, model: ChatModel, cfg: DictConfig, est: TokenEstimator

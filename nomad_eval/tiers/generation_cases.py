@@ -15,9 +15,11 @@ from nomad_eval.metrics.answer.markdown_rate import has_markdown
 from nomad_eval.metrics.answer.pass_rate import question_outcome
 from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
 from nomad_eval.metrics.answer.think_leak import think_leaked
+from nomad_eval.metrics.registry import REGISTRY
 
-CASE_METRICS = ("correctness", "refusal_correctness", "leakage_rate", "groundedness", "think_leak_rate",
-                "history_elided_rate", "chunks_dropped_rate", "prompt_token_error", "markdownRate")
+# Every generation measure the registry holds is scored per case, except the pass rate, which is a
+# question's (over its repeats) and is added by core/questions.py.
+CASE_METRICS = tuple(s.family for s in REGISTRY.values() if s.tier == "generation" and s.family != "pass_rate")
 MODES = ("oracle", "e2e", "noretrieval")
 
 

@@ -32,8 +32,10 @@ def _passage(c: Chunk | RetrievedChunk, titles: dict[str, str]) -> Passage:
 
 
 def rewrite_query(g: Golden, chat: CachedChat, options: ChatOptions) -> tuple[str, bool]:
-    turns = [t.model_dump() for t in g.turns]
-    if not turns or not needs_rewrite(turns):
+    if not g.turns:
+        return g.final_query, False
+    turns = [*g.history, {"role": "user", "content": g.final_query}]  # the conversation, question last
+    if not needs_rewrite(turns):
         return g.final_query, False
     result = chat.chat(rewrite_messages(turns, g.final_query), options, repeat=0)
     return accept(g.final_query, result.text), True

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from omegaconf import DictConfig
 
-from nomad_eval.base.errors import InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
 
 GOOD = {"id": "g1", "query": "How long?", "turns": [], "relevantDocIds": ["doc-a"], "mustInclude": ["40 min"],
@@ -40,8 +44,9 @@ def test_valid_suite_loads_with_aliases(tmp_path: Path) -> None:
         ({**GOOD, "relevantDocIds": []}, "has no relevantDocIds"),
         ({**GOOD, "mustInclude": ["(unclosed"]}, "'(unclosed'"),
         ({**GOOD, "turns": [{"role": "wizard", "content": "hi"}]}, "'wizard'"),
-        ({k: v for k, v in GOOD.items() if k != "mustNotInclude"}, "missing key 'mustNotInclude'"),
-        ({**GOOD, "colour": "red"}, "unknown key 'colour'"),
+        ({k: v for k, v in GOOD.items() if k != "relevantDocIds"}, "missing key 'relevantDocIds'"),
+        ({k: v for k, v in GOOD.items() if k != "query"}, "missing key 'query'"),
+        ({**GOOD, "expectRefusal": "maybe"}, "'maybe'"),
     ],
 )
 def test_each_defect_names_its_value(tmp_path: Path, row: dict[str, object], expected: str) -> None:
@@ -90,8 +95,162 @@ def test_select_by_tags_then_limit() -> None:
     assert len(select(gs, [], None)) == 6
 
 
-def test_multi_turn_scores_the_final_user_message() -> None:
-    g = Golden.model_validate({**GOOD, "query": "and it?", "turns": [
-        {"role": "user", "content": "tell me about X"}, {"role": "assistant", "content": "X is..."},
-        {"role": "user", "content": "and it?"}]})
+HISTORY = [{"role": "user", "content": "tell me about X"}, {"role": "assistant", "content": "X is..."}]
+
+
+def test_upstream_form_scores_query_and_keeps_turns_as_history() -> None:
+    g = Golden.model_validate({**GOOD, "query": "and it?", "turns": HISTORY})
     assert g.final_query == "and it?"
+    assert g.history == HISTORY
+
+
+def test_old_form_reads_to_the_same_golden_and_hash(tmp_path: Path) -> None:
+    """The old form repeated `query` as the final user turn: that turn is the question, dropped from history."""
+    new = {**GOOD, "query": "and it?", "turns": HISTORY}
+    old = {**new, "turns": [*HISTORY, {"role": "user", "content": "and it?"}]}
+    a, b = load_goldens(write(tmp_path, old), {"doc-a"}), load_goldens(write(tmp_path, new), {"doc-a"})
+    assert a[0].final_query == "and it?" and a[0].history == HISTORY
+    assert a[0].wire() == b[0].wire() == new
+    assert goldens_hash(a) == goldens_hash(b)
+
+
+def test_hash_of_migrated_form_is_the_hash_the_old_form_always_had(tmp_path: Path) -> None:
+    """The hash reads the conversation question-last, so a migrated suite keeps its identity (and baselines)."""
+    old = {**GOOD, "query": "and it?", "turns": [*HISTORY, {"role": "user", "content": "and it?"}]}
+    expected = hashlib.sha256(json.dumps([old], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    assert goldens_hash(load_goldens(write(tmp_path, {**old, "turns": HISTORY}), {"doc-a"})) == expected
+    assert goldens_hash([Golden.model_validate(GOOD)]) == hashlib.sha256(
+        json.dumps([GOOD], sort_keys=True).encode()).hexdigest()[:16]
+
+
+UPSTREAM = """// NOMAD eval goldens: long conversations.
+// Blank lines and // lines are skipped by upstream's loader.
+
+{"id": "up-min", "query": "How long?", "relevantDocIds": ["doc-a"]}
+// a refusal, minimal
+{"id": "up-ref", "query": "Boiling point of mercury?", "relevantDocIds": [], "expectRefusal": true}
+{"id": "up-mt", "query": "and it?", "turns": HISTORY, "relevantDocIds": ["doc-b"], "notes": "from the fork"}
+""".replace("HISTORY", json.dumps(HISTORY))
+
+
+def test_upstream_file_loads_unchanged_with_defaults_and_a_warning(tmp_path: Path) -> None:
+    p = tmp_path / "suite.jsonl"
+    p.write_text(UPSTREAM)
+    warnings: list[Defect] = []
+    gs = load_goldens(p, {"doc-a", "doc-b"}, warnings)
+    assert [g.id for g in gs] == ["up-min", "up-ref", "up-mt"]
+    minimal = gs[0]
+    assert (minimal.turns, minimal.must_include, minimal.must_not_include, minimal.expect_refusal, minimal.tags) \
+        == ([], [], [], False, [])
+    assert gs[1].expect_refusal and gs[2].final_query == "and it?" and gs[2].history == HISTORY
+    assert gs[2].extra == {"notes": "from the fork"} and "notes" not in gs[2].wire()
+    assert [str(w) for w in warnings] == [
+        f"{p}:7 [up-mt]: warning: unknown key 'notes' ignored (value \"from the fork\")"]
+
+
+def test_warnings_print_to_stderr_when_not_collected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "suite.jsonl"
+    p.write_text(UPSTREAM)
+    load_goldens(p, {"doc-a", "doc-b"})
+    err = capsys.readouterr().err
+    assert "suite.jsonl:7 [up-mt]: warning: unknown key 'notes'" in err
+
+
+def test_defect_line_numbers_count_comment_and_blank_lines(tmp_path: Path) -> None:
+    p = tmp_path / "suite.jsonl"
+    p.write_text("// header\n\n" + json.dumps({**GOOD, "relevantDocIds": ["doc-zz"]}) + "\n")
+    msg = defects(p)
+    assert "suite.jsonl:3 [g1]" in msg and "'doc-zz'" in msg
+
+
+def test_history_ending_with_a_different_user_turn_is_a_warning_naming_both(tmp_path: Path) -> None:
+    """Upstream's form allows it (query is asked); the warning catches an old-form golden whose query drifted."""
+    row = {**GOOD, "query": "How long exactly?", "turns": [{"role": "user", "content": "How long?"}]}
+    warnings: list[Defect] = []
+    g = load_goldens(write(tmp_path, GOOD | {"id": "g0"}, row), {"doc-a"}, warnings)[1]
+    assert g.final_query == "How long exactly?" and g.history == [{"role": "user", "content": "How long?"}]
+    assert len(warnings) == 1
+    w = str(warnings[0])
+    assert "suite.jsonl:2 [g1]" in w and '"How long?"' in w and '"How long exactly?"' in w
+
+
+def test_clean_suite_has_no_warnings(tmp_path: Path) -> None:
+    warnings: list[Defect] = []
+    load_goldens(write(tmp_path, GOOD, {**GOOD, "id": "g2", "query": "and it?", "turns": HISTORY}), {"doc-a"},
+                 warnings)
+    assert warnings == []
+
+
+def test_shipped_suites_are_in_upstream_form_without_warnings() -> None:
+    """Migrated: no shipped golden repeats its query as a final user turn, and none reads with a warning."""
+    from nomad_eval.base.paths import REPO
+    from nomad_eval.data.corpus import load_markdown_dir
+
+    ids = {d.doc_id for d in load_markdown_dir(REPO / "corpus")}
+    paths = sorted((REPO / "goldens").glob("*.jsonl")) + sorted((REPO / "tests/fixtures/goldens").glob("*.jsonl"))
+    assert len(paths) >= 4
+    for path in paths:
+        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip() and not x.startswith("//")]
+        repeated = [r["id"] for r in rows if r.get("turns") and r["turns"][-1] == {"role": "user",
+                                                                                  "content": r["query"]}]
+        assert repeated == [], path
+        warnings: list[Defect] = []
+        load_goldens(path, ids if path.parent.name == "goldens" and path.parent.parent == REPO else None, warnings)
+        assert warnings == [], path
+
+
+# An upstream-style suite over the fixture corpus: header comments, a blank line, minimal goldens, prior history
+# ending with the assistant (whose user turn is NOT the question), an unknown key.
+E2E = [
+    "// NOMAD eval goldens written the upstream way",
+    "// (comment lines and blank lines are skipped)",
+    "",
+    json.dumps({"id": "up-01", "query": "How long should the vinegar mix stand in the Brindle K2 kettle?",
+                "relevantDocIds": ["kettle-descaling"], "mustInclude": ["40 minutes"]}),
+    json.dumps({"id": "up-02", "query": "And how long does it run on high?",
+                "turns": [{"role": "user", "content": "I have an Osprey L9 lantern with NiMH cells."},
+                          {"role": "assistant", "content": "It takes four AA cells."}],
+                "relevantDocIds": ["lantern-batteries"], "mustInclude": ["3 hours"], "tags": ["multi-turn"],
+                "source": "fork"}),
+    json.dumps({"id": "up-03", "query": "What is the boiling point of mercury?", "relevantDocIds": [],
+                "expectRefusal": True}),
+]
+
+
+@pytest.fixture
+def upstream_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "goldens"
+    d.mkdir()
+    (d / "upstream.jsonl").write_text("\n".join(E2E) + "\n")
+    return d
+
+
+def test_upstream_suite_passes_check_with_a_warning(upstream_dir: Path, tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES, run_cli
+
+    r = run_cli("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
+                f"data.goldens_dir={upstream_dir}", "suite=upstream", f"hydra.run.dir={tmp_path / 'out'}")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "suite upstream: 3 goldens — ok" in out
+    assert "upstream.jsonl:5 [up-02]: warning: unknown key 'source'" in out
+
+
+def test_upstream_suite_runs_score_the_query(upstream_dir: Path, make_cfg: Callable[..., DictConfig]) -> None:
+    """Retrieval and mock generation ask `query`, never the history's user turn."""
+    from nomad_eval.cli.entry import run_tier
+    from tests.conftest import FIXTURES
+
+    args = (f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={upstream_dir}", "suite=upstream")
+    expected = {json.loads(x)["id"]: json.loads(x)["query"] for x in E2E if x.startswith("{")}
+    for extra in (("tier=retrieval",), ("tier=generation", "model=mock", "mode=e2e", "repeats=1")):
+        cfg = make_cfg(*args, *extra)
+        assert run_tier(cfg) == 0
+        out = Path(cfg.paths.run_dir)
+        cases = [json.loads(x) for x in (out / "cases.jsonl").read_text().splitlines()]
+        assert {c["id"]: c["query"] for c in cases} == expected, extra
+        lantern = next(c for c in cases if c["id"] == "up-02")
+        assert lantern["retrieved"][0]["doc_id"] == "lantern-batteries", extra
+        if "model=mock" in extra:
+            assert lantern["passed"] is True  # the ceiling answered the asked question: "3 hours" on high
+        shutil.rmtree(out)

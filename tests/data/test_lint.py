@@ -35,3 +35,42 @@ def test_lint_flags_weak_goldens_with_file_and_line(tmp_path: Path) -> None:
     assert "weak.jsonl:5 [w-acr]: acronym question without its spelled-out twin" in out
     assert "tag 'acronym' is used once" in out
     assert "[good]" not in out
+
+
+def test_lint_flags_the_pattern_defects_upstream_suites_contain(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in {"rope": "Retire a rope after 10 years, or 2 hard falls.", "ice": "Cool a burn under water.",
+                       "weather": "Humid air at midday; store 2 spare cells.", "stove": "Use 2 litres of fuel.",
+                       "salt": "Mix 2 level teaspoons of salt per litre."}.items():
+        (corpus / f"{name}.md").write_text(f"# {name}\n\n{text}\n")
+    ans = {"turns": [], "mustNotInclude": [], "relevantDocIds": ["rope"], "tags": ["t"]}
+    rows = [
+        {**ans, "id": "alt", "query": "When do I retire a rope?", "mustInclude": ["20|30 years"]},
+        {**ans, "id": "frag", "query": "When is the air driest?", "mustInclude": ["mid"]},
+        {**ans, "id": "num", "query": "How many falls?", "mustInclude": ["2"]},
+        {**ans, "id": "neg", "query": "How do I cool a burn?", "mustInclude": ["water"], "relevantDocIds": ["ice"],
+         "mustNotInclude": [r"\buse ice\b"]},
+        {**ans, "id": "good", "query": "When do I retire a rope?", "mustInclude": ["(10|20) years", r"\bmidday\b",
+                                                                                 "channel 19|19"],
+         "mustNotInclude": [r"(?<!not )\buse ice\b"]},
+        {**ans, "id": "acr-ors-01", "query": "ORS recipe?", "mustInclude": ["teaspoons"], "relevantDocIds": ["salt"],
+         "tags": ["acronym"]},
+        {**ans, "id": "acr-ors-spelled-01", "query": "Oral rehydration solution recipe?", "mustInclude": ["teaspoons"],
+         "relevantDocIds": ["salt"], "tags": ["acronym-control", "t"]},
+        {**ans, "id": "acr-bare", "query": "BMS?", "mustInclude": ["cells"], "relevantDocIds": ["weather"],
+         "tags": ["acronym"]},
+    ]
+    (tmp_path / "up.jsonl").write_text("// upstream-style header\n" + "".join(json.dumps(r) + "\n" for r in rows))
+    r = run_cli("tier=corpus", "action=lint", f"data.corpus_dir={corpus}", f"data.goldens_dir={tmp_path}",
+                "suite=up", f"hydra.run.dir={tmp_path / 'h'}")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "up.jsonl:2 [alt]: mustInclude '20|30 years': '|' splits the whole pattern, so its bare branch '20'" in out
+    assert "up.jsonl:3 [frag]: mustInclude 'mid' matches inside the common word 'humid'" in out
+    assert "up.jsonl:4 [num]: mustInclude '2' is a bare number found in 4 of 5 documents" in out
+    assert "up.jsonl:5 [neg]: mustNotInclude '\\\\buse ice\\\\b' matches the correct negated answer 'Do not use ice.'" \
+        in out
+    assert "[good]" not in out
+    assert "[acr-ors-01]" not in out  # its twin is named the upstream way
+    assert "up.jsonl:9 [acr-bare]: acronym question without its spelled-out twin" in out

@@ -63,3 +63,14 @@ def test_question_outcome_flags_flips() -> None:
     assert question_outcome([True, True, True]) == (1.0, False)
     assert question_outcome([True, False, True]) == (pytest.approx(2 / 3), True)
     assert question_outcome([None, None]) == (None, False)
+
+
+def test_every_registered_generation_measure_is_scored_per_case() -> None:
+    from nomad_eval.data.golden import Golden
+    from nomad_eval.tiers.generation_cases import CASE_METRICS, score_case
+
+    g = Golden(id="g", query="How long?", relevantDocIds=["d"], mustInclude=["40"], mustNotInclude=[],
+               expectRefusal=False, tags=[], turns=[])
+    scored = score_case(g, "Boil it for 40 minutes.", "Boil for 40 minutes.", 0, 0, 100, 100)
+    assert set(scored["metrics"]) == set(CASE_METRICS)
+    assert scored["metrics"]["correctness"] == 1.0

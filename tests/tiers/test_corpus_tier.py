@@ -44,7 +44,7 @@ def test_check_accepts_a_valid_suite_quickly(tmp_path: Path) -> None:
         ({**GOOD, "relevantDocIds": ["no-such-doc"]}, "no-such-doc"),
         ({**GOOD, "mustInclude": ["[unclosed"]}, "[unclosed"),
         ({**GOOD, "turns": [{"role": "robot", "content": "x"}]}, "robot"),
-        ({k: v for k, v in GOOD.items() if k != "expectRefusal"}, "expectRefusal"),
+        ({k: v for k, v in GOOD.items() if k != "relevantDocIds"}, "relevantDocIds"),  # the one required list
         ({**GOOD, "expectRefusal": True}, "expectRefusal is true"),
         ({**GOOD, "relevantDocIds": []}, "no relevantDocIds"),
     ],
