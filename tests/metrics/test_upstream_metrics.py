@@ -87,7 +87,7 @@ def test_plain_answers_are_not_markdown(answer: str) -> None:
 
 def test_markdown_rate_is_a_generation_case_metric() -> None:
     spec = REGISTRY["markdownRate"]
-    assert (spec.tier, spec.binary, spec.headline, spec.direction) == ("generation", True, False, "lower")
+    assert (spec.tier, spec.binary, spec.headline, spec.direction) == ("generation", True, False, "higher")
     assert "markdownRate" in CASE_METRICS and spec_for("e2e.markdownRate") is spec
     plain = score_case(_golden(False), "The answer is x.", "ctx", 0, 0, 10, None)
     formatted = score_case(_golden(False), "- The answer is **x**.", "ctx", 0, 0, 10, None)
