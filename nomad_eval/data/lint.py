@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ time times use used water make made way day days hour hours minute minutes can w
 some more most less good well need needs keep safe safety first one two three people person thing things part
 place work first also only just very much many long short high low small large big right left yes no ok true
 """.split())
-_PLAIN_WORD = re.compile(r"^\\?b?([A-Za-z]+)\\?b?$")
+_PLAIN_WORD = re.compile(r"^(?:\\b)?([A-Za-z]+)(?:\\b)?$")  # a word, optionally between \b
 _BARE_NUMBER = re.compile(r"^(?:\\b)?\d+(?:[.,]\d+)?(?:\\b)?$")
 # Common words that hold short fragments ("mid" in "humid", "ice" in "advice"): a pattern without word
 # boundaries that matches inside one of them passes (or, in mustNotInclude, fails) answers that never say it.
@@ -39,6 +40,7 @@ station hiccup cupboard team steam instead start part heart chart smart card car
 store core score shore water later after want plant important pants legal pint point paint pinch winch capital
 material general several metal total animal normal signal hospital sweater greater theatre
 """.split())
+INFLECTIONS = frozenset(("s", "es", "d", "ed", "ing", "er", "ers", "ly"))
 # Sentences that negate a claim: a mustNotInclude pattern matching one fails an answer that warns against it.
 NEGATIONS = ("Do not {}.", "Never {}.")
 # Verbs a mustNotInclude phrase opens with when it names a harmful action ("use ice", "pop the blister").
@@ -46,6 +48,12 @@ ACTIONS = frozenset("""
 use apply put give drink eat pour add boil cut rub remove pop wrap cover leave store keep heat cook freeze thaw burn
 break move lift run connect touch mix take wash soak squeeze drain throw discard seal open close bury dilute induce tie
 loosen massage shake warm cool try place brush suck drag reuse refill refreeze ignite light smoke spray wipe scrub
+dry flush rinse chew swallow inject pump dig fill cross walk climb enter drive sit lie sleep stay wait call send switch
+turn plug unplug start stop fire shoot feed water plant sow prune spread sprinkle scatter stack pile hang fold mount
+install operate charge discharge reheat microwave fry bake roast grill pickle ferment salt cure taste smell sniff inhale
+breathe vent block uncover expose stare approach handle pick carry drop kick hit pull push tighten replace clean
+sterilize purify filter treat combine share ignore skip delay rely trust exceed overload overfill overcharge submerge
+immerse bathe swim wade wear sharpen stir pack unpack fasten release cap plunge hose trim split chop saw drill hammer
 """.split())
 _GROUP = re.compile(r"\((?:\?:)?([^()|]*)(?:\|[^()]*)?\)")
 _META = re.compile(r"[\\\[\](){}*+?|^$.]")
@@ -125,6 +133,8 @@ def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Findin
     texts = [d.text for d in docs if not d.distractor]
     ids = {g.id for g in goldens}
     tag_counts = Counter(t for g in goldens for t in g.tags)
+    # The corpus's own words, most frequent first: answers quote them, so a fragment inside one passes wrongly.
+    vocabulary = [w for w, _ in Counter(re.findall(r"[a-z]{3,}", "\n".join(texts).lower())).most_common()]
     for g in goldens:
         question = g.query  # earlier turns may state a figure on purpose (history-retention goldens)
         for p in g.must_include:
@@ -151,9 +161,9 @@ def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Findin
                     warn(g, f"mustInclude {p!r} matches {hits} of {len(texts)} documents: it cannot tell them apart")
         for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include)):
             for p in patterns:
-                inside = _inside_word(p)
+                inside = _inside_word(p, vocabulary)
                 if inside:
-                    warn(g, f"{key} {p!r} matches inside the common word {inside!r}: add \\b word boundaries")
+                    warn(g, f"{key} {p!r} matches inside the word {inside!r}: add \\b word boundaries")
         for p in g.must_not_include:
             negated = _matches_negation(p)
             if negated:
@@ -198,12 +208,25 @@ def _bare_branch(pattern: str) -> str | None:
     return None
 
 
-def _inside_word(pattern: str) -> str | None:
+def _inside_word(pattern: str, vocabulary: Sequence[str] = ()) -> str | None:
+    """A word of the corpus (or a common word) that a short boundary-less fragment matches inside of."""
     word = _PLAIN_WORD.match(pattern)
     if not word or len(word.group(1)) > 5:
         return None
     core = word.group(1).lower()
-    return next((w for w in COMMON_WORDS if w != core and search(pattern, w)), None)
+    left, right = pattern.startswith("\\b"), pattern.endswith("\\b")
+    if left and right:
+        return None
+
+    # A fragment of four letters or more, or one the corpus uses on its own, is a word its inflections may carry.
+    is_word = len(core) >= 4 or core in vocabulary
+
+    def inside(w: str) -> bool:  # substring tests, not regex: this runs over the whole corpus vocabulary
+        if w == core or core not in w or (is_word and w.startswith(core) and w[len(core):] in INFLECTIONS):
+            return False  # "wire" in "wired" is the same word; "mid" in "humid" and "spr" in "spring" are not
+        return w.startswith(core) if left else w.endswith(core) if right else True
+
+    return next((w for w in (*COMMON_WORDS, *vocabulary) if inside(w)), None)
 
 
 def _matches_negation(pattern: str) -> str | None:

@@ -67,10 +67,32 @@ def test_lint_flags_the_pattern_defects_upstream_suites_contain(tmp_path: Path) 
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "up.jsonl:2 [alt]: mustInclude '20|30 years': '|' splits the whole pattern, so its bare branch '20'" in out
-    assert "up.jsonl:3 [frag]: mustInclude 'mid' matches inside the common word 'humid'" in out
+    assert "up.jsonl:3 [frag]: mustInclude 'mid' matches inside the word 'humid'" in out
     assert "up.jsonl:4 [num]: mustInclude '2' is a bare number found in 4 of 5 documents" in out
     assert "up.jsonl:5 [neg]: mustNotInclude '\\\\buse ice\\\\b' matches the correct negated answer 'Do not use ice.'" \
         in out
     assert "[good]" not in out
     assert "[acr-ors-01]" not in out  # its twin is named the upstream way
     assert "up.jsonl:9 [acr-bare]: acronym question without its spelled-out twin" in out
+
+
+def test_fragments_are_checked_against_the_corpus_words_and_negations_against_common_actions(tmp_path: Path) -> None:
+    from nomad_eval.data.corpus import Document
+    from nomad_eval.data.golden import Golden
+    from nomad_eval.data.lint import lint
+
+    docs = [Document("well", "well.md", "Test the well every spring. Wait 12 hours, then flush it; wired pumps too.")]
+
+    def golden(gid: str, inc: list[str], exc: list[str] | None = None) -> Golden:
+        return Golden(id=gid, query="When?", relevantDocIds=["well"], mustInclude=inc, mustNotInclude=exc or [],
+                      expectRefusal=False, tags=[], turns=[])
+
+    goldens = [golden("frag", ["spr"]), golden("brush", ["brush"]), golden("wire", ["wire"]),
+               golden("bounded", [r"\bspr\b"]), golden("flush", ["12 hours"], [r"\bflush\b"]),
+               golden("guarded", ["12 hours"], [r"(?<!not )\bflush\b"])]
+    suite = tmp_path / "s.jsonl"
+    suite.write_text("".join(json.dumps({"id": g.id}) + "\n" for g in goldens))
+    found = {f.golden_id: f.message for f in lint(goldens, docs, suite)}
+    assert "inside the word 'spring'" in found["frag"]  # a word of this corpus, not of a fixed list
+    assert "brush" not in found and "wire" not in found and "bounded" not in found  # whole words, inflections
+    assert "'Do not flush.'" in found["flush"] and "guarded" not in found
