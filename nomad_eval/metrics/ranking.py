@@ -17,17 +17,17 @@ def grades(rels: Relevance) -> Mapping[str, int]:
     return rels if isinstance(rels, Mapping) else dict.fromkeys(rels, 1)
 
 
-def relevant(rels: Relevance) -> set[str]:
-    """The ids that count as relevant: grade > 0."""
+def relevant(rels: Relevance) -> Set[str]:
+    """The ids that count as relevant: grade > 0. A set is used as it is (kernels run per query and cutoff)."""
     if isinstance(rels, Mapping):
         return {d for d, g in rels.items() if g > 0}
-    return set(rels)
+    return rels
 
 
 def window(ranked: Sequence[T], k: int | None) -> Sequence[T]:
     """The first k of the ranking (all of it when k is None); a cut-off below 1 is refused, never read as empty."""
     if k is None:
         return ranked
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if type(k) is not int or k < 1:  # bool is a subclass of int; `type` refuses it and is the cheaper test
         raise ValueError(f"cut-off k={k!r} must be an integer of at least 1")
     return ranked[:k]
