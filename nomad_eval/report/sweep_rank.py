@@ -1,8 +1,8 @@
 """Rank a sweep's configurations against a reference job with paired tests, corrected for testing many.
 
-Twenty configurations drawn from the same distribution will show one "winner" by chance about two times in
-three at p < 0.05; a correction across the configurations (Holm by default, Benjamini-Hochberg on request)
-keeps that near 5%, so a difference marked real is one worth acting on (bench/stats_sim.py measures this).
+Twenty configurations as good as the reference crown a chance "winner" at raw p < 0.05 in about one sweep in
+five (bench/stats_sim.py); a correction across the configurations (Holm by default, Benjamini-Hochberg on
+request) keeps that under 5%, so a difference marked real is one worth acting on.
 """
 
 from __future__ import annotations
