@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
 @dataclass
 class Runtime:
     cfg: DictConfig
+    golden_warnings: list[str] = field(default_factory=list, init=False)  # the suite's non-fatal findings
 
     @property
     def data_dir(self) -> Path:
@@ -106,7 +107,15 @@ class Runtime:
             have = sorted(p.stem for p in self.suite_path.parent.glob("*.jsonl"))
             raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}; "
                                        f"{self.suite_path.parent} has: {', '.join(have) or 'no *.jsonl'}")])
-        return load_goldens(self.suite_path, self.doc_ids)
+        found: list[Defect] = []
+        goldens = load_goldens(self.suite_path, self.doc_ids, found)
+        # Printed now, and kept for the report: a warning seen only on a terminal is lost in CI logs.
+        from nomad_eval.base.console import err_console
+
+        for w in found:
+            err_console.print(str(w), markup=False)
+        self.golden_warnings = [str(w) for w in found]
+        return goldens
 
     @cached_property
     def goldens(self) -> list[Golden]:

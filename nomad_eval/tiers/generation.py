@@ -170,6 +170,7 @@ def run(cfg: DictConfig) -> int:
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
+    report.warnings += rt.golden_warnings
     report.warnings += [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not "
                         "judged; simplify the pattern" for gid in timed_out]
     write_jsonl(out / "cases.jsonl", cases)

@@ -218,6 +218,7 @@ def run(cfg: DictConfig) -> int:
         overrides=overrides(),
         sweep_id=sweep_id(),
     )
+    report.warnings += rt.golden_warnings
     if warning := custom_order_warning(rescored, len(goldens)):
         report.warnings.append(warning)
     timings["metrics"] = time.perf_counter() - t

@@ -249,6 +249,8 @@ def test_upstream_suite_runs_score_the_query(upstream_dir: Path, make_cfg: Calla
         out = Path(cfg.paths.run_dir)
         cases = [json.loads(x) for x in (out / "cases.jsonl").read_text().splitlines()]
         assert {c["id"]: c["query"] for c in cases} == expected, extra
+        warnings = json.loads((out / "report.json").read_text())["warnings"]
+        assert any("[up-02]: warning: unknown key 'source'" in w for w in warnings), extra  # kept for CI logs
         lantern = next(c for c in cases if c["id"] == "up-02")
         assert lantern["retrieved"][0]["doc_id"] == "lantern-batteries", extra
         if "model=mock" in extra:
