@@ -11,7 +11,7 @@ Pure logic over per-question records (no files, no reports). The rules:
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -93,22 +93,18 @@ class Verdict:
 
 
 def _pairs(base: Mapping[str, Question], run: Mapping[str, Question], keys: Sequence[str], name: str
-           ) -> tuple[list[float], list[float], list[str]]:
-    b, c, clusters = [], [], []
+           ) -> tuple[list[float], list[float], list[str], list[str]]:
+    """Aligned values of questions both sides measured, and the questions the run left unmeasured."""
+    b, c, clusters, lost = [], [], [], []
     for k in keys:
         bv, cv = base[k].values.get(name), run[k].values.get(name)
-        if bv is not None and cv is not None:
+        if bv is not None and cv is None:
+            lost.append(k)
+        elif bv is not None and cv is not None:
             b.append(float(bv))
             c.append(float(cv))
             clusters.append(base[k].cluster)
-    return b, c, clusters
-
-
-def _sd(deltas: Sequence[float]) -> float:
-    if len(deltas) < 2:
-        return 0.0
-    m = sum(deltas) / len(deltas)
-    return math.sqrt(sum((d - m) ** 2 for d in deltas) / (len(deltas) - 1))
+    return b, c, clusters, lost
 
 
 def compare_questions(
@@ -138,7 +134,13 @@ def compare_questions(
             rows.append(MetricVerdict(name, True, "not measured", base_metrics.get(name), None, 0, tolerance=tol,
                                       reason=f"{name} is {why}; the baseline measured it"))
             continue
-        b, c, clusters = _pairs(b_by, r_by, keys, name)
+        b, c, clusters, lost = _pairs(b_by, r_by, keys, name)
+        if is_gated and lost:
+            # Dropping them would compare fewer questions than the baseline measured: null never passes.
+            rows.append(MetricVerdict(name, True, "not measured", None, None, len(b), tolerance=tol,
+                                      reason=f"{name}: {len(lost)} question(s) the baseline measured are null in "
+                                             f"the run ({', '.join(lost[:5])})"))
+            continue
         if not b:
             if is_gated:
                 rows.append(MetricVerdict(name, True, "not measured", None, None, 0, tolerance=tol,
@@ -154,7 +156,8 @@ def compare_questions(
         p = paired_p_value(b, c, binary=spec.binary and all(x in (0.0, 1.0) for x in b + c),
                            alternative=alternative, clusters=cl, seed=seed)
         deltas = [y - x for x, y in zip(b, c, strict=True)]
-        mde = minimum_detectable_effect(_sd(deltas), len(deltas), alpha=ALPHA, power=POWER)
+        mde = minimum_detectable_effect(statistics.stdev(deltas) if len(deltas) > 1 else 0.0, len(deltas),
+                                        alpha=ALPHA, power=POWER)
         tests.append((len(rows), p))
         rows.append(MetricVerdict(name, True, "within noise", bm, cm, len(b), interval, p, None, mde, tol))
     adjusted = adjust([p for _, p in tests], "holm")

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nomad_eval.metrics.aggregate import mean
+
 
 @dataclass(frozen=True)
 class Question:
@@ -23,11 +25,6 @@ class Question:
     repeats: int
     unstable: bool
     tags: list[str] = field(default_factory=list)
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    measured = [float(v) for v in values if v is not None]
-    return sum(measured) / len(measured) if measured else None
 
 
 def cluster_of(case: Mapping[str, Any]) -> str:
@@ -45,7 +42,7 @@ def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
     for (mode, qid), group in groups.items():
         prefix = f"{mode}." if mode else ""
         names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
-        values = {f"{prefix}{n}": _mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
+        values = {f"{prefix}{n}": mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
         passes = [c.get("passed") for c in group]
         measured = [bool(p) for p in passes if p is not None]
         rate = sum(measured) / len(measured) if measured else None
@@ -65,7 +62,7 @@ def stable(questions: Iterable[Question]) -> list[Question]:
 
 def means(questions: Sequence[Question], names: Iterable[str]) -> dict[str, float | None]:
     """Means over the questions that measured each metric: None when none did, never 0."""
-    return {n: _mean(q.values.get(n) for q in questions) for n in names}
+    return {n: mean(q.values.get(n) for q in questions) for n in names}
 
 
 def values_of(questions: Sequence[Question], name: str) -> tuple[list[float], list[str]]:

@@ -110,3 +110,14 @@ def test_clustering_by_document_widens_the_interval_when_questions_share_documen
     flat = verdict(base, run, gated=("recall@5",)).metrics[0].interval
     clustered = verdict(base, run, gated=("recall@5",), cluster=True).metrics[0].interval
     assert flat is not None and clustered is not None and clustered.width > 1.5 * flat.width
+
+
+def test_questions_the_run_left_unmeasured_fail_rather_than_shrink_the_comparison() -> None:
+    base = retrieval_cases([1.0] * 40)
+    run = retrieval_cases([1.0] * 40)
+    for c in run[:10]:
+        c["metrics"]["recall@5"] = None  # e.g. a pattern that ran past its time limit: not judged
+    v = verdict(base, run, gated=("recall@5",), run_metrics={"recall@5": 1.0, "mrr@5": 1.0})
+    (m,) = v.metrics
+    assert v.exit_code == 1 and m.outcome == "not measured"
+    assert "10 question(s) the baseline measured are null in the run" in m.reason
