@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nomad_eval.metrics.aggregate import mean
+from nomad_eval.metrics.answer.pass_rate import question_outcome
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,12 @@ def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
         prefix = f"{mode}." if mode else ""
         names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
         values = {f"{prefix}{n}": mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
-        passes = [c.get("passed") for c in group]
-        measured = [bool(p) for p in passes if p is not None]
-        rate = sum(measured) / len(measured) if measured else None
+        rate, flips = question_outcome([c.get("passed") for c in group])
         if mode:
             values[f"{prefix}pass_rate"] = rate
         out.append(Question(
             key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]), values=values,
-            passed=rate, repeats=len(group), unstable=rate is not None and 0.0 < rate < 1.0,
+            passed=rate, repeats=len(group), unstable=flips,
             tags=list(group[0].get("tags") or []),
         ))
     return out

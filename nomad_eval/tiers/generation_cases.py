@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from nomad_eval.core.questions import means, questions_from_cases, stable
@@ -12,7 +11,6 @@ from nomad_eval.metrics.answer.correctness import correctness
 from nomad_eval.metrics.answer.groundedness import groundedness
 from nomad_eval.metrics.answer.leakage import leaked
 from nomad_eval.metrics.answer.markdown_rate import has_markdown
-from nomad_eval.metrics.answer.pass_rate import question_outcome
 from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
 from nomad_eval.metrics.answer.think_leak import think_leaked
 from nomad_eval.metrics.registry import REGISTRY
@@ -70,19 +68,13 @@ def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | No
 
 
 def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:
-    """Flag every case of a (question, mode) whose pass/fail flips across repeats; returns those keys."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    """Write each case's question pass rate and unstable flag (the per-question records compare reads);
+    returns the unstable `mode:id` keys."""
+    by_key = {q.key: q for q in questions_from_cases(cases)}
     for c in cases:
-        groups[(c["id"], c["mode"])].append(c)
-    unstable = []
-    for (gid, mode), group in groups.items():
-        rate, flips = question_outcome([c["passed"] for c in group])
-        for c in group:
-            c["pass_rate"] = rate
-            c["unstable"] = flips
-        if flips:
-            unstable.append(f"{mode}:{gid}")
-    return sorted(unstable)
+        q = by_key[f"{c['mode']}:{c['id']}"]
+        c["pass_rate"], c["unstable"] = q.passed, q.unstable
+    return sorted(k for k, q in by_key.items() if q.unstable)
 
 
 def mode_metrics(cases: list[dict[str, Any]], mode: str) -> dict[str, float | None]:
