@@ -32,7 +32,7 @@ def synthetic_points(n: int, dim: int, start: int, seed: int) -> list[StoredPoin
     rng = np.random.default_rng(seed)
     vecs = rng.standard_normal((n, dim)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    return [StoredPoint(point_id(TAG, f"syn-{start + i}#0"), vecs[i],
+    return [StoredPoint(point_id(TAG, f"syn-{start + i}#0", "synthetic"), vecs[i],
                         {"collection": TAG, "fingerprint": "synthetic", "doc_id": f"syn-{(start + i) // 4}",
                          "chunk_id": f"syn-{start + i}#0"}) for i in range(n)]
 

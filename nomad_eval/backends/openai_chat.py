@@ -24,7 +24,9 @@ class OpenAIChat:
         self._client: Any = None
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": "openai", "model": self.name, "num_ctx": self.num_ctx}
+        # An OpenAI-compatible server reports no weights digest: the base URL and model name are the best
+        # identity there is, so a different server under the same model name is at least a different key.
+        return {"backend": "openai", "base_url": self.base_url, "model": self.name, "num_ctx": self.num_ctx}
 
     def _url(self, path: str) -> str:
         base = self.base_url if self.base_url.endswith("/v1") else self.base_url + "/v1"

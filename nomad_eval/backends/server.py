@@ -87,8 +87,8 @@ class ServerStore:
         for i in range(0, len(structs), 256):
             self._client.upsert(self.collection, structs[i : i + 256], wait=True)
 
-    def delete_tagged(self) -> None:
-        selector = self._m.FilterSelector(filter=self._filter(None))
+    def delete_tagged(self, fingerprint: str | None = None) -> None:
+        selector = self._m.FilterSelector(filter=self._filter(fingerprint))
         self._client.delete(self.collection, points_selector=selector, wait=True)
 
     def count(self, fingerprint: str | None = None, tagged: bool = True) -> int:

@@ -7,15 +7,24 @@ import json
 from dataclasses import asdict
 
 from nomad_eval.data.corpus import Document
-from nomad_eval.rag.chunking import ChunkerParams
+from nomad_eval.rag.chunking import CHUNKER_VERSION, ChunkerParams
+
+# What a fingerprint looks like; anything else read from a file is refused before it becomes a path.
+FINGERPRINT_PATTERN = r"[0-9a-f]{16}"
 
 
 def corpus_fingerprint(
-    docs: list[Document], chunker: ChunkerParams, embedder_identity: dict[str, object],
+    docs: list[Document], chunker: ChunkerParams | None, embedder_identity: dict[str, object] | None,
     extra: dict[str, object] | None = None,
 ) -> str:
+    """The documents, and when the harness chunks and embeds them, every setting that changes a stored vector.
+
+    A user's own pipeline (chunker and embedder None) reads only the documents: its unused embedder's settings
+    must not make two identical corpora look different.
+    """
     h = hashlib.sha256()
-    head = {"chunker": asdict(chunker), "embedder": embedder_identity, "extra": extra or {}}
+    chunking = None if chunker is None else {**asdict(chunker), "version": CHUNKER_VERSION}
+    head = {"chunker": chunking, "embedder": embedder_identity, "extra": extra or {}}
     h.update(json.dumps(head, sort_keys=True).encode())
     for doc in sorted(docs, key=lambda d: d.doc_id):
         # Length-prefixed so no two different corpora can concatenate to the same bytes.

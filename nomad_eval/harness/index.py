@@ -1,9 +1,17 @@
-"""Ingest: chunks -> embeddings (cached) -> tagged points in the store, rebuilt whole each time."""
+"""Ingest: chunks -> embeddings (cached) -> tagged points in the store, one set per fingerprint.
+
+Points carry their fingerprint and every search filters on it, so the sets of several configurations (a sweep
+over chunk sizes, two embedders) live side by side in one store and none is ever deleted to make room for another.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+import numpy as np
 
 from nomad_eval.backends.base import Store, StoredPoint
 from nomad_eval.base.console import err_console, progress_bar
@@ -22,12 +30,14 @@ class StoreState:
 
     @property
     def current(self) -> bool:
-        """True when the store holds exactly this fingerprint's chunks and no other tagged point."""
-        return self.tagged_points == self.matching_points == self.chunks
+        """True when the store holds every chunk of this fingerprint (other fingerprints' points may be there)."""
+        return self.matching_points == self.chunks
 
 
-def point_id(tag: str, chunk_id: str) -> str:
-    return str(uuid.uuid5(_NS, f"{tag}\0{chunk_id}"))
+def point_id(tag: str, chunk_id: str, fingerprint: str) -> str:
+    # The fingerprint is part of the id: the same chunk id under two chunkings is two points, never one
+    # overwriting the other.
+    return str(uuid.uuid5(_NS, f"{tag}\0{fingerprint}\0{chunk_id}"))
 
 
 def truncated_chunks(rt: Runtime) -> list[tuple[Chunk, int]]:
@@ -43,9 +53,9 @@ def store_state(rt: Runtime, store: Store) -> StoreState:
     return StoreState(rt.fingerprint, len(rt.chunks), store.count(), store.count(rt.fingerprint))
 
 
-def ingest(rt: Runtime, store: Store, quiet: bool = False) -> int:
-    """Replace the store's tagged points with this corpus's chunks; returns the number written."""
-    chunks = rt.chunks
+def embed_chunks(rt: Runtime, quiet: bool = False) -> list[np.ndarray]:
+    """Every chunk's vector, from the cache or the model. Called without the store (or its lock) held, so a cold
+    pass of one job never makes another job wait."""
     cut = truncated_chunks(rt)
     if cut:
         names = ", ".join(f"{c.chunk_id} ({n} tokens)" for c, n in cut[:10])
@@ -55,13 +65,24 @@ def ingest(rt: Runtime, store: Store, quiet: bool = False) -> int:
             + ("Whole documents are embedded as one passage: the model sees only their beginning."
                if rt.chunker.whole_document else "Lower pipeline.chunk_size.")
         )
-    with progress_bar("embedding chunks", len(chunks), quiet) as prog:
-        vecs = rt.cached_embedder.embed_documents(
-            [c.text for c in chunks], on_progress=lambda n: prog.advance(prog.task_ids[0], n)
-        )
+    with progress_bar("embedding chunks", len(rt.chunks), quiet) as prog:
+        return list(rt.cached_embedder.embed_documents(
+            [c.text for c in rt.chunks], on_progress=lambda n: prog.advance(prog.task_ids[0], n)
+        ))
+
+
+def ingest(rt: Runtime, store: Store, quiet: bool = False, vecs: list[np.ndarray] | None = None) -> int:
+    """Write this fingerprint's chunks beside whatever else the store holds; returns the number written.
+
+    Point ids are fixed by (tag, fingerprint, chunk id), so writing again replaces the same points: a half-written
+    set from an interrupted run is completed, and nothing of another fingerprint is touched.
+    """
+    chunks = rt.chunks
+    if vecs is None:
+        vecs = embed_chunks(rt, quiet)
     points = [
         StoredPoint(
-            point_id(store.tag, c.chunk_id),
+            point_id(store.tag, c.chunk_id, rt.fingerprint),
             v,
             {
                 store.tag_key: store.tag,
@@ -76,15 +97,25 @@ def ingest(rt: Runtime, store: Store, quiet: bool = False) -> int:
         )
         for c, v in zip(chunks, vecs, strict=True)
     ]
-    store.delete_tagged()
     store.upsert(points)
     return len(points)
 
 
-def ensure_ingested(rt: Runtime, store: Store, quiet: bool = False) -> bool:
-    """Ingest only when the store lacks exactly this fingerprint; True when it did."""
-    if store_state(rt, store).current:
-        return False
-    err_console.print(f"store lacks fingerprint {rt.fingerprint}: ingesting {len(rt.chunks)} chunks")
-    ingest(rt, store, quiet)
-    return True
+@contextmanager
+def ready_store(rt: Runtime, quiet: bool = False) -> Iterator[Store]:
+    """The store, holding this fingerprint's chunks, open for searching.
+
+    Warm (the set is there): one open. Cold: the store is closed again while the chunks are embedded, and opened
+    once more only to write them. The embedded engine's data-dir lock is therefore held while writing and
+    searching, never through a cold embedding pass that can take minutes.
+    """
+    with rt.store() as store:
+        if store_state(rt, store).current:
+            yield store
+            return
+    err_console.print(f"store lacks fingerprint {rt.fingerprint}: embedding and writing {len(rt.chunks)} chunks")
+    vecs = embed_chunks(rt, quiet)
+    with rt.store() as store:
+        if not store_state(rt, store).current:  # another job may have written the same set meanwhile
+            ingest(rt, store, quiet, vecs)
+        yield store

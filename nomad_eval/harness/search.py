@@ -15,7 +15,9 @@ class LeakError(NomadError):
 
 
 class StoreSearcher:
-    def __init__(self, embedder: CachedEmbedder, store: Store, threshold: float | None, doc_ids: set[str]) -> None:
+    def __init__(self, embedder: CachedEmbedder, store: Store, threshold: float | None, doc_ids: set[str],
+                 fingerprint: str) -> None:
+        self.fingerprint = fingerprint
         self.embedder = embedder
         self.store = store
         self.threshold = threshold
@@ -25,9 +27,9 @@ class StoreSearcher:
         return self.embedder.embed_queries(texts)
 
     def search(self, vector: np.ndarray, limit: int) -> list[Candidate]:
-        # Filter on the eval tag only: the run checked that every tagged point carries this fingerprint,
-        # and a second filter condition doubles the cost of an exact search on a large store.
-        hits = self.store.search(vector, limit, self.threshold, None)
+        # Filter on the eval tag and the fingerprint, inside the store's query: other configurations' chunks
+        # share the store and must never be scored for this one.
+        hits = self.store.search(vector, limit, self.threshold, self.fingerprint)
         out = []
         for h in hits:
             p = h.payload

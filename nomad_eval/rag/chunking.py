@@ -11,6 +11,9 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 # Preferred break points, best first; a break is taken only in the window's second half so
 # chunks never shrink to slivers.
 _BREAKS = ("\n\n", "\n", ". ", " ")
+# Bumped whenever a change to this module's code can move a chunk boundary, heading or id: it is part of the
+# corpus fingerprint, so stores and baselines built by older chunking are never mistaken for current ones.
+CHUNKER_VERSION = 2
 
 
 @dataclass(frozen=True)

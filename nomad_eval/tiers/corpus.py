@@ -11,7 +11,7 @@ from rich.table import Table
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.harness.index import ingest, store_state, truncated_chunks
+from nomad_eval.harness.index import embed_chunks, ingest, store_state, truncated_chunks
 from nomad_eval.harness.runtime import Runtime
 
 ACTIONS = ("check", "lint", "ingest", "status", "reset")
@@ -75,6 +75,21 @@ def status(rt: Runtime) -> int:
     return 0
 
 
+def reset(rt: Runtime, which: str) -> int:
+    """Delete this configuration's points (`tier.reset=this`) or every fingerprint's (`all`), never a point the
+    eval did not write."""
+    if which not in ("this", "all"):
+        raise NomadError(f"tier.reset={which!r}: choose this (this config's fingerprint) or all", 2)
+    fingerprint = rt.fingerprint if which == "this" else None
+    with rt.store() as store:
+        before = store.count(fingerprint)
+        store.delete_tagged(fingerprint)
+        scope = f"of fingerprint {fingerprint}" if fingerprint else "of every fingerprint"
+        console.print(f"reset: deleted {before} tagged points {scope}; {store.count()} tagged points of other "
+                      f"fingerprints and {store.count(tagged=False) - store.count()} untagged points untouched")
+    return 0
+
+
 def run(cfg: DictConfig) -> int:
     action = cfg.get("action") or "status"
     if action not in ACTIONS:
@@ -86,13 +101,11 @@ def run(cfg: DictConfig) -> int:
         return lint_suites(rt)
     if action == "status":
         return status(rt)
+    if action == "reset":
+        return reset(rt, str(cfg.tier.get("reset", "this")))
+    vecs = embed_chunks(rt, bool(cfg.quiet))  # before taking the store: the lock is held only to write
     with rt.store() as store:
-        if action == "reset":
-            before = store.count()
-            store.delete_tagged()
-            console.print(f"reset: deleted {before} tagged points; {store.count(tagged=False)} other points untouched")
-            return 0
-        n = ingest(rt, store, bool(cfg.quiet))
+        n = ingest(rt, store, bool(cfg.quiet), vecs)
     console.print(f"ingested {n} chunks of {len(rt.documents)} documents, fingerprint {rt.fingerprint}")
     err_console.print(f"embedding model calls: {rt.cached_embedder.model_calls}")
     return 0

@@ -14,7 +14,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.core.runs import order_consistent, scores_from_order
 from nomad_eval.data.golden import Golden
-from nomad_eval.harness.index import ensure_ingested
+from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
@@ -152,12 +152,9 @@ def run(cfg: DictConfig) -> int:
         rt.cached_embedder.embed_queries([pipeline.expand(g.final_query) for g in goldens])
         timings["embed_queries"] = time.perf_counter() - t
         t = time.perf_counter()
-        with rt.store() as store:
-            timings["store_open"] = time.perf_counter() - t
-            t = time.perf_counter()
-            ensure_ingested(rt, store, bool(cfg.quiet))
-            timings["ingest"] = time.perf_counter() - t
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids)
+        with ready_store(rt, bool(cfg.quiet)) as store:
+            timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
             t = time.perf_counter()
             for g in goldens:
                 with timed() as clock:

@@ -18,14 +18,16 @@ ChatFn = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
 NOW = "2026-01-01T00:00:00Z"
 
 
-def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dict[str, Any]]
-             ) -> type[JsonHandler]:
+def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dict[str, Any]],
+             digests: dict[str, str]) -> type[JsonHandler]:
     names = [*models, *chats]
 
     class Handler(JsonHandler):
         def do_GET(self) -> None:
             if self.path == "/api/tags":
-                self._send(200, {"models": [{"name": m, "model": m} for m in names]})
+                # A real server reports each tag's manifest digest here; `digests` lets a test "re-pull" a tag.
+                self._send(200, {"models": [{"name": m, "model": m, "digest": digests.get(m, f"sha256-{m}-1")}
+                                            for m in names]})
             elif self.path == "/api/ps":
                 resident = [{"name": m, "model": m, "size": 1, "digest": "0", "expires_at": NOW}
                             for m in ["other-model:7b", *chats]]
@@ -64,6 +66,8 @@ def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dic
 
 @contextmanager
 def serve(models: dict[str, EmbedFn], chats: dict[str, ChatFn] | None = None,
-          log: list[dict[str, Any]] | None = None) -> Iterator[str]:
-    with running(_handler(models, chats or {}, log if log is not None else [])) as url:
+          log: list[dict[str, Any]] | None = None, digests: dict[str, str] | None = None) -> Iterator[str]:
+    """`digests` is read on every request, so a test may change it while the server runs."""
+    with running(_handler(models, chats or {}, log if log is not None else [],
+                          digests if digests is not None else {})) as url:
         yield url

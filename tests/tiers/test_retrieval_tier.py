@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -94,7 +93,7 @@ def test_leak_guard_names_the_foreign_source(make_cfg: Callable[..., DictConfig]
     payload = {"collection": "__nomad_eval__", "fingerprint": rt.fingerprint, "doc_id": "secret-notes",
                "chunk_id": "secret-notes#0", "path": "/home/user/secret-notes.md", "text": "x", "heading": ""}
     store._shard.update(qe.UpdateOperation.upsert_points([qe.Point(str(uuid.uuid4()), vec, payload)]))
-    searcher = StoreSearcher(rt.cached_embedder, store, None, rt.doc_ids)
+    searcher = StoreSearcher(rt.cached_embedder, store, None, rt.doc_ids, rt.fingerprint)
     with pytest.raises(LeakError, match="/home/user/secret-notes.md"):
         searcher.search(vec, 5)
     store.close()
@@ -166,18 +165,3 @@ def test_core_suite_matches_pytrec_eval(make_cfg: Callable[..., DictConfig]) -> 
     assert report["counts"]["goldens"] >= 100 and report["counts"]["refusal"] >= 5
     for name, value in trec_metrics(Path(cfg.paths.run_dir)).items():
         assert report["metrics"][name] == pytest.approx(value, abs=1e-6), name
-
-
-def test_parallel_joblib_sweep_shares_the_store(tmp_path: Path, data_dir: Path) -> None:
-    """Two worker processes, one embedded store: jobs take turns on it and none fails or corrupts it."""
-    import polars as pl
-
-    sweep = tmp_path / "sweep"
-    r = run_cli("tier=retrieval", "threshold=0.3,0.4,0.5", *MINI, f"paths.data_dir={data_dir}", "quiet=true",
-                "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}", "-m")
-    assert r.returncode == 0, r.stderr
-    df = pl.read_parquet(sweep / "summary.parquet")
-    assert df.height == 3 and df["status"].to_list() == ["ok"] * 3
-    again = run_cli("tier=corpus", "action=status", *MINI, f"paths.data_dir={data_dir}",
-                    f"hydra.run.dir={tmp_path / 's'}")
-    assert re.search(r"store holds this fingerprint\s+│\s+yes", again.stdout), again.stdout
