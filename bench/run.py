@@ -76,7 +76,8 @@ def warm_run(data_dir: Path) -> dict[str, Any]:
     report = json.loads((run / "report.json").read_text())
     t = report["timings"]
     return {"wall_s": round(wall, 2), "startup_s": round(wall - t["total"], 2),
-            "store_open_s": round(t.get("store_ready", t.get("store_open", 0)), 3), "search_s": round(t.get("search", 0), 3),
+            "store_open_s": round(t.get("store_ready", t.get("store_open", 0)), 3),
+            "search_s": round(t.get("search", 0), 3),
             "metrics_s": round(t.get("metrics", 0), 3), "embed_queries_s": round(t.get("embed_queries", 0), 3),
             "embedding_model_calls": report["counts"]["embedding_model_calls"],
             "model_loaded": bool(report["counts"]["model_loaded"])}

@@ -59,6 +59,15 @@ def _share_cache_back(data_dir: Path, shared_data_dir: Path):  # type: ignore[no
     yield
     cache = data_dir / "embeddings.sqlite"
     if cache.exists():
+        # A run's cache connection may still be open (closed at garbage collection), its rows in the -wal file:
+        # fold them into the main file first, or the copy shares an empty cache.
+        import gc
+        import sqlite3
+
+        gc.collect()
+        db = sqlite3.connect(cache)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
         shutil.copy(cache, shared_data_dir / "embeddings.sqlite")
 
 
@@ -66,3 +75,13 @@ def run_cli(*args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.Co
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     return subprocess.run([sys.executable, "-m", "nomad_eval", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """How many inputs each fuzz test tried (tests/fuzz_support.py), shown whether or not output is captured."""
+    from tests.fuzz_support import TRIED
+
+    if TRIED:
+        terminalreporter.write_sep("-", "fuzz inputs tried")
+        for name, count in sorted(TRIED.items()):
+            terminalreporter.write_line(f"{name}: {count}")

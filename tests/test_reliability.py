@@ -29,7 +29,7 @@ from nomad_eval.cli.entry import run_tier
 from nomad_eval.data.beir import load_beir_corpus, load_beir_goldens
 from nomad_eval.data.corpus import load_markdown_dir
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.harness.index import ensure_ingested, store_state
+from nomad_eval.harness.index import ready_store, store_state
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.answer.correctness import correctness
 from nomad_eval.report.baseline import load_baseline
@@ -253,9 +253,11 @@ def test_store_without_the_fingerprint_is_ingested(make_cfg: Callable[..., DictC
     rt = Runtime(make_cfg(*MINI))
     with rt.store() as store:
         assert not store_state(rt, store).current
-        assert ensure_ingested(rt, store, quiet=True) is True
+    with ready_store(rt, quiet=True) as store:
         assert store_state(rt, store).current
-        assert ensure_ingested(rt, store, quiet=True) is False
+        n = store.count()
+    with ready_store(rt, quiet=True) as store:  # warm: nothing written again
+        assert store_state(rt, store).current and store.count() == n
 
 
 def test_corrupted_shard_is_moved_aside_and_rebuilt(make_cfg: Callable[..., DictConfig], data_dir: Path) -> None:
@@ -321,12 +323,13 @@ def test_killed_generation_resumes_from_its_response_cache(make_cfg: Callable[..
 
     args = (*MINI, "tier=generation", "model=openai", "model.name=m", "mode=noretrieval", "repeats=1",
             "model.retries=1")
+    # One server for both runs: the base URL is part of the response cache's key, so a server on another port
+    # would rightly be a different model as far as the cache can tell.
     with openai_compat.serve("m", dies_after_five) as url:
         with pytest.raises(SystemExit):
             run_tier(make_cfg(*args, f"model.base_url={url}"))
-    finished = calls["answered"]  # 3 calibration probes and 2 answers
-    calls["n"], calls["answered"] = -1000, 0  # a healthy server now
-    with openai_compat.serve("m", dies_after_five) as url:
+        finished = calls["answered"]  # 3 calibration probes and 2 answers
+        calls["n"], calls["answered"] = -1000, 0  # a healthy server now
         cfg = make_cfg(*args, f"model.base_url={url}")
         assert run_tier(cfg) == 0
     report = json.loads((Path(cfg.paths.run_dir) / "report.json").read_text())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,21 +11,25 @@ from typing import Any
 import numpy as np
 
 from nomad_eval.backends.base import Embedder
+from nomad_eval.base.sqlite_store import open_rebuildable
 
 
-def _key(identity: dict[str, Any], text: str) -> str:
-    head = json.dumps({k: identity[k] for k in ("backend", "model", "dim")}, sort_keys=True)
+def key_head(identity: dict[str, Any]) -> str:
+    # The embedder's whole identity (weights, truncation, ...), not only its name: a vector made with other
+    # settings must never answer for this one.
+    return json.dumps(identity, sort_keys=True)
+
+
+def _key(head: str, text: str) -> str:
     return hashlib.sha256(f"{head}\0{text}".encode()).hexdigest()
 
 
 class EmbeddingCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Parallel sweep jobs share this file: WAL mode lets readers and one writer coexist.
-        self._db = sqlite3.connect(path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INT, vec BLOB)")
-        self._db.commit()
+        # Shared by parallel sweep jobs (WAL mode); a damaged file is moved aside and the cache refilled, since
+        # every vector in it can be computed again.
+        self._db = open_rebuildable(path, "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INT, vec BLOB)",
+                                    "embedding cache")
 
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -57,8 +60,8 @@ class CachedEmbedder:
         self._memo: dict[str, np.ndarray] = {}  # this run's lookups, so a repeated text skips SQLite
 
     def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
-        ident = self.embedder.identity()
-        keys = [_key(ident, t) for t in texts]
+        head = key_head(self.embedder.identity())
+        keys = [_key(head, t) for t in texts]
         found = {k: self._memo[k] for k in keys if k in self._memo}
         if len(found) < len(set(keys)):
             found.update(self.cache.get_many([k for k in keys if k not in found]))
@@ -69,7 +72,7 @@ class CachedEmbedder:
             part = missing[i : i + self.batch]
             vecs = self.embedder.embed(part)
             self.model_calls += 1
-            new = {_key(ident, t): v for t, v in zip(part, vecs, strict=True)}
+            new = {_key(head, t): v for t, v in zip(part, vecs, strict=True)}
             self.cache.put_many(new)
             found.update(new)
             if on_progress:

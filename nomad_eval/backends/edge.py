@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.markup import escape
 from nomad_eval.backends.base import Hit, StoredPoint
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.sqlite_store import access_problem, move_aside
 
 
 class EdgeStore:
@@ -32,12 +32,21 @@ class EdgeStore:
                     f"the embedded store at {self.path} is open in another process. Wait for it to "
                     "finish, or give this run its own paths.data_dir."
                 ) from None
-            if not rebuild_corrupt:
-                raise NomadError(f"cannot open the embedded store at {self.path}: {exc}") from None
+            msg = str(exc).lower()
+            # Only damage is repaired. A permission problem, a shard written by a newer engine, or a failure of
+            # our own file calls (OSError) says nothing about the shard's contents: moving it aside would hide a
+            # good store behind a rebuild, so it is reported and left as it is.
+            other = access_problem(self.path) or (
+                f"{exc}" if isinstance(exc, OSError) or "permission denied" in msg or "os error 13" in msg
+                or any(m in msg for m in ("newer than", "upgrade", "incompatib")) else None)
+            damaged = any(m in msg for m in ("deserializ", "parse", "invalid", "corrupt", "malformed", "eof",
+                                             "unexpected", "can't init wal", "checksum"))
+            if not rebuild_corrupt or other or not damaged:
+                raise NomadError(f"cannot open the embedded store at {self.path}: {other or exc}; it was left as "
+                                 "it is") from None
             # A corrupted shard is moved aside, never deleted, and rebuilt: the run then re-ingests its
             # corpus because the new shard lacks the fingerprint.
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            self.path.rename(aside)
+            aside = move_aside(self.path)
             err_console.print(f"[yellow]warning:[/] the embedded store at {self.path} could not be opened "
                               f"({escape(str(exc)[:160])}); moved it to {aside} and started a new one, to be rebuilt "
                               "from the corpus")
@@ -70,8 +79,8 @@ class EdgeStore:
         for i in range(0, len(batch), 512):
             self._shard.update(qe.UpdateOperation.upsert_points(batch[i : i + 512]))
 
-    def delete_tagged(self) -> None:
-        self._shard.update(self._qe.UpdateOperation.delete_points_by_filter(self._filter(None)))
+    def delete_tagged(self, fingerprint: str | None = None) -> None:
+        self._shard.update(self._qe.UpdateOperation.delete_points_by_filter(self._filter(fingerprint)))
 
     def count(self, fingerprint: str | None = None, tagged: bool = True) -> int:
         flt = self._filter(fingerprint) if tagged else None

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.chat import ChatResult
+from nomad_eval.base.sqlite_store import open_rebuildable
 
 
 def response_key(identity: dict[str, Any], messages: list[dict[str, str]], options: dict[str, Any],
@@ -24,11 +24,9 @@ def response_key(identity: dict[str, Any], messages: list[dict[str, str]], optio
 
 class ResponseCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS resp (key TEXT PRIMARY KEY, body TEXT)")
-        self._db.commit()
+        # A damaged file is moved aside and refilled: a cached answer is one model call away from coming back.
+        self._db = open_rebuildable(path, "CREATE TABLE IF NOT EXISTS resp (key TEXT PRIMARY KEY, body TEXT)",
+                                    "response cache", check_same_thread=False)
         self._lock = threading.Lock()
 
     def get(self, key: str) -> ChatResult | None:

@@ -2,33 +2,58 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
+from typing import Annotated, Any
 
-from omegaconf import DictConfig, ListConfig, OmegaConf
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from rich.markup import escape
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.paths import REPO
 
+# Strict: pydantic's lax mode reads `limit=true` as 1 and `threshold="0.4"` as a number; a config value of the
+# wrong type is a typo to name, not to guess at. A Float takes an int (0 is a fine threshold) but never a bool,
+# and never NaN (which compares false with every bound, so no range check would catch it) or infinity.
+Int = Annotated[int, Strict()]
+Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+Bool = Annotated[bool, Strict()]
+Count = Annotated[int, Strict(), Field(ge=1)]
+Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 
-class PlainKeys(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=False)
-    threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
-    repeats: int = Field(ge=1)
-    seed: int
-    limit: int | None = Field(default=None, ge=1)
-    tags: list[str]
 
-
-class PipelineKeys(BaseModel):
+class _Keys(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    top_k: int = Field(default=5, ge=1)
-    candidate_multiplier: int = Field(default=4, ge=1)
-    min_final_score: float = 0.0
-    chunk_size: int = Field(default=800, ge=1)
-    chunk_overlap: int = Field(default=120, ge=0)
+
+
+class PlainKeys(_Keys):
+    threshold: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None = None
+    repeats: Count
+    seed: Annotated[int, Strict(), Field(ge=0)]  # numpy's generators refuse a negative seed
+    limit: Count | None = None
+    tags: list[Annotated[str, Strict()]]
+    ablate: Bool = False
+    verbose: Bool = False
+    quiet: Bool = False
+    cache: Bool = True
+    resume: Bool = False
+
+
+class PipelineKeys(_Keys):
+    top_k: Count = 5
+    candidate_multiplier: Count = 4
+    min_final_score: Float = 0.0
+    chunk_size: Count = 800
+    chunk_overlap: Annotated[int, Strict(), Field(ge=0)] = 120
+    whole_document: Bool = False
+    glossary: Bool = True
+    rerank: Bool = True
+    term_boost: Float = 0.0
+    keyword_boost: Float = 0.0
+    heading_boost: Float = 0.0
+    same_doc_penalty: Float = 0.0
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> PipelineKeys:
@@ -38,12 +63,86 @@ class PipelineKeys(BaseModel):
         return self
 
 
-class TierKeys(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    ks: list[int] = Field(default=[1, 3, 5, 10], min_length=1)
-    temperature: float = Field(default=0.0, ge=0.0)
-    max_tokens: int = Field(default=128, ge=1)
-    chunk_share: float = Field(default=0.6, gt=0.0, le=1.0)
+class TierKeys(_Keys):
+    ks: list[Int] = Field(default=[1, 3, 5, 10], min_length=1)  # values: ks_rule, with pipeline.top_k
+    temperature: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] = 0.0
+    max_tokens: Count = 128
+    chunk_share: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)] = 0.6
+
+
+class EmbedderKeys(_Keys):
+    dim: Count | None = None
+    max_input_tokens: Count | None = None
+    batch_size: Count | None = None
+    timeout: Seconds | None = None
+
+
+class BackendKeys(_Keys):
+    """A chat model's numbers, under `model` and under `judge.model`."""
+
+    num_ctx: Count | None = None
+    concurrency: Count | None = None
+    threads: Count | None = None
+    retries: Annotated[int, Strict(), Field(ge=0)] | None = None
+    timeout: Seconds | None = None
+    connect_timeout: Seconds | None = None
+
+
+class StoreKeys(_Keys):
+    lock_timeout: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)] | None = None
+    timeout: Seconds | None = None
+
+
+class CompareKeys(_Keys):
+    headline_k: Count = 5
+    after_run: Bool = False
+    strict: Bool = False
+
+
+class StatsKeys(_Keys):
+    cluster: Bool = False
+    resamples: Count = 2000
+
+
+class PlanKeys(_Keys):
+    # 1 would make the planned spread of a paired delta zero, and every change detectable.
+    correlation: Annotated[float, Strict(), Field(ge=-1.0, lt=1.0, allow_inf_nan=False)] = 0.5
+
+
+class JudgingKeys(_Keys):
+    min_agreement: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.85
+    retries: Annotated[int, Strict(), Field(ge=0)] = 2
+    max_tokens: Count = 160
+
+
+class CalibrateKeys(_Keys):
+    repeats: Count = 2
+
+
+class DatasetKeys(_Keys):
+    max_candidates: Count = 10
+
+
+class TraceKeys(_Keys):
+    otlp_timeout_s: Seconds = 10
+
+
+class LookupKeys(_Keys):
+    score: Float | None = None
+    margin: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] = 0.1
+
+
+class GateKeys(_Keys):
+    fail_under: dict[str, Float] | None = None
+
+
+# Each checked section of the composed config: its dotted path ("" for the plain keys) and the keys it must hold.
+SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
+    ("", PlainKeys), ("pipeline", PipelineKeys), ("tier", TierKeys), ("embedder", EmbedderKeys),
+    ("model", BackendKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
+    ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys), ("calibrate", CalibrateKeys),
+    ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys), ("gate", GateKeys),
+)
 
 
 _MODES = ("oracle", "e2e", "noretrieval")
@@ -85,9 +184,14 @@ def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _known_top_level() -> frozenset[str]:
+    return frozenset(str(k) for k in OmegaConf.load(REPO / "conf" / "config.yaml").keys()) | _GROUPS
+
+
 def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     """Top-level keys no part of nomad-eval reads (`+top_k=3` where `pipeline.top_k=3` was meant)."""
-    known = set(OmegaConf.load(REPO / "conf" / "config.yaml").keys()) | _GROUPS
+    known = _known_top_level()
     paths = [p for p, _ in _leaf_paths(tree)]
     notes = []
     for key in sorted(str(k) for k in tree if str(k) not in known):
@@ -97,16 +201,36 @@ def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     return notes
 
 
+def _section(tree: dict[str, Any], path: str) -> tuple[Any, bool]:
+    """The node at a dotted path and whether it is there (a missing section takes its model's defaults)."""
+    node: Any = tree
+    for part in path.split(".") if path else []:
+        if not isinstance(node, dict) or part not in node:
+            return None, False
+        node = node[part]
+    return node, True
+
+
+def _resolved(cfg: DictConfig, raw: Any) -> Any:
+    """The config with interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes);
+    where one cannot be resolved here, its text, which the type check then names."""
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException:  # OmegaConf wraps a resolver's own failure in one of its errors
+        return raw
+
+
 def ks_rule(cfg: DictConfig) -> list[str]:
     """Across tier.ks and pipeline.top_k (retrieval tier): every cut-off at least 1 and at most top_k, since
     @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above."""
-    tier, pipe = cfg.get("tier"), cfg.get("pipeline")
-    if tier is None or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), ListConfig):
+    tree = _resolved(cfg, OmegaConf.to_container(cfg, resolve=False))
+    (tier, _), (pipe, _) = _section(tree, "tier"), _section(tree, "pipeline")
+    if not isinstance(tier, dict) or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), list):
         return []
-    top_k = pipe.get("top_k") if pipe is not None else None
+    top_k = pipe.get("top_k") if isinstance(pipe, dict) else None
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         top_k = None
-    ks = list(tier.ks)
+    ks = tier["ks"]
     if any(isinstance(k, bool) or not isinstance(k, int) for k in ks):
         return []
     from nomad_eval.tiers.retrieval_cases import ks_problems
@@ -114,28 +238,38 @@ def ks_rule(cfg: DictConfig) -> list[str]:
     return ks_problems(ks, top_k)
 
 
+def section_problems(tree: dict[str, Any]) -> list[str]:
+    """Every checked key of the wrong type or out of range, as `key=value: why`."""
+    problems: list[str] = []
+    for path, model in SECTIONS:
+        node, present = _section(tree, path)
+        if present and not isinstance(node, dict):
+            problems.append(f"{path}={node!r}: must be a mapping of settings")
+            continue
+        prefix = f"{path}." if path else ""
+        try:
+            model.model_validate(node if present else {})
+        except ValidationError as exc:
+            for err in exc.errors():
+                if err["loc"]:
+                    key = prefix + ".".join(str(p) for p in err["loc"])
+                    problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
+                else:  # a rule across keys, whose message names them
+                    problems.append(err["msg"].removeprefix("Value error, "))
+    return problems
+
+
 def check_config(cfg: DictConfig) -> None:
     tree: Any = OmegaConf.to_container(cfg, resolve=False)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
-    problems: list[str] = []
-    for name in (cfg.get("gate") or {}).get("fail_under") or {}:
+    problems = section_problems(_resolved(cfg, tree))
+    fail_under, _ = _section(tree, "gate.fail_under")
+    for name in fail_under if isinstance(fail_under, dict) else {}:  # a wrong type is named above
         if not str(name).startswith("judge."):  # judge gates are checked against their calibration report
             problem = gate_name_problem(str(name))
             if problem:
                 problems.append(problem)
-    for model, node, prefix in ((PlainKeys, cfg, ""), (PipelineKeys, cfg.get("pipeline"), "pipeline."),
-                                (TierKeys, cfg.get("tier"), "tier.")):
-        data: Any = OmegaConf.to_container(node, resolve=False) if node is not None else {}
-        try:
-            model.model_validate(data)
-        except ValidationError as exc:
-            for err in exc.errors():
-                key = prefix + ".".join(str(p) for p in err["loc"])
-                if err["loc"]:
-                    problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
-                else:  # a rule across keys, whose message names them
-                    problems.append(err["msg"].removeprefix("Value error, "))
     problems += ks_rule(cfg)
     missing = sorted(k for k, v in _leaf_paths(tree) if v == "???")
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from pathlib import Path
+from typing import Any
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_method
@@ -13,9 +15,12 @@ from rich.markup import escape
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.safe_names import require_safe
+from nomad_eval.base.secrets import redact
 from nomad_eval.cli.config_check import check_config
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.report.io import write_atomic
+from nomad_eval.report.merge import UNMEASURED
 from nomad_eval.report.schema import Report
 
 
@@ -26,29 +31,97 @@ def _multirun() -> bool:
 
 
 def _record_failure(cfg: DictConfig, message: str) -> None:
-    """A failed job still leaves a report, so a sweep's summary shows it instead of hiding it."""
+    """A failed job still leaves a report, so a sweep's summary shows it instead of hiding it; but a good report
+    from an earlier run in the same directory is never replaced by it (the failure goes beside it)."""
     if cfg.tier.name in ("compare", "promote", "corpus"):
         return
     try:
         out = run_dir(cfg)
-        config = OmegaConf.to_container(cfg, resolve=False)
+        unresolved = OmegaConf.to_container(cfg, resolve=False)
     except Exception:  # the failure may be in the config itself; then there is nothing safe to write
         return
+    # Unresolved, since resolving may be what failed: environment values stay `${oc.env:...}`, and credentials
+    # written literally in the config are redacted.
+    config = redact(unresolved, unresolved)
     report = Report(tier=str(cfg.tier.name), status="failed", error=message, overrides=overrides(),
-                    sweep_id=sweep_id(), config=config)  # type: ignore[arg-type]
-    write_atomic(out / "report.json", report.model_dump_json(indent=2))
+                    sweep_id=sweep_id(), config=config)
+    target = out / "report.json"
+    if _finished(target):
+        target = out / "report.failed.json"
+        err_console.print(f"the failure is recorded in {target}; {out / 'report.json'} still holds the earlier "
+                          "finished run", markup=False)
+    write_atomic(target, report.model_dump_json(indent=2))
+
+
+def _finished(path: Path) -> bool:
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(old, dict) and old.get("status") == "ok"
+
+
+def _flat(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flat(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = json.dumps(value, sort_keys=True)
+    return out
+
+
+def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
+    """Why an earlier finished report does not stand for this config, or None when it does: same corpus
+    fingerprint, goldens hash, code version (commit and dirty flag) and config."""
+    if old.get("status") != "ok":
+        return f"the earlier run did not finish (status {old.get('status')})"
+    # Imported here: --help and tiers without resume should not pay for the data and backend modules.
+    from nomad_eval.harness.runtime import Runtime
+    from nomad_eval.report.provenance import provenance
+
+    try:
+        rt = Runtime(cfg)
+        config = rt.resolved_config()
+        with err_console.capture():  # the suite's warnings are printed by the run itself, not twice
+            fingerprint, goldens = rt.fingerprint, rt.goldens_hash
+    except Exception as exc:  # whatever stops this check stops the run too, which then reports it properly
+        return f"cannot check it against this config ({type(exc).__name__}: {exc})"
+    ident = old.get("identity") or {}
+    reasons = []
+    if ident.get("fingerprint") != fingerprint:
+        reasons.append(f"corpus fingerprint {ident.get('fingerprint')} → {fingerprint}")
+    if ident.get("goldens_hash") != goldens:
+        reasons.append(f"goldens hash {ident.get('goldens_hash')} → {goldens}")
+    prov, now = old.get("provenance") or {}, provenance()
+
+    def code(commit: Any, dirty: Any, diff: Any) -> str:
+        return f"{str(commit)[:10]}{f' (dirty {diff})' if dirty else ''}" if commit else "unknown"
+
+    # The diff's hash too: two runs on a dirty tree are the same code only with the same uncommitted edits.
+    was = (prov.get("git_commit"), prov.get("git_dirty"), prov.get("git_diff"))
+    if was != (now.git_commit, now.git_dirty, now.git_diff) or not prov:
+        reasons.append(f"code version {code(*was)} → {code(now.git_commit, now.git_dirty, now.git_diff)}")
+    # Settings that never change what is measured (where caches live, verbosity, resume itself) may differ.
+    before, after = _flat("", old.get("config") or {}, {}), _flat("", config, {})
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k) and k not in UNMEASURED)
+    if changed:
+        reasons.append("config differs at " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))
+    return "; ".join(reasons) or None
 
 
 def _resumable(cfg: DictConfig) -> bool:
-    """With resume=true, a job already finished for this exact config keeps its results and is not re-run."""
+    """With resume=true, a job already finished for this exact task, code and config keeps its results and is not
+    re-run; one whose earlier report no longer stands for it is re-run, saying why in one line."""
     if not cfg.get("resume") or cfg.tier.name in ("compare", "promote", "corpus", "dataset", "calibrate"):
         return False
     try:
         out = run_dir(cfg)
         old = json.loads((out / "report.json").read_text())
     except (OSError, ValueError):
-        return False
-    if old.get("status") != "ok" or old.get("config") != OmegaConf.to_container(cfg, resolve=True):
+        return False  # nothing finished here yet
+    why = _stale(cfg, old) if isinstance(old, dict) else "its report.json is not a report"
+    if why:
+        err_console.print(f"resume: re-running {out}: {why}", markup=False)
         return False
     old["sweep_id"] = sweep_id()  # it now belongs to this sweep, so the merge takes it
     write_atomic(out / "report.json", json.dumps(old, indent=2))
@@ -63,6 +136,7 @@ def run_tier(cfg: DictConfig) -> int:
     try:
         try:
             check_config(cfg)
+            require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
             code = int(get_method(cfg.tier._target_)(cfg))
         except InstantiationException as exc:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.

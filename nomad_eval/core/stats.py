@@ -179,6 +179,12 @@ def paired_p_value(
         wins, discordant = int(np.sum(deltas > 0)), int(np.sum(deltas != 0))
         return float(stats.binomtest(wins, discordant, 0.5, alternative=side).pvalue)
     data = deltas if clusters is None else _cluster_sums(deltas, clusters)[0]
+    if len(data) < 2:
+        # One pair (or cluster) has two sign patterns, which scipy will not enumerate: the observed one is as
+        # extreme as the other, so p is 1 two-sided, and 1/2 or 1 one-sided by the delta's direction.
+        if side == "two-sided":
+            return 1.0
+        return 0.5 if (data[0] > 0) == (side == "greater") else 1.0
     if 2 ** len(data) <= resamples:
         # Few enough sign patterns to enumerate: permutation_test then gives the exact p-value.
         exact = stats.permutation_test(

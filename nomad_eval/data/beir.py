@@ -7,29 +7,61 @@ from pathlib import Path
 
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.corpus import Document
-from nomad_eval.data.golden import Golden
+from nomad_eval.data.golden import MAX_JSON_DEPTH, Golden, json_problem
+
+_MAX_DEFECTS = 50  # a wrong file gives one defect a line; the first ones say enough
+
+
+def _lines(path: Path, missing: str) -> list[str]:
+    """The file's lines (split at "\\n" only, as JSON Lines are), or InvalidInput naming the file and line."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InvalidInput([Defect(str(path), None, missing)]) from None
+    except OSError as exc:
+        raise InvalidInput([Defect(str(path), None, f"cannot read: {exc.strerror or exc}")]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput([Defect(str(path), raw[: exc.start].count(b"\n") + 1, "not UTF-8 text")]) from None
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, object]]]:
-    if not path.is_file():
-        raise InvalidInput([Defect(str(path), None,
-                                   "missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/")])
-    out, defects = [], []
-    with path.open(encoding="utf-8", errors="strict") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                defects.append(Defect(str(path), n, f"not valid JSON ({exc.msg})"))
-                continue
-            if not isinstance(obj, dict) or not isinstance(obj.get("_id"), str):
-                defects.append(Defect(str(path), n, "expected an object with a string '_id'"))
-                continue
-            out.append((n, obj))
+    """Each object with its line; `_id` a non-empty string, unique in the file."""
+    lines = _lines(path, "missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/")
+    out: list[tuple[int, dict[str, object]]] = []
+    defects: list[Defect] = []
+    first: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            defects.append(Defect(str(path), n, f"not valid JSON ({exc.msg})"))
+            continue
+        except RecursionError:  # the parser recurses once per nesting level
+            defects.append(Defect(str(path), n, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"))
+            continue
+        if (problem := json_problem(obj)) is not None:
+            defects.append(Defect(str(path), n, problem))
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("_id"), str) or not obj["_id"]:
+            defects.append(Defect(str(path), n, "expected an object with a non-empty string '_id'"))
+            continue
+        bad = [k for k in ("title", "text") if obj.get(k) is not None and not isinstance(obj[k], str)]
+        if bad:
+            defects.append(Defect(str(path), n, f"'{bad[0]}' is {type(obj[bad[0]]).__name__}, not a string"))
+            continue
+        _id = str(obj["_id"])
+        if _id in first:
+            defects.append(Defect(str(path), n, f"duplicate _id {_id!r} (first on line {first[_id]})"))
+            continue
+        first[_id] = n
+        out.append((n, obj))
     if defects:
-        raise InvalidInput(defects)
+        raise InvalidInput(defects[:_MAX_DEFECTS])
     return out
 
 
@@ -48,13 +80,12 @@ def load_beir_corpus(folder: Path) -> list[Document]:
 def load_beir_goldens(folder: Path, split: str, doc_ids: set[str]) -> list[Golden]:
     """One golden per query judged in the split; a judgement names its relevant documents (score > 0), and the
     golden keeps each one's grade (graded nDCG uses it)."""
-    queries = {str(o["_id"]): str(o.get("text", "")) for _n, o in _jsonl(folder / "queries.jsonl")}
+    queries_path = folder / "queries.jsonl"
+    queries = {str(o["_id"]): (n, str(o.get("text") or "")) for n, o in _jsonl(queries_path)}
     qrels_path = folder / "qrels" / f"{split}.tsv"
-    if not qrels_path.is_file():
-        raise InvalidInput([Defect(str(qrels_path), None, f"no qrels for split {split!r}")])
     rel: dict[str, dict[str, int]] = {}
     defects = []
-    for n, line in enumerate(qrels_path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(_lines(qrels_path, f"no qrels for split {split!r}"), 1):
         parts = line.strip().split("\t")
         if not line.strip() or (n == 1 and parts[0] == "query-id"):
             continue
@@ -69,14 +100,21 @@ def load_beir_goldens(folder: Path, split: str, doc_ids: set[str]) -> list[Golde
         else:
             try:
                 grade = int(score)
-                if grade > 0:
-                    rel.setdefault(qid, {})[did] = grade
             except ValueError:
                 defects.append(Defect(str(qrels_path), n, f"score {score!r} is not an integer"))
+                continue
+            if grade > 0:
+                rel.setdefault(qid, {})[did] = grade
+    # A judged query must have a question to ask; an unjudged one is never asked, so its text does not matter.
+    for qid in rel:
+        line_no, text = queries[qid]
+        if not text.strip():
+            defects.append(Defect(str(queries_path), line_no, f"query {qid!r} is judged in {qrels_path.name} "
+                                                              "but its 'text' is empty"))
     if defects:
-        raise InvalidInput(defects[:50])
+        raise InvalidInput(defects[:_MAX_DEFECTS])
     return [
-        Golden(id=qid, query=queries[qid], turns=[], relevantDocIds=list(grades), mustInclude=[], mustNotInclude=[],
-               expectRefusal=False, tags=["beir"]).with_grades(grades)
+        Golden(id=qid, query=queries[qid][1], turns=[], relevantDocIds=list(grades), mustInclude=[],
+               mustNotInclude=[], expectRefusal=False, tags=["beir"]).with_grades(grades)
         for qid, grades in rel.items()
     ]

@@ -24,25 +24,47 @@ def _title(text: str, fallback: str) -> str:
     return fallback
 
 
-def load_markdown_dir(folder: Path) -> list[Document]:
-    """All `*.md` directly in `folder`, sorted by id. Unreadable or empty files are defects."""
+# A markdown document above this is almost surely not prose meant for retrieval (a log, a dump, a wrong folder):
+# reading it whole would hold it in memory and embed thousands of chunks before anyone noticed.
+MAX_DOCUMENT_BYTES = 10 * 2**20
+
+
+def _read_document(path: Path, max_bytes: int) -> str | Defect:
+    """The document's text, or the defect that keeps it out of the corpus."""
+    name = str(path)
+    try:
+        if not path.is_file():
+            return Defect(name, None, "not a regular file (a folder or a broken link named *.md)")
+        size = path.stat().st_size
+        if size > max_bytes:
+            return Defect(name, None, f"{size:,} bytes, above the {max_bytes:,}-byte limit for one document "
+                                      "(split it into several documents)")
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Defect(name, None, f"cannot read: {exc.strerror or exc}")
+    if b"\x00" in raw:
+        return Defect(name, None, "binary file (contains NUL bytes)")
+    try:
+        # utf-8-sig: a byte-order mark is not text, and would hide a first-line `# Title`.
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return Defect(name, line, f"not UTF-8 (byte {raw[exc.start]:#04x})")
+    if not text.strip():
+        return Defect(name, None, "empty document")
+    return text
+
+
+def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Document]:
+    """All `*.md` directly in `folder`, sorted by id. Unreadable, binary, empty or oversized files are defects."""
     if not folder.is_dir():
         raise InvalidInput([Defect(str(folder), None, "corpus folder does not exist")])
     docs: list[Document] = []
     defects: list[Defect] = []
     for path in sorted(folder.glob("*.md")):
-        raw = path.read_bytes()
-        if b"\x00" in raw:
-            defects.append(Defect(str(path), None, "binary file (contains NUL bytes)"))
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            defects.append(Defect(str(path), line, f"not UTF-8 (byte {raw[exc.start]:#04x})"))
-            continue
-        if not text.strip():
-            defects.append(Defect(str(path), None, "empty document"))
+        text = _read_document(path, max_bytes)
+        if isinstance(text, Defect):
+            defects.append(text)
             continue
         docs.append(Document(path.stem, str(path), text, _title(text, path.stem)))
     if defects:

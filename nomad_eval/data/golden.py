@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_core import ErrorDetails
 
 from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.patterns import pattern_problem
 
 
 class Turn(BaseModel):
@@ -110,6 +110,31 @@ def _describe(err: ErrorDetails) -> str:
 _KNOWN_KEYS = frozenset(f.alias or n for n, f in Golden.model_fields.items())
 
 
+MAX_JSON_DEPTH = 64  # a golden nests four levels deep; far deeper is damage, and would exhaust recursion later
+
+
+def json_problem(obj: object) -> str | None:
+    """Why a decoded JSON line cannot be used, or None: nesting past MAX_JSON_DEPTH (printing or hashing it would
+    recurse past Python's limit), or a string holding a lone surrogate (from an escape such as `\\ud800`, which no
+    file, hash or terminal can encode). Walks iteratively, so the check itself never recurses."""
+    stack: list[tuple[object, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "a string holds a lone UTF-16 surrogate escape"
+        elif isinstance(value, dict):
+            stack.extend((k, depth + 1) for k in value)
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return None
+
+
 def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Defect] | None = None) -> list[Golden]:
     """Read a suite file; raise InvalidInput listing every defect with file, line, id and value.
 
@@ -132,13 +157,21 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
     except UnicodeDecodeError as exc:
         bad_line = raw[: exc.start].count(b"\n") + 1
         raise InvalidInput([Defect(name, bad_line, "not UTF-8 text")]) from None
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only (JSON Lines): splitlines() would also break at U+2028 or U+0085, which JSON allows
+    # raw inside a string, cutting a valid golden in two and shifting every later line number.
+    for lineno, line in enumerate((raw_line.removesuffix("\r") for raw_line in text.split("\n")), 1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             defects.append(Defect(name, lineno, f"not valid JSON ({exc.msg}): {line[:80]!r}"))
+            continue
+        except RecursionError:  # the parser recurses once per nesting level
+            defects.append(Defect(name, lineno, f"JSON nested deeper than {MAX_JSON_DEPTH} levels: {line[:80]!r}"))
+            continue
+        if (problem := json_problem(obj)) is not None:
+            defects.append(Defect(name, lineno, f"{problem}: {line[:80]!r}"))
             continue
         if not isinstance(obj, dict):
             defects.append(Defect(name, lineno, f"expected a JSON object, got {type(obj).__name__}"))
@@ -200,10 +233,9 @@ def _check_golden(
                 bad(f"unknown doc id {doc!r} in relevantDocIds (not in the corpus)")
     for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include)):
         for pattern in patterns:
-            try:
-                re.compile(pattern, re.IGNORECASE)
-            except re.error as exc:
-                bad(f"{key} pattern {pattern!r} does not compile: {exc}")
+            problem = pattern_problem(pattern)  # the engine and flags that match it at run time
+            if problem is not None:
+                bad(f"{key} pattern {pattern!r} does not compile: {problem}")
     return out
 
 

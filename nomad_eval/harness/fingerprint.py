@@ -9,9 +9,6 @@ from dataclasses import asdict
 from nomad_eval.data.corpus import Document
 from nomad_eval.rag.chunking import CHUNKER_VERSION, ChunkerParams
 
-# What a fingerprint looks like; anything else read from a file is refused before it becomes a path.
-FINGERPRINT_PATTERN = r"[0-9a-f]{16}"
-
 
 def corpus_fingerprint(
     docs: list[Document], chunker: ChunkerParams | None, embedder_identity: dict[str, object] | None,
@@ -32,4 +29,4 @@ def corpus_fingerprint(
             raw = part.encode()
             h.update(len(raw).to_bytes(8, "little"))
             h.update(raw)
-    return h.hexdigest()[:16]
+    return h.hexdigest()[:16]  # the form base/safe_names.FINGERPRINT checks before a fingerprint becomes a path

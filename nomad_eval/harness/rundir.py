@@ -28,8 +28,17 @@ def run_dir(cfg: DictConfig) -> Path:
 
 
 def overrides() -> list[str]:
+    """The command-line overrides as typed: unresolved, since reading them through OmegaConf would resolve
+    `model.api_key=${oc.env:KEY}` into the key itself; a credential typed literally is redacted."""
+    from omegaconf import OmegaConf
+
+    from nomad_eval.base.secrets import redact_override
+
     hc = _hydra()
-    return list(hc.overrides.task) if hc is not None else []  # type: ignore[attr-defined]
+    if hc is None:
+        return []
+    typed = OmegaConf.to_container(hc.overrides.task, resolve=False)  # type: ignore[attr-defined]
+    return [redact_override(str(o)) for o in typed or []]
 
 
 def sweep_id() -> str | None:

@@ -91,7 +91,20 @@ class Runtime:
         extra: dict[str, object] | None = {"distractors": self.distractor_name,
                  "distractor_chunking": str(self.cfg.store.get("distractor_chunking", "pipeline"))} \
             if self.distractor_name else None
+        if not self.uses_store:
+            return corpus_fingerprint(self.documents, None, None, extra)
         return corpus_fingerprint(self.documents, self.chunker, self.embedder.identity(), extra)
+
+    @cached_property
+    def uses_store(self) -> bool:
+        """True when the pipeline under test is the harness's own (it chunks, embeds and searches the store); a
+        user's callable pipeline brings its own retrieval and leaves the chunker and embedder unused."""
+        from hydra.utils import get_object
+
+        from nomad_eval.rag.pipeline import Pipeline
+
+        target = get_object(str(self.cfg.pipeline._target_))
+        return isinstance(target, type) and issubclass(target, Pipeline)
 
     @property
     def suite_path(self) -> Path:
@@ -149,4 +162,9 @@ class Runtime:
                 store.close()
 
     def resolved_config(self) -> dict[str, Any]:
-        return OmegaConf.to_container(self.cfg, resolve=True)  # type: ignore[return-value]
+        """The config as a report records it: resolved, with secrets redacted (base/secrets.py), because reports
+        and baselines are shared and committed."""
+        from nomad_eval.base.secrets import redact
+
+        return redact(OmegaConf.to_container(self.cfg, resolve=False),  # type: ignore[no-any-return]
+                      OmegaConf.to_container(self.cfg, resolve=True))

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
-from nomad_eval.report.io import read_jsonl, read_report, write_atomic
+from nomad_eval.base.safe_names import require_safe
+from nomad_eval.base.secrets import redact
+from nomad_eval.data.golden import json_problem
+from nomad_eval.report.io import read_report, write_atomic
 from nomad_eval.report.schema import Report
 from nomad_eval.report.upstream import looks_upstream, upstream_baseline
 
@@ -23,8 +26,13 @@ class Baseline(BaseModel):
     cases: list[dict[str, Any]]
 
 
-def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None = None) -> Path:
-    """A tier with several variants (generation: one per mode) files each under its own name."""
+def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None = None,
+                  source: str = "baseline path") -> Path:
+    """A tier with several variants (generation: one per mode) files each under its own name.
+
+    Every part is checked before it becomes a path (exit 2 otherwise): they come from reports, which are data.
+    """
+    require_safe(source, fingerprint=fingerprint, tier=tier, variant=variant)
     name = f"{tier}-{variant}.json" if variant else f"{tier}.json"
     return root / fingerprint / name
 
@@ -33,12 +41,73 @@ def default_variant(report: Report) -> str | None:
     return report.identity.mode if report.tier == "generation" and report.identity else None
 
 
+class CaseRecord(BaseModel):
+    """The fields of a case record that compare, plan and promote read; the rest is kept as written."""
+
+    # Strict: the records are returned as written, so a value lax mode would coerce ("yes" for passed, "0.5" for
+    # a metric) would reach the arithmetic unconverted.
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    mode: str | None = None
+    repeat: int | None = None
+    tags: list[str] = Field(default_factory=list)
+    relevant_doc_ids: list[str] = Field(default_factory=list)
+    expect_refusal: bool = False
+    passed: bool | None = None
+    unstable: bool | None = None
+    # A NaN or infinite value would pass through every mean and interval into the verdict unnoticed.
+    metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None] = Field(default_factory=dict)
+
+
+def _case_problem(row: object) -> str | None:
+    """Why a case record cannot be compared ("'metrics.recall@5': Input should be ..."), or None."""
+    if (problem := json_problem(row)) is not None:  # too deep, or a lone surrogate no terminal can print
+        return problem
+    try:
+        CaseRecord.model_validate(row)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return f"not a valid case record: '{'.'.join(str(p) for p in first['loc'])}': {first['msg']}"
+    return None
+
+
+def _not_comparable(defect: Defect) -> InvalidInput:
+    invalid = InvalidInput([defect])
+    invalid.exit_code = 2  # an unreadable run or baseline is "not comparable", never a regression
+    return invalid
+
+
+def read_cases(path: Path) -> list[dict[str, Any]]:
+    """A run's cases.jsonl, each line checked as a case record; errors name the file and line (exit 2)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise _not_comparable(Defect(str(path), None, f"cannot read: {exc.strerror or exc}")) from None
+    except UnicodeDecodeError as exc:
+        bad_line = exc.object[: exc.start].count(b"\n") + 1
+        raise _not_comparable(Defect(str(path), bad_line, "not UTF-8 text")) from None
+    rows: list[dict[str, Any]] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _not_comparable(Defect(str(path), n, f"not valid JSON ({exc.msg})")) from None
+        except RecursionError:
+            raise _not_comparable(Defect(str(path), n, "JSON nested too deeply")) from None
+        if (problem := _case_problem(row)) is not None:
+            raise _not_comparable(Defect(str(path), n, problem))
+        rows.append(row)
+    return rows
+
+
 def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
     """A run directory or its report.json, with the per-case records when they sit beside it."""
     report_path = path if path.suffix == ".json" else path / "report.json"
     report = read_report(report_path)
     cases_path = report_path.parent / "cases.jsonl"
-    return report, read_jsonl(cases_path) if cases_path.exists() else None
+    return report, read_cases(cases_path) if cases_path.exists() else None
 
 
 def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
@@ -53,13 +122,20 @@ def promote(run: Path, root: Path, variant: str | None = None) -> Path:
         fps = {r["fingerprint"] for r in rows}
         if len(fps) != 1:
             raise NomadError(f"{run}: matrix rows span fingerprints {sorted(fps)}; promote one corpus at a time", 2)
-        target = baseline_path(root, fps.pop(), "matrix")
+        target = baseline_path(root, fps.pop(), "matrix", source=str(run / "matrix.json"))
         write_atomic(target, json.dumps({"promoted_from": str(run), "rows": rows}, indent=1))
         return target
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
         raise NomadError(f"{run}: a failed run cannot become a baseline ({report.error})", 2)
-    target = baseline_path(root, report.identity.fingerprint, report.tier, variant or default_variant(report))
+    source = str(run if run.suffix == ".json" else run / "report.json")
+    if variant:  # named on the command line: the message says so rather than blaming the report
+        require_safe("promote.variant", variant=variant)
+    target = baseline_path(root, report.identity.fingerprint, report.tier, variant or default_variant(report),
+                           source=source)
+    # A report written before configs were redacted may still hold a credential: a baseline is committed.
+    report = report.model_copy(update={"config": redact(report.config, report.config),
+                                       "system": redact(report.system, report.system)})
     base = Baseline(
         promoted_from=str(run), promoted_at=datetime.now(UTC).isoformat(timespec="seconds"),
         report=report, cases=[_case_summary(c) for c in cases or []],
@@ -79,17 +155,23 @@ def load_baseline(path: Path) -> Baseline:
     except FileNotFoundError:
         raise NomadError(f"no baseline at {path}; promote one with: python -m nomad_eval tier=promote "
                          "promote.run=<run dir>", 2) from None
+    except OSError as exc:  # no permission, or not a file
+        raise NomadError(f"{path}: cannot read the baseline: {exc.strerror or exc}", 2) from None
     except (ValueError, RecursionError) as exc:  # bad JSON or bytes: unreadable, so not comparable (exit 2)
         raise NomadError(f"{path}: not a valid baseline: not JSON ({exc})", 2) from None
+    if (problem := json_problem(raw)) is not None:
+        raise NomadError(f"{path}: not a valid baseline: {problem}", 2)
     if looks_upstream(raw):  # upstream NOMAD's baselines/<fingerprint>/retrieval.json, converted to ours
         report, cases = upstream_baseline(raw, path)
         return Baseline(promoted_from=f"upstream NOMAD baseline {path}", promoted_at=report.provenance.created
                         if report.provenance else "", report=report, cases=cases)
     try:
-        return Baseline.model_validate(raw)
+        base = Baseline.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        invalid = InvalidInput([Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")])
-        invalid.exit_code = 2  # an unreadable baseline is "not comparable", never a regression
-        raise invalid from None
+        raise _not_comparable(Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")) from None
+    for i, case in enumerate(base.cases):
+        if (problem := _case_problem(case)) is not None:
+            raise _not_comparable(Defect(str(path), None, f"cases[{i}]: {problem}"))
+    return base

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -49,7 +50,9 @@ def _plotly_js() -> str:
 
 def figure_div(fig: Any, div_id: str) -> str:
     fig.update_layout(margin={"l": 40, "r": 20, "t": 40, "b": 40}, height=360, template="plotly_white")
-    return str(fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False}))
+    # plotly puts the id in an attribute and a script string unescaped; a swept key names some of them.
+    safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", div_id)
+    return str(fig.to_html(full_html=False, include_plotlyjs=False, div_id=safe_id, config={"displaylogo": False}))
 
 
 def headline(metrics: dict[str, float | None], base: dict[str, float | None] | None, names: list[str],
@@ -61,8 +64,8 @@ def headline(metrics: dict[str, float | None], base: dict[str, float | None] | N
         iv = (intervals or {}).get(n)
         delta = "" if v is None or b is None else f"{v - b:+.4f}"
         cls = "" if not delta else ("up" if v > b else "down" if v < b else "")  # type: ignore[operator]
-        rows.append(f"<tr><td>{html.escape(n)}</td><td>{fmt(v)}</td><td>{fmt_interval(iv)}</td><td>{fmt_n(iv)}</td>"
-                    f"<td>{fmt(b)}</td><td class='{cls}'>{delta or '—'}</td></tr>")
+        cells = [html.escape(x) for x in (n, fmt(v), fmt_interval(iv), fmt_n(iv), fmt(b))]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + f"<td class='{cls}'>{delta or '—'}</td></tr>")
     head = ("<tr><th>metric</th><th>this run</th><th>95% interval</th><th>n</th><th>baseline</th>"
             "<th>delta</th></tr>")
     return f"<table id='headline'>{head}{''.join(rows)}</table>"
@@ -80,7 +83,14 @@ def question_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
             f"<table id='questions'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
+def text_list(items: list[str]) -> str:
+    """Plain lines (warnings), escaped: they quote goldens, documents and config values, which are data."""
+    return "<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in items) + "</ul>"
+
+
 def page(title: str, meta: str, sections: list[tuple[str, str]]) -> str:
+    """`title`, `meta` and section headings are plain text (escaped here); section contents are HTML built by
+    the functions above, which escape every value they show."""
     body = "".join(f"<h2>{html.escape(h)}</h2>{content}" for h, content in sections)
-    return PAGE.format(title=html.escape(title), meta=meta, body=body, plotly_js=_plotly_js())
+    return PAGE.format(title=html.escape(title), meta=html.escape(meta), body=body, plotly_js=_plotly_js())
 

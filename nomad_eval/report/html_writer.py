@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
-from nomad_eval.report.html import figure_div, headline, page, question_table
+from nomad_eval.report.html import figure_div, headline, page, question_table, text_list
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report, headline_k
@@ -26,9 +26,12 @@ def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text())["report"]["metrics"]  # type: ignore[no-any-return]
-    except (KeyError, ValueError):
+        metrics = json.loads(path.read_text())["report"]["metrics"]
+    except (KeyError, TypeError, ValueError):
         return None
+    # Numbers only: the file is data, and a string here would reach the page (or fail the subtraction).
+    return {str(k): float(v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)} \
+        if isinstance(metrics, dict) else None
 
 
 def _meta(report: Report) -> str:
@@ -58,6 +61,8 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
     sections.append(("Questions", question_table(rows, ["id", "tags", "relevant", "retrieved", "why"])))
+    if report.warnings:
+        sections.append(("Warnings", text_list(report.warnings)))
     return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
 
 
@@ -74,6 +79,8 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
              "_passed": c.get("passed")} for c in cases]
     sections.append(("Questions", question_table(rows, ["id", "mode", "repeat", "tags", "answer", "why"])))
+    if report.warnings:
+        sections.append(("Warnings", text_list(report.warnings)))
     model = report.identity.model if report.identity else "?"
     return page(f"nomad-eval generation report — model {model}", _meta(report), sections)
 

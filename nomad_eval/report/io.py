@@ -21,7 +21,9 @@ def read_report(path: Path) -> Report:
     except FileNotFoundError:
         # Exit 2, like every other "cannot be compared": CI must not read a mistyped path as a regression.
         raise NomadError(f"{path}: no report.json here (name a run directory or its report.json)", 2) from None
-    except ValidationError as exc:
+    except OSError as exc:  # a folder named report.json, no permission
+        raise NomadError(f"{path}: cannot read the report: {exc.strerror or exc}", 2) from None
+    except ValidationError as exc:  # bad JSON (the message gives line and column), bytes, or a wrong key
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise NomadError(f"{path}: not a valid report: '{loc}': {first['msg']}", 2) from None

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from nomad_eval.base.console import console
-from nomad_eval.report.io import write_atomic
+from nomad_eval.base.errors import NomadError
+from nomad_eval.report.io import read_report, write_atomic
 
 if TYPE_CHECKING:  # polars costs ~0.1 s to import; only merges need it
     import polars as pl
@@ -24,11 +25,20 @@ INTERVAL_SUFFIXES = ("low", "high", "n")
 
 def sweep_id(sweep_dir: Path) -> str | None:
     f = sweep_dir / SWEEP_FILE
-    return json.loads(f.read_text())["sweep_id"] if f.exists() else None
+    if not f.exists():
+        return None
+    try:
+        value = json.loads(f.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not JSON
+        raise NomadError(f"{f}: not a readable sweep file ({exc})", 2) from None
+    found = value.get("sweep_id") if isinstance(value, dict) else None
+    if not isinstance(found, str):
+        raise NomadError(f"{f}: not a sweep file: expected an object with a string 'sweep_id'", 2)
+    return found
 
 
 def _row(run_dir: Path) -> dict[str, Any]:
-    report = json.loads((run_dir / "report.json").read_text())
+    report = read_report(run_dir / "report.json").model_dump()  # checked: a damaged report names its file
     row: dict[str, Any] = {"job": run_dir.name, "status": report.get("status"), "error": report.get("error")}
     for item in report.get("overrides") or []:
         key, _, value = item.lstrip("+~").partition("=")
@@ -71,7 +81,7 @@ def collect(run_dirs: list[Path], only_sweep: str | None = None) -> list[Path]:
         f = d / "report.json"
         if not f.exists():
             continue
-        if only_sweep is not None and json.loads(f.read_text()).get("sweep_id") != only_sweep:
+        if only_sweep is not None and read_report(f).sweep_id != only_sweep:
             continue
         out.append(d)
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import subprocess
 from datetime import UTC, datetime
@@ -31,9 +32,11 @@ def provenance() -> Provenance:
             pass
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no")
+    diff = _git("diff", "HEAD", "--binary") if status else None
     return Provenance(
         git_commit=commit,
         git_dirty=None if status is None else bool(status),
+        git_diff=None if diff is None else hashlib.sha256(diff.encode()).hexdigest()[:16],
         versions=versions,
         python=platform.python_version(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),

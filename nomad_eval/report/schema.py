@@ -50,6 +50,8 @@ class MetricInterval(BaseModel):
 class Provenance(BaseModel):
     git_commit: str | None
     git_dirty: bool | None
+    # sha256 (16 hex) of `git diff HEAD`: on a dirty tree, which edits; two dirty runs match only with the same.
+    git_diff: str | None = None
     versions: dict[str, str]
     python: str
     created: str

@@ -1,7 +1,9 @@
 """tier=calibrate: a judge against human labels -> agreement, Cohen's kappa, Spearman, flip rate.
 
-The report is stored next to the rubric version (judging.calibration_dir/<rubric>-v<version>.json); a judge
-metric can gate only when that report shows enough agreement.
+A run writes its result under its run directory only. `calibrate.file=<that run dir>` files it next to the
+rubric version (judging.calibration_dir/<rubric>-v<version>--<judge>.json), where a judge gate reads it: a judge
+metric can gate only when that report shows enough agreement, so filing one is a decision, never a side effect
+(and the default calibration_dir is inside the repository's conf/).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.table import Table
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.safe_names import require_safe
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.judges.agreement import agreement, cohen_kappa, flip_rate, spearman
 from nomad_eval.judges.judge import judge
@@ -57,9 +60,32 @@ def load_labels(path: Path, scale: list[int]) -> list[Label]:
     return out
 
 
+def file_result(source: Path, calibration_dir: Path) -> Path:
+    """Copies a calibrate run's calibration.json to where judge gates read it, under the name the run chose."""
+    path = source / "calibration.json" if source.is_dir() else source
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise NomadError(f"{path}: no calibration.json here (name a tier=calibrate run directory)", 2) from None
+    except (OSError, ValueError) as exc:
+        raise NomadError(f"{path}: not a readable calibration result ({exc})", 2) from None
+    if not isinstance(result, dict) or not all(k in result for k in ("rubric", "agreement", "n", "filed_as")):
+        raise NomadError(f"{path}: not a calibration result (needs rubric, agreement, n and filed_as)", 2)
+    name = result["filed_as"]
+    require_safe(str(path), file_name=name)  # it becomes a path: nothing in a result may point elsewhere
+    target = calibration_dir / str(name)
+    write_atomic(target, json.dumps(result, indent=1))
+    return target
+
+
 def run(cfg: DictConfig) -> int:
+    if cfg.calibrate.get("file"):
+        target = file_result(Path(cfg.calibrate.file), Path(cfg.judging.calibration_dir))
+        console.print(f"filed {cfg.calibrate.file} as {target}; judge gates of that rubric and judge model read it")
+        return 0
     if not cfg.calibrate.get("labels"):
-        raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric>", 2)
+        raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric> (or "
+                         "calibrate.file=<a calibrate run dir> to file its result)", 2)
     chosen = rubrics(cfg)
     if len(chosen) != 1:
         raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
@@ -94,11 +120,11 @@ def run(cfg: DictConfig) -> int:
         "n": len(judged), "total": len(rows), "unparseable": len(rows) - len(judged),
         "agreement": agree, "kappa": kappa, "spearman": rho, "flip_rate": flips, "repeats": repeats,
         "min_agreement": min_agreement, "calibrated": calibrated,
+        "filed_as": calibration_path(cfg, rubric).name,  # where `calibrate.file=<this run>` puts it
     }
     out = run_dir(cfg)
     write_jsonl(out / "calibration_cases.jsonl", rows)
     write_atomic(out / "calibration.json", json.dumps(result, indent=1))
-    write_atomic(calibration_path(cfg, rubric), json.dumps(result, indent=1))
     if not cfg.quiet:
         t = Table(title=f"calibration of {rubric.key} (judge {judge_model})")
         for c in ("n", "unparseable", "agreement", "kappa", "spearman", "flip_rate", "calibrated"):
@@ -106,5 +132,6 @@ def run(cfg: DictConfig) -> int:
         t.add_row(str(len(judged)), str(len(rows) - len(judged)), fmt(agree), fmt(kappa), fmt(rho), fmt(flips),
                   "yes" if calibrated else "no")
         console.print(t)
-        console.print(f"stored as {calibration_path(cfg, rubric)}")
+        console.print(f"written to {out / 'calibration.json'}; to let judge gates use it: python -m nomad_eval "
+                      f"tier=calibrate calibrate.file={out} (files it as {calibration_path(cfg, rubric)})")
     return 0

@@ -1,15 +1,10 @@
-"""Golden patterns matched with a guard: a pattern that would take exponential time gives None, not a hang."""
+"""Golden patterns matched with a guard: a pattern that would take exponential time gives None, not a hang.
+
+The engine, flags and time limit live in nomad_eval/base/patterns.py, shared with the golden loader's check.
+"""
 
 from __future__ import annotations
 
-import regex
+from nomad_eval.base.patterns import TIMEOUT_S, search
 
-TIMEOUT_S = 1.0
-
-
-def search(pattern: str, text: str) -> bool | None:
-    """Case-insensitive search; None when the pattern ran past the time limit (the golden is then reported)."""
-    try:
-        return regex.search(pattern, text, flags=regex.IGNORECASE, timeout=TIMEOUT_S) is not None
-    except TimeoutError:
-        return None
+__all__ = ["TIMEOUT_S", "search"]
