@@ -1,0 +1,142 @@
+"""A judge's mean corrected by a few human labels: prediction-powered inference (PPI).
+
+Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, "Prediction-powered inference", Science 382 (2023). The judge
+scores every case of a run; a person labels a uniformly random few. The estimate of the mean human label is
+
+    mean of the judge over the unlabelled units + mean of (human - judge) over the labelled units
+
+and its 95% interval adds both terms' variances. The second term (the "rectifier") measures the judge's bias on
+the very answers of this run, so a biased or weak judge still gives a valid interval: weakness only widens it.
+The arithmetic is ppi-python's (`ppi_py.ppi_mean_ci`), not a copy of it; tests/core/test_ppi.py checks equality.
+
+Choices, each measured by bench/ppi_sim.py (bench/results/ppi.json):
+
+- Classic PPI (`lam=1`), not PPI++'s power tuning (Angelopoulos, Duchi and Zrnic 2023, arXiv:2311.01453), which
+  is what ppi_mean_ci does by default (`lam=None`). Classic PPI is the estimator whose coverage the paper proves;
+  the tuned `lam` is estimated from the same 50-odd labels it is then applied to, which the interval does not
+  account for. Measured with 50 labels: classic PPI covers 93.1-95.7% in 29 of 31 settings (90.1% and 91.3% in
+  the two where a 90%-accurate judge errs only one way on N=1000), PPI++ 89.7-94.6%, under 93% in 13. The price:
+  with a weak judge (accuracy 0.6) classic PPI's interval is 1.1-1.5 times as wide as the labels' own, an honest
+  sign that the judge adds nothing; at accuracy 0.9 it is 0.6-0.9 times as wide. `power_tuning=True` gives PPI++.
+- Labelled and unlabelled units are disjoint: the labelled ones are not counted again in the judge term, which is
+  the independent-samples setting of the paper and of ppi_mean_ci.
+- The unit is the question, not the case, when `groups` names each case's question: repeats of one question
+  share most of their answer, so they are not independent observations (and labelling two of them is wasted
+  effort). A question's judge score is the mean over its cases; a labelled question contributes the mean of
+  (human - judge) over its labelled cases only, so the rectifier always pairs a label with the verdict on the same
+  answer.
+- A null verdict (unparseable, or refused by the judge's server) is scored as the middle of the scale (0.5), not
+  dropped. PPI is valid for any fixed scoring of the judge's output, so giving "no verdict" its own value keeps
+  the estimate unbiased for every case of the run; dropping those cases would estimate the mean over answers the
+  judge could read, and unparseable verdicts are not missing at random (long or odd answers). The middle is at
+  most 0.5 from any label, which bounds what those cases add to the rectifier's variance. The uncorrected judge
+  mean beside it stays the report's: the mean over parsed verdicts, with the nulls counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any, Literal
+
+import numpy as np
+
+LEVEL = 0.95
+MIN_LABELS = 10     # below this, a normal-approximation interval on the rectifier is not worth printing
+NULL_SCORE = 0.5    # a null verdict's score on the 0-1 scale; see the module docstring
+
+Status = Literal["corrected", "uncorrected", "refused"]
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """The judge's mean beside the prediction-powered estimate of the mean human label, on a 0-1 scale."""
+
+    status: Status               # corrected; uncorrected (no labels); refused (too few labels, see reason)
+    judge_mean: float | None     # the mean of the parsed verdicts, uncorrected
+    estimate: float | None       # the prediction-powered estimate of the mean human label
+    low: float | None
+    high: float | None
+    n: int                       # labelled units (questions when grouped, else cases)
+    N: int                       # judged units, labelled ones included
+    null_verdicts: int           # cases whose verdict was null, scored as NULL_SCORE in the estimate
+    disagreements: int = 0       # labelled cases whose label differs from the judge's score (a null always does)
+    reason: str = ""
+    method: str = "ppi"          # "ppi" (lam=1), "ppi++" (tuned lam) or "classical" (every unit labelled)
+    level: float = LEVEL
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _score(v: float | None) -> float:
+    return NULL_SCORE if v is None else v
+
+
+def _check_unit(name: str, key: str, v: float | None) -> None:
+    if v is not None and not (math.isfinite(v) and 0.0 <= v <= 1.0):
+        raise ValueError(f"{name} for {key!r} is {v}; scores must lie in [0, 1] (divide by the scale's maximum)")
+
+
+def corrected_mean(judge: Mapping[str, float | None], labels: Mapping[str, float],
+                   groups: Mapping[str, str] | None = None, min_labels: int = MIN_LABELS,
+                   power_tuning: bool = False) -> Corrected:
+    """The judge's scores on every judged case (None: no verdict), human labels on a random subset, matched by
+    case key, and optionally each case's question; every value on a 0-1 scale."""
+    for key, v in judge.items():
+        _check_unit("the judge score", key, v)
+    for key, y in labels.items():
+        _check_unit("the label", key, y)
+    if unknown := sorted(set(labels) - set(judge)):
+        raise ValueError(f"{len(unknown)} label(s) for cases that were not judged, e.g. {unknown[0]!r}")
+    unit = dict(groups) if groups is not None else {k: k for k in judge}
+    if missing := sorted(set(judge) - set(unit)):
+        raise ValueError(f"no group for {len(missing)} judged case(s), e.g. {missing[0]!r}")
+
+    parsed = [v for v in judge.values() if v is not None]
+    judge_mean = fmean(parsed) if parsed else None
+    nulls = len(judge) - len(parsed)
+    all_scores: dict[str, list[float]] = {}
+    for key, v in judge.items():
+        all_scores.setdefault(unit[key], []).append(_score(v))
+    labelled: dict[str, list[tuple[float, float]]] = {}
+    for key, y in labels.items():
+        labelled.setdefault(unit[key], []).append((y, _score(judge[key])))
+    n, big_n = len(labelled), len(all_scores)
+
+    # Few disagreements make the rectifier a rare event, where a normal interval is at its roughest: with 50 labels
+    # and N=1000 the benchmark measures 90-91% coverage when a 90%-accurate judge errs only one way (about 5
+    # disagreements), 93-95% with 100 labels. Reported so a reader can see when to label more.
+    differ = sum(y != s for pairs in labelled.values() for y, s in pairs)
+
+    def result(status: Status, reason: str) -> Corrected:
+        return Corrected(status, judge_mean, None, None, None, n, big_n, nulls, differ, reason)
+
+    if n == 0:
+        return result("uncorrected", "uncorrected: no human labels for this run's judged answers")
+    if n < min_labels:
+        what = "question" if groups is not None else "case"
+        return result("refused", f"uncorrected: {n} labelled {what}(s) of the {min_labels} a corrected estimate needs; "
+                                 "label more with tier=labels")
+
+    # Imported here: ppi_py pulls in numba, statsmodels and scikit-learn, about 5 s from a bare interpreter on
+    # two cores (0.9 s of it when scipy, statsmodels and scikit-learn are already loaded); a report without
+    # labels must not pay for it.
+    import ppi_py
+
+    human = np.array([fmean(p[0] for p in pairs) for pairs in labelled.values()])
+    judged = np.array([fmean(p[1] for p in pairs) for pairs in labelled.values()])
+    rest = np.array([fmean(s) for u, s in all_scores.items() if u not in labelled])
+    alpha = 1 - LEVEL
+    if rest.size == 0:
+        # Every unit labelled: the judge has nothing left to add, and the labels' own mean is the estimate.
+        low, high = ppi_py.classical_mean_ci(human, alpha=alpha)
+        return Corrected("corrected", judge_mean, fmean(human), float(low), float(high), n, big_n, nulls, differ,
+                         method="classical")
+    lam = None if power_tuning else 1.0
+    estimate = ppi_py.ppi_mean_pointestimate(human, judged, rest, lam=lam)
+    low, high = ppi_py.ppi_mean_ci(human, judged, rest, alpha=alpha, lam=lam)
+    return Corrected("corrected", judge_mean, float(np.squeeze(estimate)), float(np.squeeze(low)),
+                     float(np.squeeze(high)), n, big_n, nulls, differ, method="ppi++" if power_tuning else "ppi")

@@ -1,0 +1,290 @@
+"""tier=labels: a person labels a seeded random sample of a run's judged answers, which corrects the judge's mean.
+
+    python -m nomad_eval tier=labels tier.run=<a judged generation run> [tier.rubric=faithfulness] [tier.mode=e2e]
+
+The sample is drawn by question (one repeat each, chosen at random too), in a seeded order, so any prefix of it
+is itself a uniform random sample: stopping early, or coming back later to label more, keeps it one. Labels go to
+a JSONL file (default `<run>/judge_labels.jsonl`), one line per answer, keyed by corpus fingerprint, golden id,
+mode, repeat and rubric version, with a hash of the labelled material (question, injected chunk ids, answer; the
+fingerprint fixes the chunks' text) and of the set of answers the sample was drawn from. A label is only applied
+to the same answer in a run with the same set of answers: this run, or a later one that reproduced it (cached
+answers). PPI needs the labelled answers to be a uniform random sample of the run's, so when some labelled answers
+have changed the survivors are not one, and the correction is refused rather than computed from them.
+`judge_corrected` turns labels into the prediction-powered estimate per judge metric (nomad_eval/core/ppi.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from rich.markup import escape
+
+from nomad_eval.base.console import console
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.judges.rubric import Rubric, load_rubric
+from nomad_eval.judges.run_judges import by_rule
+from nomad_eval.report.io import read_jsonl, read_report, write_jsonl
+from nomad_eval.report.schema import Report
+
+DEFAULT_SAMPLE = 50
+
+
+class Label(BaseModel):
+    """One line of a labels file: a person's verdict on one judged answer, under one rubric version."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    fingerprint: StrictStr
+    id: StrictStr
+    mode: StrictStr
+    repeat: StrictInt
+    rubric: StrictStr                   # rubric name and version, e.g. faithfulness-v2
+    text_hash: StrictStr                # of the labelled question, injected chunk ids and answer
+    population: StrictStr               # of the answers the sample was drawn from (population_hash)
+    label: StrictInt | None             # None: the person skipped it
+    scale: list[StrictInt] = Field(min_length=2)
+    run: str = ""                       # where it was labelled from, for people
+    seed: int | None = None
+    labelled_at: str = ""
+
+
+def text_hash(case: dict[str, Any]) -> str:
+    material = [case["query"], case.get("injected") or [], case["answer"]]
+    return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def population_hash(cases: list[dict[str, Any]]) -> str:
+    """Names the set of answers a sample is drawn from: labels are a random sample of this set and no other."""
+    keys = sorted(f"{c['id']}#{c['repeat']}" for c in cases)
+    return hashlib.sha256(json.dumps(keys).encode()).hexdigest()[:16]
+
+
+def _key(fingerprint: str, rubric: str, case: dict[str, Any]) -> tuple[str, str, str, int, str]:
+    return fingerprint, str(case["id"]), str(case["mode"]), int(case["repeat"]), rubric
+
+
+def _label_key(lab: Label) -> tuple[str, str, str, int, str]:
+    return lab.fingerprint, lab.id, lab.mode, lab.repeat, lab.rubric
+
+
+def read_labels(path: Path) -> list[Label]:
+    out, defects = [], []
+    for n, row in enumerate(read_jsonl(path), 1):
+        try:
+            out.append(Label.model_validate(row))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            defects.append(Defect(str(path), n, f"'{'.'.join(map(str, first['loc']))}': {first['msg']}"))
+    if defects:
+        raise InvalidInput(defects)
+    return out
+
+
+def judged(cases: list[dict[str, Any]], rubric: Rubric, mode: str) -> list[dict[str, Any]]:
+    """The cases a judge metric is the mean over: this mode's, less those a rule leaves without a verdict (a
+    correct refusal has no question to address). A case the judge could not score stays: it is part of the run."""
+    out = []
+    for c in cases:
+        if c["mode"] != mode:
+            continue
+        rule = by_rule(rubric, c)
+        if rule is None or rule.verdict is not None:
+            out.append(c)
+    return out
+
+
+def draw_sample(cases: list[dict[str, Any]], seed: int, size: int) -> list[dict[str, Any]]:
+    """`size` questions in a seeded random order, one randomly chosen repeat of each. Every draw is made for every
+    question before any is taken, so a larger `size` extends a smaller one's sample instead of replacing it."""
+    by_question: dict[str, list[dict[str, Any]]] = {}
+    for c in sorted(cases, key=lambda c: (str(c["id"]), int(c["repeat"]))):
+        by_question.setdefault(str(c["id"]), []).append(c)
+    ids = sorted(by_question)
+    rng = np.random.default_rng(seed)
+    order, picks = rng.permutation(len(ids)), rng.random(len(ids))
+    return [by_question[ids[i]][int(picks[i] * len(by_question[ids[i]]))] for i in order[:size]]
+
+
+def _show(i: int, total: int, case: dict[str, Any], passages: list[str]) -> None:
+    # Escaped: answers and corpus text are untrusted and may hold rich markup such as "[red]".
+    console.print(f"\n[bold]{i}/{total}[/] {escape(str(case['id']))} ({case['mode']}, repeat {case['repeat']})")
+    console.print(f"[bold]question[/] {escape(str(case['query']))}")
+    for j, text in enumerate(passages, 1):
+        console.print(f"[bold]passage {j}[/] {escape(text)}")
+    if not passages:
+        console.print("[bold]passages[/] (none)")
+    console.print(f"[bold]answer[/] {escape(str(case['answer']))}")
+
+
+def label_loop(items: Sequence[tuple[dict[str, Any], list[str]]], rubric: Rubric, read: Callable[[str], str],
+               record: Callable[[dict[str, Any], int | None], None]) -> int:
+    """Ask for a label per (case, passages). Answers: a value of the rubric's scale, s (skip), q (save and stop).
+    `record` is called after every answer, so labels already given survive an interrupted session. Returns how
+    many were answered (labelled or skipped). The judge's own verdict is never shown: it would anchor the person.
+    """
+    allowed = [str(v) for v in rubric.scale]
+    prompt = f"{rubric.name} ({' / '.join(allowed)}), s = skip, q = save and stop: "
+    console.print(f"[bold]{rubric.key}[/]\n{escape(rubric.instructions.strip())}")
+    answered = 0
+    for i, (case, passages) in enumerate(items, 1):
+        _show(i, len(items), case, passages)
+        while True:
+            try:
+                answer = read(prompt).strip().lower()
+            except EOFError:
+                answer = "q"
+            if answer in (*allowed, "s", "q"):
+                break
+            console.print(f"  please answer with {', '.join(allowed)}, s or q")
+        if answer == "q":
+            break
+        record(case, None if answer == "s" else int(answer))
+        answered += 1
+    return answered
+
+
+def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
+             population: list[dict[str, Any]]) -> tuple[dict[tuple[str, str, str, int, str], Label], int]:
+    """The labels that stand for answers of `population`, by key (the last line for a key wins, so an answer
+    labelled again replaces its old label), and how many of this fingerprint, rubric and mode do not: the answer
+    has changed since, or the sample was drawn from another set of answers (other goldens, tags, limit, repeats).
+    """
+    index = {_key(fingerprint, rubric, c): c for c in population}
+    drawn_from = population_hash(population)
+    latest = {_label_key(lab): lab for lab in labels
+              if (lab.fingerprint, lab.rubric, lab.mode) == (fingerprint, rubric, mode)}
+    good = {k: lab for k, lab in latest.items()
+            if lab.population == drawn_from and k in index and text_hash(index[k]) == lab.text_hash}
+    return good, len(latest) - len(good)
+
+
+def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequence[Label],
+                    rubrics: Sequence[Rubric]) -> dict[str, dict[str, Any]]:
+    """Per judge metric of a report ("<mode>.<rubric>"): the judge mean beside the prediction-powered estimate,
+    from labels on exactly this run's answers (same fingerprint, set of answers, rubric version and text)."""
+    fingerprint = report.identity.fingerprint if report.identity else ""
+    by_name = {r.name: r for r in rubrics}
+    out: dict[str, dict[str, Any]] = {}
+    for metric, section in report.judges.items():
+        mode, _, name = metric.partition(".")
+        rubric = by_name.get(name)
+        if rubric is None:
+            continue
+        top = max(rubric.scale)
+        population = judged(cases, rubric, mode)
+        scores: dict[str, float | None] = {}
+        groups: dict[str, str] = {}
+        for c in population:
+            key = f"{c['id']}#{c['repeat']}"
+            v = (c.get("judges") or {}).get(name)
+            scores[key], groups[key] = (None if v is None else v / top), str(c["id"])
+        good, stale = matching(labels, fingerprint, str(section.get("rubric")), mode, population)
+        human = {f"{lab.id}#{lab.repeat}": lab.label / max(lab.scale) for lab in good.values()
+                 if lab.label is not None}
+        result = corrected_mean(scores, human, groups)
+        if stale:
+            # The labels left are those whose answers did not change, which is no longer a random sample.
+            result = replace(result, status="refused", estimate=None, low=None, high=None,
+                             reason=f"uncorrected: {stale} label(s) are for answers this run does not have (changed "
+                                    "since, or drawn from other questions): the rest are not a random sample of "
+                                    "this run's answers; label it with tier=labels")
+        skipped = sum(lab.label is None for lab in good.values())
+        out[metric] = {**result.as_dict(), "skipped": skipped, "stale_labels": stale, "null_score": NULL_SCORE}
+    return out
+
+
+def describe(metric: str, r: dict[str, Any]) -> str:
+    mean = "none" if r["judge_mean"] is None else f"{r['judge_mean']:.3f}"
+    head = f"{metric}: judge mean {mean}"
+    if r["status"] != "corrected":
+        return f"{head}; {r['reason']}"
+    nulls = f"; {r['null_verdicts']} null verdict(s) scored {r['null_score']}" if r["null_verdicts"] else ""
+    return (f"{head}; corrected by {r['n']} of {r['N']} questions labelled: {r['estimate']:.3f} "
+            f"[{r['low']:.3f}, {r['high']:.3f}] ({r['method']}, {r['level']:.0%}); the judge disagreed with "
+            f"{r['disagreements']} label(s){nulls}")
+
+
+def _passage_texts(report: Report, wanted: set[str]) -> dict[str, str]:
+    """The injected chunks' text, re-chunked from the run's own config; refused when the corpus or its chunking
+    has changed since, because the person would label other text than the judge saw."""
+    rt = Runtime(OmegaConf.create(report.config))
+    then = report.identity.fingerprint if report.identity else None
+    if rt.fingerprint != then:
+        raise NomadError(f"the corpus fingerprint is {rt.fingerprint} now, {then} in the run: its passages cannot "
+                         "be shown as they were judged; label a fresh run", 2)
+    texts = {c.chunk_id: c.text for c in rt.chunks}
+    if missing := sorted(wanted - texts.keys()):
+        raise NomadError(f"chunk {missing[0]} of the run is not in its corpus any more", 2)
+    return {k: texts[k] for k in wanted}
+
+
+def _choose(tier: DictConfig, report: Report) -> tuple[str, str]:
+    metrics = sorted(report.judges)
+    if not metrics:
+        raise NomadError("this run has no judge verdicts: run tier=generation with judge=<rubric> first", 2)
+    names = sorted({m.partition(".")[2] for m in metrics})
+    modes = sorted({m.partition(".")[0] for m in metrics})
+    name = str(tier.get("rubric") or (names[0] if len(names) == 1 else ""))
+    mode = str(tier.get("mode") or (modes[0] if len(modes) == 1 else "e2e" if "e2e" in modes else ""))
+    if f"{mode}.{name}" not in report.judges:
+        raise NomadError(f"name the judge metric to label with tier.rubric=<rubric> tier.mode=<mode>; this run has "
+                         f"{', '.join(metrics)}", 2)
+    return mode, name
+
+
+def run(cfg: DictConfig) -> int:
+    tier = cfg.tier
+    if not tier.get("run"):
+        raise NomadError("tier=labels needs tier.run=<a judged generation run's directory>", 2)
+    size = tier.get("sample", DEFAULT_SAMPLE)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise NomadError(f"tier.sample={size!r} must be a whole number of questions, at least 1", 2)
+    report = read_report(Path(tier.run))
+    run_dir = Path(tier.run) if Path(tier.run).is_dir() else Path(tier.run).parent
+    cases = read_jsonl(run_dir / "cases.jsonl")
+    mode, name = _choose(tier, report)
+    rubric = load_rubric(Path(cfg.judging.rubrics_dir), name)
+    then = report.judges[f"{mode}.{name}"].get("rubric")
+    if rubric.key != then:
+        raise NomadError(f"the run was judged with {then} but the rubric is {rubric.key} now: a label would answer "
+                         "another question than the judge did", 2)
+    out = Path(tier.out) if tier.get("out") else run_dir / "judge_labels.jsonl"
+    labels = read_labels(out) if out.exists() else []
+    fingerprint = report.identity.fingerprint if report.identity else ""
+    population = judged(cases, rubric, mode)
+    done, _ = matching(labels, fingerprint, rubric.key, mode, population)
+    sample = draw_sample(population, int(cfg.seed), size)
+    todo = [c for c in sample if _key(fingerprint, rubric.key, c) not in done]
+    texts = _passage_texts(report, {cid for c in todo for cid in c.get("injected") or []})
+    console.print(f"{len(sample) - len(todo)} of a sample of {len(sample)} already labelled in {out}; "
+                  f"{len(todo)} to go")
+    drawn_from = population_hash(population)
+
+    def record(case: dict[str, Any], label: int | None) -> None:
+        labels.append(Label(fingerprint=fingerprint, id=str(case["id"]), mode=mode, repeat=int(case["repeat"]),
+                            rubric=rubric.key, text_hash=text_hash(case), population=drawn_from, label=label,
+                            scale=rubric.scale, run=str(run_dir), seed=int(cfg.seed),
+                            labelled_at=datetime.now(UTC).isoformat()))
+        write_jsonl(out, [lab.model_dump() for lab in labels])
+
+    items = [(c, [texts[cid] for cid in c.get("injected") or []]) for c in todo]
+    answered = label_loop(items, rubric, input if sys.stdin else _no_input, record)
+    console.print(f"\n{answered} answer(s) saved to {out}")
+    result = judge_corrected(report, cases, labels, [rubric])
+    console.print(describe(f"{mode}.{name}", result[f"{mode}.{name}"]), markup=False)
+    return 0
+
+
+def _no_input(prompt: str) -> str:
+    raise EOFError  # no terminal to ask: stop, keeping what is saved
