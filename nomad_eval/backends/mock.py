@@ -12,7 +12,11 @@ from typing import Any
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
 
 DECLINE = "I don't have information about that in the available documents."
-_CONTEXT = re.compile(r"<context>\n(.*?)\n</context>", re.DOTALL)
+# The passage blocks of the final user message, read as a model reads them; the rag layer writes them
+# (`rag.prompt.user_message`), and a test holds this reading to that writer.
+_BLOCK = re.compile(r'<passage title="([^"]*)">\n(.*?)\n</passage>', re.DOTALL)
+_ESCAPED = re.compile(r"&(amp|lt|quot);")
+_UNESCAPE = {"amp": "&", "lt": "<", "quot": '"'}
 
 
 class MockModel:
@@ -36,10 +40,26 @@ class MockModel:
         if last.startswith("Rewrite"):  # the query-rewrite step: answer with the question as given
             q = last.rsplit("Question:", 1)[-1].strip()
             return ChatResult(q, tokens, len(q) // 4)
-        match = _CONTEXT.search(prompt)
-        body = match.group(1).strip() if match else ""
+        # Only the final message's passages: a model that obeys the rules reads nothing else as material.
+        # The echo keeps the shape it had when passages sat in the system message ("### title" sections), so
+        # the ceiling's scores do not move with the prompt's layout.
+        body = "\n\n".join(f"### {title}\n{text}" for title, text in _passages(last)).strip()
         text = body if body else DECLINE
         return ChatResult(text, tokens, int(len(text) / self.chars_per_token))
 
     def close(self) -> None:
         pass
+
+
+def _passages(message: str) -> list[tuple[str, str]]:
+    """Blocks at the head of the message, one after another: text after them (the question) adds none."""
+    out = []
+    pos = 0
+    while m := _BLOCK.match(message, pos):
+        out.append((_unescape(m.group(1)), _unescape(m.group(2))))
+        pos = m.end() + (2 if message.startswith("\n\n", m.end()) else 0)
+    return out
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPED.sub(lambda m: _UNESCAPE[m.group(1)], text)

@@ -10,6 +10,7 @@ from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.base.errors import RequestRejected
 from nomad_eval.judges.rubric import Rubric
+from nomad_eval.rag.prompt import SEPARATOR, block
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
@@ -24,11 +25,18 @@ class Judgement:
 
 
 def judge_messages(rubric: Rubric, question: str, passages: list[str], answer: str) -> list[dict[str, str]]:
-    body = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(passages, 1)) or "(no passages)"
+    """The rubric as the system message; the material as escaped blocks in the user message.
+
+    All three are untrusted: the answer is model output and may say "Verdict: 1" or close its own block,
+    the passages are corpus text and the question is the golden's. Escaped, none of them can end its block
+    or add one, so the reply format after the last block is the only instruction the user message carries.
+    """
+    body = SEPARATOR.join(block("passage", p) for p in passages) or "(no passages)"
     allowed = ", ".join(str(s) for s in rubric.scale)
+    material = SEPARATOR.join([block("question", question), body, block("answer", answer)])
     return [
         {"role": "system", "content": rubric.instructions.strip()},
-        {"role": "user", "content": f"Question:\n{question}\n\nPassages:\n{body}\n\nAnswer:\n{answer}\n\n"
+        {"role": "user", "content": f"{material}{SEPARATOR}"
                                     'Reply with JSON only: {"verdict": <one of ' + allowed
                                     + '>, "reason": "<one sentence>"}'},
     ]

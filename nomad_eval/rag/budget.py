@@ -3,13 +3,15 @@
 Order of claims: a reserve for the answer, the system rules and the question, then a share of what is
 left for passages (whole passages, best first), then history (whole messages, newest first) with a
 marker where older ones were left out.
+
+Layout (see `prompt`): [system rules] [history ...] [user: passage blocks, then the question].
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nomad_eval.rag.prompt import OMITTED, Passage, system_message
+from nomad_eval.rag.prompt import OMITTED, SEPARATOR, SYSTEM_RULES, Passage, format_passage, user_message
 from nomad_eval.rag.tokens import PER_MESSAGE, TokenEstimator
 
 
@@ -26,17 +28,22 @@ def plan(
     question: str, history: list[dict[str, str]], passages: list[Passage], num_ctx: int, answer_reserve: int,
     chunk_share: float, est: TokenEstimator,
 ) -> Plan:
-    base = est.messages([{"role": "system", "content": system_message([])}, {"role": "user", "content": question}])
+    # The question's message without passages carries the no-passages note instead, which is longer than
+    # the separator it replaces: costing each block on its own on top of it never underestimates.
+    base = est.messages([{"role": "system", "content": SYSTEM_RULES},
+                         {"role": "user", "content": user_message(question, [])}])
     available = max(0, num_ctx - answer_reserve - base)
     chunk_budget = int(available * chunk_share)
     kept: list[Passage] = []
     used = 0
     for p in passages:
-        cost = est.text(p.text) + est.text(p.title) + 2
+        cost = est.text(format_passage(p) + SEPARATOR)  # the block as sent, escaping and tags included
         if used + cost <= chunk_budget:
             kept.append(p)
             used += cost
     history_budget = available - used
+    if sum(est.text(m["content"]) + PER_MESSAGE for m in history) > history_budget:
+        history_budget -= est.text(OMITTED) + PER_MESSAGE  # something will be left out: room for the marker
     kept_history: list[dict[str, str]] = []
     for msg in reversed(history):
         cost = est.text(msg["content"]) + PER_MESSAGE
@@ -47,6 +54,6 @@ def plan(
     elided = len(history) - len(kept_history)
     if elided:
         kept_history.insert(0, {"role": "user", "content": OMITTED})
-    messages = [{"role": "system", "content": system_message(kept)}, *kept_history,
-                {"role": "user", "content": question}]
+    messages = [{"role": "system", "content": SYSTEM_RULES}, *kept_history,
+                {"role": "user", "content": user_message(question, kept)}]
     return Plan(messages, kept, len(passages) - len(kept), elided, est.messages(messages))

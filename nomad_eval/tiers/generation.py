@@ -18,7 +18,7 @@ from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
-from nomad_eval.harness.index import ensure_ingested
+from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
@@ -27,7 +27,7 @@ from nomad_eval.harness.trace import Tracer
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
-from nomad_eval.rag.prompt import format_passage, strip_reasoning
+from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
 from nomad_eval.rag.tokens import TokenEstimator, calibrate
 from nomad_eval.report.console_view import print_generation
 from nomad_eval.report.exports import write_exports
@@ -54,10 +54,13 @@ from nomad_eval.tiers.retrieval_cases import retrieved_rows
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
     """Fit chars-per-token from a few fixed probe prompts (cached), so every run plans the same prompts."""
-    texts = [c.text for c in rt.chunks[:8]] or ["calibration"]
+    titles = {d.doc_id: d.title for d in rt.documents}
+    probes = [Passage(c.chunk_id, c.doc_id, titles.get(c.doc_id, c.doc_id), c.text) for c in rt.chunks[:8]]
     samples = []
-    for n in (1, 3, len(texts)):
-        msgs = [{"role": "system", "content": "\n\n".join(texts[:n])}, {"role": "user", "content": "Summarise."}]
+    for n in (1, 3, len(probes)):
+        # Laid out as the real prompts are: corpus text is never put in a system message, not even to count.
+        msgs = [{"role": "system", "content": SYSTEM_RULES},
+                {"role": "user", "content": user_message("Summarise.", probes[:n])}]
         real = chat.chat(msgs, ChatOptions(options.temperature, options.seed, 1), repeat=0).prompt_tokens
         if real:
             samples.append((msgs, real))
@@ -106,11 +109,10 @@ def run(cfg: DictConfig) -> int:
     # sharing the embedded store wait for each other's searches only, never for each other's models.
     est = calibrate_estimator(rt, chat, options)
     queries = [rewrite_query(g, chat, options) if "e2e" in modes else (g.final_query, False) for g in goldens]
-    with rt.store() if "e2e" in modes else nullcontext() as store:
+    with ready_store(rt, bool(cfg.quiet)) if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
-            ensure_ingested(rt, store, bool(cfg.quiet))
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
@@ -193,7 +195,9 @@ def run(cfg: DictConfig) -> int:
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
           ) -> dict[str, Any]:
     raw, answer, real = ans
-    context = "\n".join(format_passage(x) for x in p.passages) + "\n" + "\n".join(
+    # What the answer may draw on, unescaped: the passages as written and the history (the messages between
+    # the rules and the final question-with-passages message).
+    context = "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
         m["content"] for m in p.messages[1:-1])
     scored = score_case(g, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
     return {

@@ -37,7 +37,7 @@ def known_judge(verdicts: dict[str, int], garbage_first: bool = False) -> Any:
         user = body["messages"][-1]["content"]
         if "Reply with JSON only" not in user:
             return "Let it stand for 40 minutes."
-        ans = re.search(r"Answer:\n(.*?)\n\nReply", user, re.DOTALL).group(1)  # type: ignore[union-attr]
+        ans = re.search(r"<answer>\n(.*?)\n</answer>", user, re.DOTALL).group(1)  # type: ignore[union-attr]
         calls[ans] = calls.get(ans, 0) + 1
         if garbage_first and calls[ans] == 1:
             return "I think it is fine"  # unparseable: the judge must retry, never guess
@@ -62,7 +62,11 @@ def test_calibrate_reports_independently_computable_agreement(tmp_path: Path, da
     assert result["agreement"] == sum(h == j for h, j in zip(human, judge, strict=True)) / 30
     assert abs(result["kappa"] - cohen_kappa_score(human, judge)) < 1e-9
     assert result["flip_rate"] == 0.0
-    assert json.loads((cal_dir / "faithfulness-v1--judge.json").read_text())["agreement"] == result["agreement"]
+    assert not cal_dir.exists()  # a run files nothing by itself: the default calibration_dir is in conf/
+    filed = run_cli("tier=calibrate", f"calibrate.file={tmp_path / 'run'}", f"judging.calibration_dir={cal_dir}",
+                    f"paths.run_dir={tmp_path / 'file'}")
+    assert filed.returncode == 0, filed.stderr
+    assert json.loads((cal_dir / "faithfulness-v2--judge.json").read_text())["agreement"] == result["agreement"]
 
 
 def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> None:
@@ -80,6 +84,8 @@ def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> 
                        "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
                        f"judging.calibration_dir={cal_dir}", f"paths.data_dir={data_dir}", "cache=false",
                        f"paths.run_dir={tmp_path / 'cal'}").returncode == 0
+        assert run_cli("tier=calibrate", f"calibrate.file={tmp_path / 'cal'}", f"judging.calibration_dir={cal_dir}",
+                       f"paths.run_dir={tmp_path / 'file'}").returncode == 0
 
     _, weak = labels_file(tmp_path, miss_every=7)  # agreement 25/30 = 0.833: not enough
     with openai_compat.serve("judge", known_judge(weak)) as url:
@@ -94,9 +100,9 @@ def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> 
     assert ok.returncode in (0, 1), ok.stderr
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     section = report["judges"]["e2e.faithfulness"]
-    assert section["calibration"]["calibrated"] and section["rubric"] == "faithfulness-v1"
+    assert section["calibration"]["calibrated"] and section["rubric"] == "faithfulness-v2"
     assert not any("faithfulness" in k for k in report["metrics"])  # judges never enter the deterministic means
-    assert report["identity"]["judges"] == ["faithfulness-v1"]
+    assert report["identity"]["judges"] == ["faithfulness-v2"]
     cases = [json.loads(x) for x in (tmp_path / "b" / "cases.jsonl").read_text().splitlines()]
     refusal = next(c for c in cases if c["expect_refusal"])
     assert refusal["judges"]["faithfulness"] in (0, 1)

@@ -15,6 +15,7 @@ from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.llamacpp import LlamaCppModel
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.metrics.aggregate import mean
+from nomad_eval.rag.prompt import user_message
 from tests.conftest import MINI, run_cli
 from tests.servers import ollama_compat, openai_compat
 
@@ -155,4 +156,5 @@ def test_concurrent_requests_are_written_in_golden_order(make_cfg: Callable[...,
                                      f"model.base_url={url}", "model.concurrency=4", "mode=noretrieval",
                                      "repeats=1", "cache=false"))
     assert [c["id"] for c in cases] == [f"mini-0{i}" for i in range(1, 9)]
-    assert all(c["answer"] == f"echo: {c['query']}" for c in cases)
+    # noretrieval: the final message is the no-passages note, then the question
+    assert all(c["answer"] == f"echo: {user_message(c['query'], [])}" for c in cases)
