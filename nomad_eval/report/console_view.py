@@ -9,6 +9,7 @@ from rich.table import Table
 
 from nomad_eval.base.console import console
 from nomad_eval.metrics.registry import at_k_families
+from nomad_eval.report.judge_corrected import corrected_lines
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import Report, headline_k
 
@@ -95,6 +96,8 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"judge {key} ({v['rubric']}): {fmt(v.get('mean'))} over {v['n']} "
                       f"({v['unparseable']} unparseable, {v.get('rejected', 0)} refused by the judge's server, "
                       f"{v['by_rule']} by rule) — {cal}")
+    for line in corrected_lines(r.judge_corrected):
+        console.print(f"  {line}", markup=False)
     if r.position:
         ranks = ", ".join(f"{k}: {fmt(v['correctness'])} (n={v['n']})" for k, v in r.position["by_rank"].items())
         console.print(f"correctness by rank of the relevant passage: {ranks}")

@@ -12,6 +12,7 @@ from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.html import figure_div, headline, page, question_table, text_list
 from nomad_eval.report.io import write_atomic
+from nomad_eval.report.judge_corrected import corrected_lines
 from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report, headline_k
 
@@ -78,6 +79,8 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
     rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
              "_passed": c.get("passed")} for c in cases]
+    if report.judge_corrected:
+        sections.append(("Judge means, corrected by human labels", text_list(corrected_lines(report.judge_corrected))))
     sections.append(("Questions", question_table(rows, ["id", "mode", "repeat", "tags", "answer", "why"])))
     if report.warnings:
         sections.append(("Warnings", text_list(report.warnings)))

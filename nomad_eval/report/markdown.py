@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nomad_eval.metrics.registry import headline_names
+from nomad_eval.report.judge_corrected import corrected_lines
 from nomad_eval.report.schema import MetricInterval, Report, headline_k
 
 
@@ -106,6 +107,7 @@ def generation_markdown(r: Report) -> str:
                   *_table(["mode.rubric", "rubric", "mean", "judged", "unparseable", "rejected", "by rule",
                             "calibrated"], rows),
                   ""]
+        lines += [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]
     if r.position:
         p = r.position
         rows = [[k, str(v["n"]), fmt(v["correctness"])] for k, v in p["by_rank"].items()]

@@ -82,6 +82,8 @@ class Report(BaseModel):
     chars_per_token: float | None = None
     # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
+    judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
     position: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
     provenance: Provenance | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
@@ -169,6 +170,8 @@ def run(cfg: DictConfig) -> int:
         position=position_analysis(cases) if "e2e" in modes else {},
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )
+    if judges:
+        report.judge_corrected = corrected_judges(cfg, report, cases, out)
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
@@ -190,6 +193,19 @@ def run(cfg: DictConfig) -> int:
         cache.close()
     model.close()
     return finish(cfg, report, out)
+
+
+def corrected_judges(cfg: DictConfig, report: Report, cases: list[dict[str, Any]], out: Path
+                     ) -> dict[str, dict[str, Any]]:
+    """Each judge mean beside its prediction-powered correction, from `judging.labels` (or the run directory's own
+    judge_labels.jsonl, as `tier=labels` writes it); with no labels, each says it is uncorrected."""
+    from nomad_eval.tiers.judge_labels import judge_corrected, read_labels
+
+    path = Path(cfg.judging.labels) if cfg.judging.get("labels") else out / "judge_labels.jsonl"
+    labels = read_labels(path) if path.exists() else []
+    if cfg.judging.get("labels") and not path.exists():
+        raise NomadError(f"judging.labels={path}: no such file", 2)
+    return judge_corrected(report, cases, labels, rubrics(cfg))
 
 
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]

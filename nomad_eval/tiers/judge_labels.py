@@ -35,7 +35,8 @@ from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.judges.rubric import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
-from nomad_eval.report.io import read_jsonl, read_report, write_jsonl
+from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_jsonl
+from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
 
 DEFAULT_SAMPLE = 50
@@ -204,17 +205,6 @@ def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequenc
     return out
 
 
-def describe(metric: str, r: dict[str, Any]) -> str:
-    mean = "none" if r["judge_mean"] is None else f"{r['judge_mean']:.3f}"
-    head = f"{metric}: judge mean {mean}"
-    if r["status"] != "corrected":
-        return f"{head}; {r['reason']}"
-    nulls = f"; {r['null_verdicts']} null verdict(s) scored {r['null_score']}" if r["null_verdicts"] else ""
-    return (f"{head}; corrected by {r['n']} of {r['N']} questions labelled: {r['estimate']:.3f} "
-            f"[{r['low']:.3f}, {r['high']:.3f}] ({r['method']}, {r['level']:.0%}); the judge disagreed with "
-            f"{r['disagreements']} label(s){nulls}")
-
-
 def _passage_texts(report: Report, wanted: set[str]) -> dict[str, str]:
     """The injected chunks' text, re-chunked from the run's own config; refused when the corpus or its chunking
     has changed since, because the person would label other text than the judge saw."""
@@ -283,6 +273,14 @@ def run(cfg: DictConfig) -> int:
     console.print(f"\n{answered} answer(s) saved to {out}")
     result = judge_corrected(report, cases, labels, [rubric])
     console.print(describe(f"{mode}.{name}", result[f"{mode}.{name}"]), markup=False)
+    if out == run_dir / "judge_labels.jsonl":
+        # The run's own labels: its report now shows the corrected estimate beside the judge mean.
+        report.judge_corrected.update(result)
+        write_atomic(run_dir / "report.json", report.model_dump_json(indent=2))
+        from nomad_eval.report.markdown import generation_markdown
+
+        write_atomic(run_dir / "report.md", generation_markdown(report))
+        console.print(f"updated {run_dir / 'report.json'} and report.md with the corrected estimate")
     return 0
 
 

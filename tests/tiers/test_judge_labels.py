@@ -160,6 +160,9 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
                       "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
                       f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true", "cache=false")
     assert gen.returncode == 0, gen.stderr
+    unlabelled = read_report(run).judge_corrected["e2e.faithfulness"]  # no labels yet: said, not hidden
+    assert unlabelled["status"] == "uncorrected" and unlabelled["estimate"] is None
+    assert "e2e.faithfulness: judge mean" in (run / "report.md").read_text()
 
     def label(answers: str, *extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "nomad_eval", "tier=labels", f"tier.run={run}",
@@ -185,6 +188,10 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
     assert "3 of a sample of 6 already labelled" in again.stdout
     rows = read_labels(run / "judge_labels.jsonl")
     assert len(rows) == 6 and len({(r.id, r.repeat) for r in rows}) == 6 and len({r.id for r in rows}) == 6
+    # The run's own report now carries what the labels say (here: too few to correct, and why).
+    updated = read_report(run).judge_corrected["e2e.faithfulness"]
+    assert (updated["status"], updated["n"]) == ("refused", 5)
+    assert "5 labelled question(s)" in (run / "report.md").read_text()
 
     # The same answers in a later report get the labels; a changed answer does not.
     result = judge_corrected(report, cases, rows, [FAITH])["e2e.faithfulness"]
