@@ -229,7 +229,9 @@ def test_judge_invalid_json_is_null_and_counted(tmp_path: Path, data_dir: Path) 
                     f"paths.run_dir={tmp_path / 'run'}")
     assert r.returncode == 0, r.stderr
     result = json.loads((tmp_path / "run" / "calibration.json").read_text())
-    assert result["unparseable"] == 25 and result["agreement"] is None and result["calibrated"] is False
+    # Unparseable verdicts are misses, not dropped examples: agreement 0 with coverage 0, never "no agreement".
+    assert result["unparseable"] == 25 and result["coverage"]["value"] == 0.0
+    assert result["agreement"]["value"] == 0.0 and result["calibrated"] is False
 
 
 # 3. Stores that fail ---------------------------------------------------------------------------------------------

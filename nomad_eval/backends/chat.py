@@ -18,13 +18,28 @@ class ChatOptions:
     seed: int = 0
     max_tokens: int = 128
     json_schema: dict[str, Any] | None = None  # structured output, for judges
+    # > 0: return the log probabilities of this many alternatives at each generated token (graded judges).
+    top_logprobs: int = 0
 
     def as_dict(self) -> dict[str, Any]:
+        """The request's options in OpenAI's vocabulary; also the options part of the response cache key."""
         out: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
         if self.json_schema is not None:
             out["response_format"] = {"type": "json_schema",
                                       "json_schema": {"name": "verdict", "schema": self.json_schema}}
+        if self.top_logprobs > 0:
+            # Added only when asked for, so requests (and cache keys) without it stay what they were.
+            out["logprobs"] = True
+            out["top_logprobs"] = self.top_logprobs
         return out
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token, its log probability, and the most likely tokens at its position (with their own)."""
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -32,6 +47,17 @@ class ChatResult:
     text: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None  # None: not asked for, or the backend gave none
+
+
+def openai_logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...] | None:
+    """`choices[i].logprobs.content` of an OpenAI-style chat response (llama.cpp's server speaks it too)."""
+    content = (choice.get("logprobs") or {}).get("content")
+    if not content:
+        return None
+    return tuple(TokenLogprob(str(t["token"]), float(t["logprob"]),
+                              tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or []))
+                 for t in content)
 
 
 class ChatModel(Protocol):

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
+from nomad_eval.backends.chat import ChatOptions, ChatResult, Message, openai_logprobs
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.identity import file_sha256
 
@@ -68,8 +68,11 @@ class LlamaCppModel:
         if not isinstance(resp, dict) or "choices" not in resp:
             raise RequestRejected(f"llama.cpp model {self.name} returned an error: {str(resp)[:300]}")
         usage = resp.get("usage") or {}
-        return ChatResult(resp["choices"][0]["message"].get("content") or "", usage.get("prompt_tokens"),
-                          usage.get("completion_tokens"))
+        choice = resp["choices"][0]
+        # llama.cpp reports the model's distribution before the JSON-schema grammar is applied, so the
+        # alternatives may include tokens the grammar forbids; a judge renormalises over its scale's tokens.
+        return ChatResult(choice["message"].get("content") or "", usage.get("prompt_tokens"),
+                          usage.get("completion_tokens"), openai_logprobs(choice))
 
     def close(self) -> None:
         self._server = None

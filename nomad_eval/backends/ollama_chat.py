@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message
+from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob
 from nomad_eval.backends.ollama_digest import ollama_digest
 from nomad_eval.backends.retry import Transient, with_retries
 from nomad_eval.base.errors import NomadError, RequestRejected
@@ -114,9 +114,20 @@ class OllamaChat:
         client = self._get()
         opts = {"temperature": options.temperature, "seed": options.seed, "num_predict": options.max_tokens,
                 "num_ctx": self.num_ctx}
+        # None leaves the fields out of the request: servers older than logprobs support see what they always did.
+        top = options.top_logprobs or None
         resp = self._call(lambda: client.chat(model=self.name, messages=messages, options=opts,
-                                              format=options.json_schema))
-        return ChatResult(resp.message.content or "", resp.prompt_eval_count, resp.eval_count)
+                                              format=options.json_schema, logprobs=bool(top) or None,
+                                              top_logprobs=top))
+        return ChatResult(resp.message.content or "", resp.prompt_eval_count, resp.eval_count, _logprobs(resp))
 
     def close(self) -> None:
         self._client = None
+
+
+def _logprobs(resp: Any) -> tuple[TokenLogprob, ...] | None:
+    """The official client's `logprobs` (one entry per generated token), in the backend-neutral form."""
+    if not resp.logprobs:
+        return None
+    return tuple(TokenLogprob(t.token, t.logprob, tuple((a.token, a.logprob) for a in t.top_logprobs or []))
+                 for t in resp.logprobs)

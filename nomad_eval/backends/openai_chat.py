@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message
+from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, openai_logprobs
 from nomad_eval.backends.retry import Transient, with_retries
 from nomad_eval.base.errors import NomadError, RequestRejected
 
@@ -22,6 +23,7 @@ class OpenAIChat:
         self.api_key = api_key
         self.retries = retries
         self._client: Any = None
+        self._lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         # An OpenAI-compatible server reports no weights digest: the base URL and model name are the best
@@ -35,11 +37,13 @@ class OpenAIChat:
     def _connect(self) -> Any:
         import httpx
 
-        if self._client is None:
-            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            self._client = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
-                                        headers=headers)
-        return self._client
+        # Concurrent requests share one client (httpx.Client is thread-safe): never build two.
+        with self._lock:
+            if self._client is None:
+                headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+                self._client = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
+                                            headers=headers)
+            return self._client
 
     def preflight(self) -> None:
         import httpx
@@ -59,13 +63,13 @@ class OpenAIChat:
     def chat(self, messages: list[Message], options: ChatOptions) -> ChatResult:
         import httpx
 
-        self._connect()
+        client = self._connect()
         where = f"OpenAI-compatible server at {self.base_url} (model {self.name})"
         body = {"model": self.name, "messages": messages, **options.as_dict()}
 
         def once() -> dict[str, Any]:
             try:
-                r = self._client.post(self._url("/chat/completions"), json=body)
+                r = client.post(self._url("/chat/completions"), json=body)
             except httpx.ConnectError as exc:
                 raise NomadError(f"{where} is unreachable: {exc}. {BASE_URL_HINT}") from None
             except httpx.TimeoutException:
@@ -85,8 +89,9 @@ class OpenAIChat:
         except Transient as exc:
             raise NomadError(f"{where} kept failing after {self.retries} tries: {exc}") from None
         usage = data.get("usage") or {}
-        return ChatResult(data["choices"][0]["message"].get("content") or "", usage.get("prompt_tokens"),
-                          usage.get("completion_tokens"))
+        choice = data["choices"][0]
+        return ChatResult(choice["message"].get("content") or "", usage.get("prompt_tokens"),
+                          usage.get("completion_tokens"), openai_logprobs(choice))
 
     def _models(self) -> str:
         try:

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from nomad_eval.backends.chat import ChatResult
+from nomad_eval.backends.chat import ChatResult, TokenLogprob
 from nomad_eval.base.sqlite_store import open_rebuildable
 
 
@@ -35,14 +35,22 @@ class ResponseCache:
         if row is None:
             return None
         d = json.loads(row[0])
-        return ChatResult(d["text"], d.get("prompt_tokens"), d.get("completion_tokens"))
+        # Rows written before logprobs were kept have no "logprobs": they load as a result without them.
+        lp = d.get("logprobs")
+        logprobs = None if lp is None else tuple(TokenLogprob(t, p, tuple((a, q) for a, q in top)) for t, p, top in lp)
+        return ChatResult(d["text"], d.get("prompt_tokens"), d.get("completion_tokens"), logprobs)
 
     def put(self, key: str, result: ChatResult) -> None:
-        body = json.dumps({"text": result.text, "prompt_tokens": result.prompt_tokens,
-                           "completion_tokens": result.completion_tokens})
+        body: dict[str, object] = {"text": result.text, "prompt_tokens": result.prompt_tokens,
+                                   "completion_tokens": result.completion_tokens}
+        if result.logprobs is not None:
+            # Positional triples [token, logprob, [[alternative, logprob], ...]]: a judge asks for a few
+            # alternatives at each of up to judging.max_tokens positions, so key names would dominate the row.
+            body["logprobs"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in result.logprobs]
+        text = json.dumps(body)
         with self._lock:
             # Committed per answer, so a run killed half way resumes without repeating finished calls.
-            self._db.execute("INSERT OR REPLACE INTO resp VALUES (?, ?)", (key, body))
+            self._db.execute("INSERT OR REPLACE INTO resp VALUES (?, ?)", (key, text))
             self._db.commit()
 
     def close(self) -> None:

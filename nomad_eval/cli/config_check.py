@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -109,14 +109,22 @@ class PlanKeys(_Keys):
     correlation: Annotated[float, Strict(), Field(ge=-1.0, lt=1.0, allow_inf_nan=False)] = 0.5
 
 
+Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
 class JudgingKeys(_Keys):
-    min_agreement: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.85
+    min_agreement: Share = 0.85
+    gate_on: Literal["point", "lower_bound"] = "point"
+    max_order_flip_rate: Share | None = None
+    max_verbosity_shift: Share | None = None
+    min_abstention_faithful: Share | None = None
     retries: Annotated[int, Strict(), Field(ge=0)] = 2
     max_tokens: Count = 160
 
 
 class CalibrateKeys(_Keys):
     repeats: Count = 2
+    battery_size: Annotated[int, Strict(), Field(ge=0)] | None = None
 
 
 class DatasetKeys(_Keys):

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nomad_eval.backends.cached_chat import CachedChat
-from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
 from nomad_eval.base.errors import RequestRejected
 from nomad_eval.judges.rubric import Rubric
 from nomad_eval.rag.prompt import SEPARATOR, block
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_VERDICT_VALUE = re.compile(r'"verdict"\s*:\s*(\d+)')
+# Alternatives asked for at each generated token. A graded verdict needs only its scale's digits, which sit
+# near the top at the verdict position (SmolLM2 puts them in its top 3); ten leaves room for a model that
+# spreads mass over quotes and spaces the grammar then forbids.
+TOP_LOGPROBS = 10
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,14 @@ class Judgement:
     attempts: int = 1
     by_rule: bool = False     # decided by a rule (a refusal is faithful), not sent to the judge
     rejected: bool = False    # the judge's server refused the request (e.g. longer than its context)
+    # Graded rubrics, where the backend gives token probabilities: the mean of the scale weighted by the
+    # judge's probability of each value at the verdict token. None when there are none to weigh.
+    score_weighted: float | None = None
+
+
+def wants_weights(rubric: Rubric) -> bool:
+    """A graded scale (0/1/2) has a mean between its values worth reporting; a pass/fail one does not."""
+    return len(rubric.scale) > 2
 
 
 def judge_messages(rubric: Rubric, question: str, passages: list[str], answer: str) -> list[dict[str, str]]:
@@ -56,18 +70,67 @@ def parse_verdict(text: str, scale: list[int]) -> tuple[int | None, str]:
     return int(v), str(obj.get("reason", ""))
 
 
+def weighted_score(logprobs: tuple[TokenLogprob, ...], verdict: int, scale: list[int]) -> float | None:
+    """The scale's mean weighted by the probabilities at the token that wrote `verdict` after "verdict":.
+
+    The probabilities are renormalised over the scale's tokens: the JSON schema allows nothing else there,
+    while a backend may report the distribution before that constraint (llama.cpp does). A value missing
+    from the alternatives counts as probability 0. None when the digit shares its token with other text, so
+    the alternatives at that position are not alternative verdicts (or a value needs several tokens).
+    """
+    tokens = [t.token for t in logprobs]
+    text = "".join(tokens)
+    ends = []
+    total = 0
+    for tok in tokens:
+        total += len(tok)
+        ends.append(total)
+    values = {str(v): v for v in scale}
+    for match in _VERDICT_VALUE.finditer(text):
+        if int(match.group(1)) != verdict:
+            continue
+        at = next(i for i, end in enumerate(ends) if end > match.start(1))
+        chosen = logprobs[at]
+        if chosen.token.strip() != match.group(1):
+            return None
+        # The generated token itself is a candidate even when a grammar forced it from outside the top k.
+        seen = dict(chosen.top)
+        seen.setdefault(chosen.token, chosen.logprob)
+        mass: dict[int, float] = {}
+        for tok, lp in seen.items():
+            value = values.get(tok.strip())
+            if value is not None:
+                mass[value] = mass.get(value, 0.0) + math.exp(lp)
+        norm = sum(mass.values())
+        return sum(v * p for v, p in mass.items()) / norm if norm > 0 else None
+    return None
+
+
+def _ask(chat: CachedChat, msgs: list[dict[str, str]], opts: ChatOptions, repeat: int) -> ChatResult:
+    try:
+        return chat.chat(msgs, opts, repeat)
+    except RequestRejected:
+        if not opts.top_logprobs:
+            raise
+        # Some servers refuse the logprobs parameters themselves (OpenAI's reasoning models do): the verdict
+        # must not depend on them, so ask once more without.
+        return chat.chat(msgs, replace(opts, top_logprobs=0), repeat)
+
+
 def judge(chat: CachedChat, rubric: Rubric, question: str, passages: list[str], answer: str, seed: int = 0,
           retries: int = 2, max_tokens: int = 160, repeat: int = 0) -> Judgement:
     msgs = judge_messages(rubric, question, passages, answer)
+    top = TOP_LOGPROBS if wants_weights(rubric) else 0
     for attempt in range(retries + 1):
         # A retry changes the seed: at temperature 0 the same request would give the same bad output.
-        opts = ChatOptions(0.0, seed + 1000 * attempt, max_tokens, rubric.verdict_schema())
+        opts = ChatOptions(0.0, seed + 1000 * attempt, max_tokens, rubric.verdict_schema(), top)
         try:
-            text = chat.chat(msgs, opts, repeat).text
+            result = _ask(chat, msgs, opts, repeat)
         except RequestRejected as exc:
             # The same request would be refused again; one example without a verdict must not cost the run.
             return Judgement(None, str(exc), attempt + 1, rejected=True)
-        verdict, reason = parse_verdict(text, rubric.scale)
+        verdict, reason = parse_verdict(result.text, rubric.scale)
         if verdict is not None:
-            return Judgement(verdict, reason, attempt + 1)
+            weighted = weighted_score(result.logprobs, verdict, rubric.scale) if result.logprobs else None
+            return Judgement(verdict, reason, attempt + 1, score_weighted=weighted)
     return Judgement(None, "", retries + 1)

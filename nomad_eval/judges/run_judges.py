@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,14 @@ from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.paths import slug
-from nomad_eval.judges.judge import Judgement, judge
+from nomad_eval.judges.calibration import (
+    BATTERY_FIGURES,
+    find_calibration,
+    gate_rule,
+    judge_identity,
+    same_family_warning,
+)
+from nomad_eval.judges.judge import Judgement, judge, wants_weights
 from nomad_eval.judges.rubric import Rubric, load_rubric
 
 
@@ -40,60 +46,94 @@ def by_rule(rubric: Rubric, case: dict[str, Any]) -> Judgement | None:
 
 def judge_cases(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[str]], chat: CachedChat
                 ) -> dict[str, dict[str, Any]]:
-    """Adds `judges` to each case; returns the report section, keyed "<mode>.<rubric>"."""
-    section: dict[str, dict[str, Any]] = {}
+    """Adds `judges` (verdicts) to each case, and `judges_weighted` for graded rubrics (the probability-weighted
+    score, null where the judge's backend gives no token probabilities); returns the report section, keyed
+    "<mode>.<rubric>". Up to the judge model's `concurrency` requests are in flight at once."""
     chosen = rubrics(cfg)
-    with progress_bar("judging", len(chosen) * len(cases), bool(cfg.quiet)) as prog:
-        for rubric in chosen:
-            _judge_rubric(cfg, rubric, cases, passages, chat, section, lambda: prog.advance(prog.task_ids[0]))
+    tasks = [(rubric, i) for rubric in chosen for i in range(len(cases))]
+
+    def work(task: tuple[Rubric, int]) -> Judgement:
+        rubric, i = task
+        case = cases[i]
+        return by_rule(rubric, case) or judge(chat, rubric, case["query"], passages[i], case["answer"],
+                                              int(cfg.seed), int(cfg.judging.retries), int(cfg.judging.max_tokens),
+                                              case["repeat"])
+
+    results: list[Judgement] = []
+    with progress_bar("judging", len(tasks), bool(cfg.quiet)) as prog:
+        with ThreadPoolExecutor(max_workers=max(1, int(chat.model.concurrency))) as pool:
+            pending = [pool.submit(work, task) for task in tasks]
+            try:
+                # Collected in submission order, so cases and the section read the same whatever finished first.
+                for fut in pending:
+                    results.append(fut.result())
+                    prog.advance(prog.task_ids[0])
+            except BaseException:
+                # An unreachable judge (or Ctrl-C) stops the run; verdicts already given stay in the cache.
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    section: dict[str, dict[str, Any]] = {}
+    calibration = {r.key: calibration_status(cfg, r, chat.identity()) for r in chosen}
+    for (rubric, i), j in zip(tasks, results, strict=True):
+        _record(rubric, cases[i], j, section, calibration[rubric.key])
     for s in section.values():
         vals = s.pop("values")
         s["n"] = len(vals)
         s["mean"] = sum(vals) / len(vals) if vals else None
+        if "values_weighted" in s:
+            weighted = s.pop("values_weighted")
+            s["n_weighted"] = len(weighted)
+            s["mean_weighted"] = sum(weighted) / len(weighted) if weighted else None
     return section
 
 
-def _judge_rubric(cfg: DictConfig, rubric: Rubric, cases: list[dict[str, Any]], passages: list[list[str]],
-                  chat: CachedChat, section: dict[str, dict[str, Any]], tick: Any) -> None:
-    cal = calibration_status(cfg, rubric)
-    for case, texts in zip(cases, passages, strict=True):
-        tick()
-        j = by_rule(rubric, case) or judge(chat, rubric, case["query"], texts, case["answer"], int(cfg.seed),
-                                            int(cfg.judging.retries), int(cfg.judging.max_tokens),
-                                            case["repeat"])
-        case.setdefault("judges", {})[rubric.name] = j.verdict
-        key = f"{case['mode']}.{rubric.name}"
-        s = section.setdefault(key, {"rubric": rubric.key, "values": [], "unparseable": 0, "rejected": 0,
-                                     "by_rule": 0, "calibration": cal})
-        if j.by_rule:
-            s["by_rule"] += 1
-        elif j.rejected:
-            s["rejected"] += 1
-        elif j.verdict is None:
-            s["unparseable"] += 1
-        if j.verdict is not None:
-            s["values"].append(j.verdict / max(rubric.scale))
+def _record(rubric: Rubric, case: dict[str, Any], j: Judgement, section: dict[str, dict[str, Any]],
+            calibration: dict[str, Any]) -> None:
+    case.setdefault("judges", {})[rubric.name] = j.verdict
+    key = f"{case['mode']}.{rubric.name}"
+    fresh: dict[str, Any] = {"rubric": rubric.key, "values": [], "unparseable": 0, "rejected": 0, "by_rule": 0,
+                             "calibration": calibration}
+    if wants_weights(rubric):
+        case.setdefault("judges_weighted", {})[rubric.name] = j.score_weighted
+        fresh["values_weighted"] = []
+    s = section.setdefault(key, fresh)
+    if j.by_rule:
+        s["by_rule"] += 1
+    elif j.rejected:
+        s["rejected"] += 1
+    elif j.verdict is None:
+        s["unparseable"] += 1
+    if j.verdict is not None:
+        s["values"].append(j.verdict / max(rubric.scale))
+    if j.score_weighted is not None:
+        # On the same 0..1 scale as `mean`, so the two read side by side.
+        s["values_weighted"].append(j.score_weighted / max(rubric.scale))
 
 
-def calibration_path(cfg: DictConfig, rubric: Rubric) -> Path:
-    """Next to the rubric version, per judge model: a calibration speaks for one rubric and one judge."""
-    return Path(cfg.judging.calibration_dir) / f"{rubric.key}--{slug(str(cfg.judge.model.name))}.json"
-
-
-def calibration_status(cfg: DictConfig, rubric: Rubric) -> dict[str, Any]:
-    path = calibration_path(cfg, rubric)
-    if not path.exists():
-        return {"calibrated": False, "reason": f"no calibration report for {rubric.key} at {path}"}
-    data = json.loads(path.read_text())
-    need = float(cfg.judging.min_agreement)
-    ok = data.get("agreement") is not None and data["agreement"] >= need and data.get("n", 0) >= 25
-    why = "" if ok else (f"agreement {data.get('agreement')} on {data.get('n')} labels is below {need} "
-                         "(or fewer than 25 labels)")
-    return {"calibrated": ok, "agreement": data.get("agreement"), "kappa": data.get("kappa"), "reason": why}
+def calibration_status(cfg: DictConfig, rubric: Rubric, identity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The calibration a gate on this rubric and judge reads (same rubric version, judge backend, model and
+    weights, unchanged labels file), the gate's decision on it, and a warning when judge and generator share a
+    model family. `identity`: the judge's, when a caller already holds the model."""
+    folder = Path(cfg.judging.calibration_dir)
+    generator = (cfg.get("model") or {}).get("name")
+    warning = same_family_warning(str(cfg.judge.model.name), [str(generator)] if generator else [])
+    base: dict[str, Any] = {"warnings": [warning] if warning else []}
+    if not any(folder.glob(f"{rubric.key}--*.json")):  # nothing to match: no need to ask the judge who it is
+        return {**base, "calibrated": False, "reason": f"no calibration report for {rubric.key} in {folder}"}
+    judge_id = judge_identity(identity if identity is not None else instantiate(cfg.judge.model).identity())
+    cal, why = find_calibration(folder, rubric.key, judge_id)
+    if cal is None:
+        return {**base, "calibrated": False, "reason": why}
+    ok, why = gate_rule(cal, cfg.judging)
+    battery = {k: v for k, v in (cal.get("battery") or {}).items() if k in BATTERY_FIGURES}
+    return {**base, "calibrated": ok, "reason": why, "file": Path(cal["path"]).name, "n": cal.get("n"),
+            "agreement": cal.get("agreement"), "coverage": cal.get("coverage"), "kappa": cal.get("kappa"),
+            "battery": battery}
 
 
 def check_judge_gates(cfg: DictConfig) -> None:
-    """A judge metric may gate only when its latest calibration agrees with humans; refuse before any work."""
+    """A judge metric may gate only when a calibration of this very judge on unchanged labels agrees with humans;
+    refuse before any work."""
     floors = cfg.gate.get("fail_under") or {}
     for name in floors:
         if not str(name).startswith("judge."):
@@ -104,7 +144,8 @@ def check_judge_gates(cfg: DictConfig) -> None:
         status = calibration_status(cfg, load_rubric(Path(cfg.judging.rubrics_dir), rubric_name))
         if not status["calibrated"]:
             raise NomadError(f"gate on {name} refused: the judge is not calibrated — {status['reason']}. "
-                             f"Run tier=calibrate judge={rubric_name} calibrate.labels=<labels.jsonl> first.", 2)
+                             f"Run tier=calibrate judge={rubric_name} calibrate.labels=<labels.jsonl>, then file "
+                             "it with calibrate.file=<that run dir>.", 2)
 
 
 def judge_floor_failures(judges: dict[str, dict[str, Any]], floors: dict[str, float]) -> list[str]:

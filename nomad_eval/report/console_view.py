@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from nomad_eval.base.console import console
+from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import at_k_families
 from nomad_eval.report.judge_corrected import corrected_lines
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
@@ -93,7 +94,11 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
             console.print(f"  → {note}")
     for key, v in r.judges.items():
         cal = "calibrated" if v["calibration"].get("calibrated") else "NOT calibrated: not for gating"
-        console.print(f"judge {key} ({v['rubric']}): {fmt(v.get('mean'))} over {v['n']} "
+        # The calibration's own figures (agreement, coverage, kappa, bias battery) and any same-family warning.
+        figures = status_line(v["calibration"], decision=False)
+        cal += f" ({figures})" if figures else ""
+        weighted = f" (probability-weighted {fmt(v['mean_weighted'])})" if v.get("mean_weighted") is not None else ""
+        console.print(f"judge {key} ({v['rubric']}): {fmt(v.get('mean'))}{weighted} over {v['n']} "
                       f"({v['unparseable']} unparseable, {v.get('rejected', 0)} refused by the judge's server, "
                       f"{v['by_rule']} by rule) — {cal}")
     for line in corrected_lines(r.judge_corrected):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report.judge_corrected import corrected_lines
 from nomad_eval.report.schema import MetricInterval, Report, headline_k
@@ -99,12 +100,14 @@ def generation_markdown(r: Report) -> str:
                     fmt(d.get("rag_lift"))]]), ""]
         lines += [f"- {n}" for n in d.get("diagnosis", [])] + [""]
     if r.judges:
-        rows = [[k, v["rubric"], fmt(v.get("mean")), str(v["n"]), str(v["unparseable"]),
+        # Graded rubrics also carry the probability-weighted mean (token logprobs), where the backend gives them.
+        rows = [[k, v["rubric"], fmt(v.get("mean")), fmt(v.get("mean_weighted")), str(v["n"]), str(v["unparseable"]),
                  str(v.get("rejected", 0)), str(v["by_rule"]),
-                 "yes" if v["calibration"].get("calibrated") else f"no — {v['calibration'].get('reason')}"]
+                 status_line(v["calibration"])]
                 for k, v in r.judges.items()]
         lines += ["## LLM judges (apart from the deterministic metrics)", "",
-                  *_table(["mode.rubric", "rubric", "mean", "judged", "unparseable", "rejected", "by rule",
+                  *_table(["mode.rubric", "rubric", "mean", "weighted mean", "judged", "unparseable", "rejected",
+                            "by rule",
                             "calibrated"], rows),
                   ""]
         lines += [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]

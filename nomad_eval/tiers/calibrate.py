@@ -1,14 +1,20 @@
-"""tier=calibrate: a judge against human labels -> agreement, Cohen's kappa, Spearman, flip rate.
+"""tier=calibrate: a judge against human labels -> agreement, kappa, Spearman, flip rate and a bias battery.
 
-A run writes its result under its run directory only. `calibrate.file=<that run dir>` files it next to the
-rubric version (judging.calibration_dir/<rubric>-v<version>--<judge>.json), where a judge gate reads it: a judge
-metric can gate only when that report shows enough agreement, so filing one is a decision, never a side effect
-(and the default calibration_dir is inside the repository's conf/).
+Every figure carries a 95% interval, and an unparseable or refused verdict counts as a disagreement (coverage
+stands beside it). A run writes its result under its run directory only. `calibrate.file=<that run dir>` files
+it into judging.calibration_dir under the rubric version, the judge (backend, model, weights) and the labels
+file's hash, where a judge gate finds it: a judge metric can gate only when that calibration shows enough
+agreement, so filing one is a decision, never a side effect (and the default calibration_dir is inside the
+repository's conf/).
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +22,36 @@ from omegaconf import DictConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
+from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.harness.rundir import run_dir
-from nomad_eval.judges.agreement import agreement, cohen_kappa, flip_rate, spearman
+from nomad_eval.judges import battery
+from nomad_eval.judges.agreement import (
+    Verdict,
+    agreement,
+    agreement_parsed,
+    coverage,
+    flip_rate,
+    kappa_figure,
+    spearman_figure,
+)
+from nomad_eval.judges.calibration import (
+    filed_name,
+    fmt_figure,
+    gate_rule,
+    judge_identity,
+    labels_location,
+    labels_ref,
+    same_family_warning,
+)
 from nomad_eval.judges.judge import judge
-from nomad_eval.judges.run_judges import calibration_path, judge_chat, rubrics
+from nomad_eval.judges.rubric import Rubric
+from nomad_eval.judges.run_judges import judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
-from nomad_eval.report.markdown import fmt
 
 
 class Label(BaseModel):
@@ -36,6 +62,7 @@ class Label(BaseModel):
     chunks: list[str]
     answer: str
     label: int = Field(alias="label")
+    generator: str | None = None  # the model that wrote the answer, when known: for the same-family warning
 
 
 def load_labels(path: Path, scale: list[int]) -> list[Label]:
@@ -71,17 +98,111 @@ def file_result(source: Path, calibration_dir: Path) -> Path:
         raise NomadError(f"{path}: not a readable calibration result ({exc})", 2) from None
     if not isinstance(result, dict) or not all(k in result for k in ("rubric", "agreement", "n", "filed_as")):
         raise NomadError(f"{path}: not a calibration result (needs rubric, agreement, n and filed_as)", 2)
+    if not isinstance(result.get("judge"), dict) or not isinstance(result.get("labels"), dict):
+        raise NomadError(f"{path}: a calibration without the judge's identity and the labels file's hash, which no "
+                         "gate can match: run tier=calibrate again", 2)
     name = result["filed_as"]
     require_safe(str(path), file_name=name)  # it becomes a path: nothing in a result may point elsewhere
+    where = labels_location(str(result["labels"].get("file")))
+    if not where.is_file() or file_sha256(str(where)) != result["labels"].get("sha256"):
+        # A gate would never read it: say so now rather than file a calibration that can only be refused.
+        raise NomadError(f"{path}: its labels file {where} is gone or has changed since the calibration; "
+                         "run tier=calibrate on the labels as they are", 2)
     target = calibration_dir / str(name)
     write_atomic(target, json.dumps(result, indent=1))
     return target
 
 
+@contextmanager
+def _costed(chat: CachedChat, cost: dict[str, dict[str, float]], phase: str) -> Iterator[None]:
+    """What a phase cost: model calls (retries included), cache hits and wall-clock seconds."""
+    calls, hits, start = chat.calls, chat.hits, time.monotonic()
+    yield
+    cost[phase] = {"model_calls": chat.calls - calls, "cache_hits": chat.hits - hits,
+                   "seconds": round(time.monotonic() - start, 1)}
+
+
+def _judge_labels(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], repeats: int
+                  ) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with progress_bar(f"judging ({rubric.key})", len(labels) * repeats, bool(cfg.quiet)) as prog:
+        for lab in labels:
+            verdicts, rejected = [], []
+            for r in range(repeats):
+                j = judge(chat, rubric, lab.question, lab.chunks, lab.answer, int(cfg.seed) + r,
+                          int(cfg.judging.retries), int(cfg.judging.max_tokens), repeat=r)
+                verdicts.append(j.verdict)
+                rejected.append(j.rejected)
+                prog.advance(prog.task_ids[0])
+            rows.append({"id": lab.id, "label": lab.label, "verdict": verdicts[0], "verdicts": verdicts,
+                         "rejected": rejected[0]})
+    return rows
+
+
+def _battery(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], rows: list[dict[str, Any]]
+             ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    size = cfg.calibrate.get("battery_size")
+    chosen = battery.sample(len(labels), None if size is None else int(size), int(cfg.seed))
+    examples = [battery.Example(labels[i].id, labels[i].question, labels[i].chunks, labels[i].answer,
+                                rows[i]["verdict"]) for i in chosen]
+    pool = list(dict.fromkeys(c for lab in labels for c in lab.chunks))
+    abstention = rubric.name == "faithfulness"  # the rubric that says a decline is always faithful
+    per_example = 3 + abstention  # at most: two orders, the padded answer, a decline (retries not counted)
+    with progress_bar(f"bias battery ({rubric.key})", len(examples) * per_example, bool(cfg.quiet)) as prog:
+        def ask(question: str, passages: list[str], answer: str) -> Verdict:
+            prog.advance(prog.task_ids[0])
+            return judge(chat, rubric, question, passages, answer, int(cfg.seed), int(cfg.judging.retries),
+                         int(cfg.judging.max_tokens)).verdict
+
+        return battery.run(examples, pool, ask, rubric.scale, abstention, int(cfg.seed), int(cfg.stats.resamples))
+
+
+def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(figure, value [95% interval], n, how) for the console and the markdown file."""
+    def row(name: str, fig: Any, how: str, signed: bool = False) -> tuple[str, str, str, str]:
+        return name, fmt_figure(fig, signed), str(fig["n"]) if fig else "—", how
+
+    out = [row("agreement", result["agreement"], "unparseable and refused verdicts count as misses; Wilson"),
+           row("coverage", result["coverage"], "parsed / total; Wilson"),
+           row("agreement among parsed", result["agreement_parsed"], "secondary; Wilson"),
+           row("Cohen's kappa", result["kappa"], "misses as above; null when undefined; bootstrap")]
+    if result["spearman"] is not None:
+        out.append(row("Spearman's rho", result["spearman"], "parsed verdicts; bootstrap"))
+    if result["flip_rate"] is not None:
+        out.append(row("flip rate across repeats", result["flip_rate"], "Wilson"))
+    b = result["battery"]
+    if b:
+        out += [row("order flip rate", b["order_flip"], "verdict changes with the passages reversed; Wilson"),
+                row("verbosity shift", b["verbosity_shift"], "mean verdict change (0-1 scale), answer padded; "
+                    "bootstrap", signed=True)]
+        if "abstention_faithful" in b:
+            out.append(row("declines judged faithful", b["abstention_faithful"], "must be 1; Wilson"))
+    return out
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    lines = [f"# Calibration of {result['rubric']} — judge {result['judge'].get('model')}", "",
+             f"- judge: {json.dumps(result['judge'])}",
+             f"- labels: {result['labels']['file']} (sha256 {result['labels']['sha256']}), {result['n']} examples, "
+             f"{result['parsed']} parsed, {result['unparseable']} unparseable, {result['rejected']} refused",
+             f"- may gate: {'yes' if result['calibrated'] else 'no — ' + result['reason']}", "",
+             "| figure | value [95% interval] | n | how |", "|---|---|---|---|",
+             *(f"| {' | '.join(r)} |" for r in _rows(result)), ""]
+    b = result["battery"]
+    if b:
+        lines += [f"Bias battery on {b['size']} examples ({b['added_passage']} single-passage examples given a "
+                  f"second passage to reorder): {b['calls']} verdicts asked, {b['unparseable']} unparseable.", ""]
+    lines += [f"- cost of the {phase}: {c['model_calls']} model calls (retries included), {c['cache_hits']} cache "
+              f"hits, {c['seconds']} s" for phase, c in result["cost"].items()]
+    lines += [f"- warning: {w}" for w in result["warnings"]]
+    return "\n".join(lines) + "\n"
+
+
 def run(cfg: DictConfig) -> int:
     if cfg.calibrate.get("file"):
         target = file_result(Path(cfg.calibrate.file), Path(cfg.judging.calibration_dir))
-        console.print(f"filed {cfg.calibrate.file} as {target}; judge gates of that rubric and judge model read it")
+        console.print(f"filed {cfg.calibrate.file} as {target}; judge gates of that rubric, judge model and labels "
+                      "file read it")
         return 0
     if not cfg.calibrate.get("labels"):
         raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric> (or "
@@ -90,48 +211,77 @@ def run(cfg: DictConfig) -> int:
     if len(chosen) != 1:
         raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
     rubric = chosen[0]
-    labels = load_labels(Path(cfg.calibrate.labels), rubric.scale)
+    labels_path = Path(cfg.calibrate.labels)
+    labels = load_labels(labels_path, rubric.scale)
     if len(labels) < 25:
         raise NomadError(f"{cfg.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
+    ref = labels_ref(labels_path)  # hashed before judging: the labels the verdicts were compared with
     repeats = max(1, int(cfg.calibrate.repeats))
     cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.get("cache", True) else None
     chat = judge_chat(cfg, cache)
-    rows: list[dict[str, Any]] = []
-    with progress_bar(f"judging ({rubric.key})", len(labels) * repeats, bool(cfg.quiet)) as prog:
-        for lab in labels:
-            verdicts = []
-            for r in range(repeats):
-                j = judge(chat, rubric, lab.question, lab.chunks, lab.answer, int(cfg.seed) + r,
-                          int(cfg.judging.retries), int(cfg.judging.max_tokens), repeat=r)
-                verdicts.append(j.verdict)
-                prog.advance(prog.task_ids[0])
-            rows.append({"id": lab.id, "label": lab.label, "verdict": verdicts[0], "verdicts": verdicts})
-    judged = [r for r in rows if r["verdict"] is not None]
-    human, machine = [r["label"] for r in judged], [r["verdict"] for r in judged]
-    graded = len(rubric.scale) > 2
-    agree, kappa = agreement(human, machine), cohen_kappa(human, machine)
-    rho = spearman(human, machine) if graded else None
-    flips = flip_rate([r["verdicts"] for r in rows]) if repeats > 1 else None
-    min_agreement = float(cfg.judging.min_agreement)
-    calibrated = agree is not None and agree >= min_agreement and len(judged) >= 25
-    judge_model = str(cfg.judge.model.name)
-    result = {
-        "rubric": rubric.key, "labels_file": str(cfg.calibrate.labels), "judge_model": judge_model,
-        "n": len(judged), "total": len(rows), "unparseable": len(rows) - len(judged),
-        "agreement": agree, "kappa": kappa, "spearman": rho, "flip_rate": flips, "repeats": repeats,
-        "min_agreement": min_agreement, "calibrated": calibrated,
-        "filed_as": calibration_path(cfg, rubric).name,  # where `calibrate.file=<this run>` puts it
+    judge_id = judge_identity(chat.identity())
+    cost: dict[str, dict[str, float]] = {}
+    with _costed(chat, cost, "labels"):
+        rows = _judge_labels(cfg, chat, rubric, labels, repeats)
+    figures: dict[str, Any] = {}
+    battery_rows: list[dict[str, Any]] = []
+    if cfg.calibrate.get("battery_size") != 0:
+        with _costed(chat, cost, "battery"):
+            figures, battery_rows = _battery(cfg, chat, rubric, labels, rows)
+    human, verdicts = [r["label"] for r in rows], [r["verdict"] for r in rows]
+    resamples, seed = int(cfg.stats.resamples), int(cfg.seed)
+    # Who wrote the labelled answers, where known (labels' `generator`, or calibrate.generator for all of them).
+    named = cfg.calibrate.get("generator")
+    generators = sorted({lab.generator for lab in labels if lab.generator} | ({str(named)} if named else set()))
+    warning = same_family_warning(str(judge_id.get("model")), generators)
+    parsed = sum(v is not None for v in verdicts)
+    rejected = sum(r["rejected"] for r in rows)
+    result: dict[str, Any] = {
+        "format": 2, "rubric": rubric.key, "judge": judge_id, "labels": {**ref, "n": len(labels)},
+        "n": len(rows), "parsed": parsed, "unparseable": len(rows) - parsed - rejected, "rejected": rejected,
+        "agreement": agreement(human, verdicts).as_dict(),
+        "coverage": coverage(verdicts).as_dict(),
+        "agreement_parsed": agreement_parsed(human, verdicts).as_dict(),
+        "kappa": kappa_figure(human, verdicts, resamples, seed).as_dict(),
+        "spearman": spearman_figure(human, verdicts, resamples, seed).as_dict() if len(rubric.scale) > 2 else None,
+        "flip_rate": flip_rate([r["verdicts"] for r in rows]).as_dict() if repeats > 1 else None,
+        "repeats": repeats, "seed": seed, "resamples": resamples, "cost": cost,
+        "battery": figures, "generators": generators, "warnings": [warning] if warning else [],
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "filed_as": filed_name(rubric.key, judge_id, ref["sha256"]),  # where `calibrate.file=<this run>` puts it
     }
+    ok, why = gate_rule(result, cfg.judging)  # as this config's gate would decide; a gate decides again
+    result.update({"min_agreement": float(cfg.judging.min_agreement), "gate_on": str(cfg.judging.gate_on),
+                   "calibrated": ok, "reason": why})
     out = run_dir(cfg)
     write_jsonl(out / "calibration_cases.jsonl", rows)
+    if battery_rows:
+        write_jsonl(out / "calibration_battery.jsonl", battery_rows)
     write_atomic(out / "calibration.json", json.dumps(result, indent=1))
+    write_atomic(out / "calibration.md", _markdown(result))
     if not cfg.quiet:
-        t = Table(title=f"calibration of {rubric.key} (judge {judge_model})")
-        for c in ("n", "unparseable", "agreement", "kappa", "spearman", "flip_rate", "calibrated"):
-            t.add_column(c)
-        t.add_row(str(len(judged)), str(len(rows) - len(judged)), fmt(agree), fmt(kappa), fmt(rho), fmt(flips),
-                  "yes" if calibrated else "no")
-        console.print(t)
-        console.print(f"written to {out / 'calibration.json'}; to let judge gates use it: python -m nomad_eval "
-                      f"tier=calibrate calibrate.file={out} (files it as {calibration_path(cfg, rubric)})")
+        _print(result, out)
     return 0
+
+
+def _print(result: dict[str, Any], out: Path) -> None:
+    t = Table(title=f"calibration of {result['rubric']} (judge {result['judge'].get('model')}) on "
+                    f"{result['labels']['file']}")
+    for c in ("figure", "value [95% interval]", "n", "how"):
+        t.add_column(c)
+    for r in _rows(result):
+        t.add_row(*r)
+    console.print(t)
+    b = result["battery"]
+    if b:
+        console.print(f"bias battery: {b['size']} examples, {b['calls']} verdicts asked, {b['unparseable']} "
+                      "unparseable")
+    for phase, c in result["cost"].items():
+        console.print(f"cost of the {phase}: {c['model_calls']} model calls, {c['cache_hits']} cache hits, "
+                      f"{c['seconds']} s")
+    console.print(f"unparseable {result['unparseable']}, refused {result['rejected']} of {result['n']}; may gate: "
+                  + ("yes" if result["calibrated"] else f"no — {result['reason']}"))
+    for w in result["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}")
+    console.print(f"written to {out / 'calibration.json'} and calibration.md; to let judge gates use it: python -m "
+                  f"nomad_eval tier=calibrate calibrate.file={out} (files it as {result['filed_as']})")

@@ -59,14 +59,15 @@ def test_calibrate_reports_independently_computable_agreement(tmp_path: Path, da
     human = [c["label"] for c in cases]
     judge = [c["verdict"] for c in cases]
     assert result["n"] == 30 and result["unparseable"] == 0  # the garbage first answers were retried
-    assert result["agreement"] == sum(h == j for h, j in zip(human, judge, strict=True)) / 30
-    assert abs(result["kappa"] - cohen_kappa_score(human, judge)) < 1e-9
-    assert result["flip_rate"] == 0.0
+    assert result["agreement"]["value"] == sum(h == j for h, j in zip(human, judge, strict=True)) / 30
+    assert abs(result["kappa"]["value"] - cohen_kappa_score(human, judge)) < 1e-9
+    assert result["flip_rate"]["value"] == 0.0
     assert not cal_dir.exists()  # a run files nothing by itself: the default calibration_dir is in conf/
     filed = run_cli("tier=calibrate", f"calibrate.file={tmp_path / 'run'}", f"judging.calibration_dir={cal_dir}",
                     f"paths.run_dir={tmp_path / 'file'}")
     assert filed.returncode == 0, filed.stderr
-    assert json.loads((cal_dir / "faithfulness-v2--judge.json").read_text())["agreement"] == result["agreement"]
+    assert result["filed_as"].startswith("faithfulness-v2--openai--judge--labels-")  # rubric, judge, labels hash
+    assert json.loads((cal_dir / result["filed_as"]).read_text())["agreement"] == result["agreement"]
 
 
 def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> None:

@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.cli.entry import run_tier
+from nomad_eval.judges.calibration import labels_ref
 from nomad_eval.report.schema import Identity, Report
 from nomad_eval.tiers.calibrate import file_result
 from tests.conftest import MINI
@@ -82,7 +83,10 @@ def test_a_suite_name_holding_a_path_is_refused(make_cfg: Callable[..., DictConf
 def test_a_calibration_result_cannot_name_a_file_elsewhere(tmp_path: Path) -> None:
     run = tmp_path / "cal"
     run.mkdir()
-    result = {"rubric": "faithfulness-v1", "agreement": 0.9, "n": 30, "filed_as": "../../conf/x.json"}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("{}\n")
+    result = {"rubric": "faithfulness-v1", "agreement": 0.9, "n": 30, "filed_as": "../../conf/x.json",
+              "judge": {"backend": "openai", "model": "judge"}, "labels": labels_ref(labels)}
     (run / "calibration.json").write_text(json.dumps(result))
     before = _files(tmp_path.parent)
     with pytest.raises(NomadError, match=r"'\.\./\.\./conf/x\.json' is not usable in a path") as exc:

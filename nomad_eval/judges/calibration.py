@@ -1,0 +1,185 @@
+"""Which calibration speaks for a judge, and whether it lets that judge gate.
+
+A calibration holds for one rubric version, one judge (backend, model name and weights: the GGUF file's sha256
+for llama.cpp, the server's digest for Ollama) and one labels file (its sha256). It is filed under all of them,
+and a gate accepts only a calibration whose judge matches the configured one and whose labels file still hashes
+as it did: relabelling an example, or swapping the judge's weights under the same name, makes it stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from nomad_eval.base.identity import file_sha256
+from nomad_eval.base.paths import REPO, slug
+
+MIN_LABELS = 25
+# What must match between the calibrated judge and the configured one. An OpenAI-compatible server reports no
+# weights digest, so there backend and model name are all there is to match on.
+MATCH_KEYS = ("backend", "model", "sha256", "digest")
+# The bias battery's figures (judges/battery.py), as stored under a calibration's "battery".
+BATTERY_FIGURES = ("order_flip", "verbosity_shift", "abstention_faithful")
+
+
+def judge_identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """The part of a chat backend's identity() a calibration is filed under (plus the model file's name)."""
+    return {k: identity[k] for k in (*MATCH_KEYS, "file") if identity.get(k) is not None}
+
+
+def describe_judge(judge: dict[str, Any]) -> str:
+    weights = next((f"{k} {str(judge[k])[:12]}" for k in ("sha256", "digest") if judge.get(k)), "no weights digest")
+    return f"{judge.get('backend')} {judge.get('model')} ({weights})"
+
+
+def labels_ref(path: Path) -> dict[str, str]:
+    """The labels file as the calibration names it: repository-relative when inside the repository (so a filed
+    calibration reads the same on every clone), absolute otherwise, with its sha256."""
+    full = path.resolve()
+    shown = full.relative_to(REPO).as_posix() if full.is_relative_to(REPO) else str(full)
+    return {"file": shown, "sha256": file_sha256(str(full))}
+
+
+def labels_location(shown: str) -> Path:
+    p = Path(shown)
+    return p if p.is_absolute() else REPO / p
+
+
+def filed_name(rubric_key: str, judge: dict[str, Any], labels_sha256: str) -> str:
+    weights = next((str(judge[k])[:12] for k in ("sha256", "digest") if judge.get(k)), None)
+    parts = [rubric_key, str(judge.get("backend")), slug(str(judge.get("model"))),
+             *([slug(weights)] if weights else []), f"labels-{labels_sha256[:12]}"]
+    return "--".join(parts) + ".json"
+
+
+def model_family(name: str) -> str:
+    """The leading letters of a model's name after any path: smollm2-135m -> smollm, qwen3:8b -> qwen."""
+    base = name.lower().rsplit("/", 1)[-1]
+    m = re.match(r"[a-z]+", base)
+    return m.group(0) if m else base
+
+
+def same_family_warning(judge_model: str, generators: list[str]) -> str | None:
+    """A judge rates its own family's answers more kindly (self-preference): worth a warning, not a refusal."""
+    family = model_family(judge_model)
+    same = sorted({g for g in generators if model_family(g) == family})
+    if not same:
+        return None
+    return (f"judge {judge_model} and generator {', '.join(same)} are the same model family ({family}): "
+            "a judge tends to prefer its own family's answers")
+
+
+def find_calibration(calibration_dir: Path, rubric_key: str, judge: dict[str, Any]
+                     ) -> tuple[dict[str, Any] | None, str]:
+    """The latest calibration filed for this rubric version and judge whose labels file is unchanged, or None
+    and why none qualifies."""
+    filed = []
+    for path in sorted(calibration_dir.glob(f"{rubric_key}--*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("judge"), dict) and isinstance(data.get("labels"), dict):
+            filed.append((path, data))
+    if not filed:
+        return None, f"no calibration of {rubric_key} in {calibration_dir}"
+    want = {k: judge.get(k) for k in MATCH_KEYS}
+    mine = [(p, d) for p, d in filed if {k: d["judge"].get(k) for k in MATCH_KEYS} == want]
+    if not mine:
+        others = "; ".join(sorted({describe_judge(d["judge"]) for _, d in filed}))
+        return None, (f"no calibration of {rubric_key} for judge {describe_judge(judge)} in {calibration_dir} "
+                      f"(calibrated there: {others})")
+    current, stale = [], []
+    for path, data in mine:
+        where = labels_location(str(data["labels"].get("file")))
+        now = file_sha256(str(where)) if where.is_file() else None
+        then = str(data["labels"].get("sha256"))
+        if now == then:
+            current.append((path, data))
+        elif now is None:
+            stale.append(f"its labels file {where} is gone")
+        else:
+            stale.append(f"the labels file {where} has changed since {path.name} was calibrated on it "
+                         f"(sha256 {then[:12]} then, {now[:12]} now)")
+    if not current:
+        return None, "; ".join(stale) + ": recalibrate on the labels as they are"
+    path, data = max(current, key=lambda pd: (str(pd[1].get("created", "")), pd[0].name))
+    return {**data, "path": str(path)}, ""
+
+
+def _value(fig: Any) -> float | None:
+    return fig.get("value") if isinstance(fig, dict) else None
+
+
+def _pessimistic(fig: dict[str, Any], end: str, lower_bound: bool) -> float | None:
+    """The figure's point, or under gate_on=lower_bound its interval's worse end (`low` or `high`)."""
+    return fig.get(end) if lower_bound else fig.get("value")
+
+
+def gate_rule(cal: dict[str, Any], judging: DictConfig) -> tuple[bool, str]:
+    """Whether a calibration lets its judge gate: agreement (unparseable verdicts counted as misses) of at least
+    judging.min_agreement on at least 25 labels, and every battery threshold that is set."""
+    lower = str(judging.get("gate_on", "point")) == "lower_bound"
+    need = float(judging.min_agreement)
+    agree = cal.get("agreement") or {}
+    got = _pessimistic(agree, "low", lower)
+    n = int(cal.get("n") or 0)
+    what = "the lower end of the 95% interval of agreement" if lower else "agreement"
+    if n < MIN_LABELS:
+        return False, f"{n} labels: a gate needs a calibration on at least {MIN_LABELS}"
+    if got is None or got < need:
+        shown = "none" if got is None else f"{got:.3f}"
+        return False, (f"{what} {shown} on {n} labels (unparseable verdicts counted as misses) is below "
+                       f"judging.min_agreement={need}")
+    battery = cal.get("battery") or {}
+    checks = (("order_flip", "max_order_flip_rate", "high", "order flip rate", False),
+              ("verbosity_shift", "max_verbosity_shift", "abs", "verbosity shift", False),
+              ("abstention_faithful", "min_abstention_faithful", "low", "abstention judged faithful", True))
+    for key, setting, end, label, at_least in checks:
+        limit = judging.get(setting)
+        if limit is None or key not in battery:  # not gated, or not a figure of this rubric
+            continue
+        fig = battery[key] or {}
+        if end == "abs":
+            ends = [fig.get("low"), fig.get("high")] if lower else [fig.get("value")]
+            got = None if None in ends else max(abs(float(e)) for e in ends)  # type: ignore[arg-type]
+        else:
+            got = _pessimistic(fig, end, lower)
+        if got is None:
+            return False, f"judging.{setting} is set but the calibration has no {label} (calibrate.battery_size=0?)"
+        if (got < float(limit)) if at_least else (got > float(limit)):
+            return False, f"{label} {got:.3f} {'is below' if at_least else 'exceeds'} judging.{setting}={limit}"
+    return True, ""
+
+
+def fmt_figure(fig: Any, signed: bool = False) -> str:
+    value = _value(fig)
+    if value is None:
+        return "—"
+    spec = "+.2f" if signed else ".2f"
+    low, high = fig.get("low"), fig.get("high")
+    ci = f" [{low:{spec}}, {high:{spec}}]" if low is not None and high is not None else ""
+    return f"{value:{spec}}{ci}"
+
+
+def status_line(status: dict[str, Any], decision: bool = True) -> str:
+    """For reports: the gate's decision (unless `decision` is False), the calibration's figures, any warning."""
+    parts = []
+    if status.get("agreement") is not None:
+        parts.append(f"agreement {fmt_figure(status['agreement'])} on {status.get('n')} labels, coverage "
+                     f"{fmt_figure(status.get('coverage'))}, kappa {fmt_figure(status.get('kappa'))}")
+    battery = status.get("battery") or {}
+    names = (("order_flip", "order flips", False), ("verbosity_shift", "verbosity shift", True),
+             ("abstention_faithful", "declines judged faithful", False))
+    shown = [f"{label} {fmt_figure(battery[k], signed)}" for k, label, signed in names if k in battery]
+    if shown:
+        parts.append(", ".join(shown))
+    parts += [f"warning: {w}" for w in status.get("warnings", [])]
+    if not decision:
+        return "; ".join(parts)
+    head = "yes" if status.get("calibrated") else f"no — {status.get('reason')}"
+    return head + (f" ({'; '.join(parts)})" if parts else "")
