@@ -37,7 +37,11 @@ def seed_foreign(store: Any, n: int) -> None:
     for i in range(n):
         payload = {"collection": "user-notes", "note": i} if i % 2 else {"note": i}
         pts.append(StoredPoint(str(uuid.UUID(int=i + 1)), rng.standard_normal(384).astype(np.float32), payload))
-    # Bypass the tag guard on purpose: these are the user's own points.
+    write_raw(store, pts)
+
+
+def write_raw(store: Any, pts: list[StoredPoint]) -> None:
+    """Writes points past the store's tag guard, on purpose: they stand for the user's own, or another tool's."""
     if isinstance(store, EdgeStore):
         qe = store._qe
         store._shard.update(qe.UpdateOperation.upsert_points([qe.Point(p.point_id, p.vector, p.payload) for p in pts]))

@@ -19,6 +19,7 @@ from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.index import ingest, store_state
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
+from tests.backends.test_store_isolation import write_raw
 from tests.conftest import MINI, run_cli
 
 SIZES = (120, 800)  # the fixture documents are 290-450 characters: several chunks each, or one
@@ -32,13 +33,7 @@ def _plant_foreign(store: Any) -> None:
                  "chunk_id": "kettle-descaling#0", "text": "an old configuration's chunk"}]
     pts = [StoredPoint(str(uuid.UUID(int=i + 1)), rng.standard_normal(384).astype(np.float32), p)
            for i, p in enumerate(payloads)]
-    if isinstance(store, EdgeStore):
-        qe = store._qe
-        store._shard.update(qe.UpdateOperation.upsert_points([qe.Point(p.point_id, p.vector, p.payload) for p in pts]))
-    else:
-        m = store._m
-        store._client.upsert(store.collection, [m.PointStruct(id=p.point_id, vector=p.vector.tolist(),
-                                                              payload=p.payload) for p in pts])
+    write_raw(store, pts)
 
 
 def _foreign(store: Any, decimals: int | None = None) -> list[tuple[str, str, bytes]]:
