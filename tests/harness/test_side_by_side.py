@@ -71,7 +71,10 @@ def test_parallel_sweep_over_chunk_size_scores_only_its_own_chunks(tmp_path: Pat
     for size in SIZES:
         rt = Runtime(make_cfg(*MINI, f"pipeline.chunk_size={size}", "pipeline.chunk_overlap=20"))
         fingerprints.add(rt.fingerprint)
-        job = next(p for p in sweep.iterdir() if f"chunk_size-{size}" in p.name)
+        # Found by the config it ran, not its folder name: a long checkout path can push the swept key past the
+        # folder name's length limit.
+        job = next(p for p in sweep.iterdir() if (p / "report.json").exists()
+                   and json.loads((p / "report.json").read_text())["config"]["pipeline"]["chunk_size"] == size)
         assert json.loads((job / "report.json").read_text())["identity"]["fingerprint"] == rt.fingerprint
         own = {c.chunk_id: c.text for c in rt.chunks}
         cases = [json.loads(line) for line in (job / "cases.jsonl").read_text().splitlines()]
