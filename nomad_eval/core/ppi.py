@@ -31,6 +31,15 @@ Choices, each measured by bench/ppi_sim.py (bench/results/ppi.json):
   judge could read, and unparseable verdicts are not missing at random (long or odd answers). The middle is at
   most 0.5 from any label, which bounds what those cases add to the rectifier's variance. The uncorrected judge
   mean beside it stays the report's: the mean over parsed verdicts, with the nulls counted.
+- A small-sample adjusted interval is reported beside ppi-python's (`adjusted_low`, `adjusted_high`), and the
+  report views lead with it. With 50 labels a 90%-accurate judge disagrees with about five of them; when those
+  errors all go one way the rectifier is a rare event, and a normal interval on a rare event is too narrow
+  exactly in the runs where few were seen: ppi-python's interval covered 90.1% and 91.3% there. The adjustment
+  keeps ppi-python's estimate and adds, to the rectifier's variance only, half a pseudo-disagreement in each
+  direction, one step of the rubric's scale each (a Jeffreys-style half count, as adjusted Wald intervals for
+  paired proportions add counts to the discordant cells). It is negligible when disagreements are many. Measured
+  with 50 labels: 93.5-97.1% coverage in all 31 settings (97.1%, Monte Carlo interval 95.9-98.0%, where a
+  90%-accurate judge errs both ways on N=1000), 93.5% and 94.0% in the two corners above.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ from typing import Any, Literal
 import numpy as np
 
 LEVEL = 0.95
+PSEUDO_WEIGHT = 0.5  # half a pseudo-disagreement each way in the adjusted interval; see the module docstring
 MIN_LABELS = 10     # below this, a normal-approximation interval on the rectifier is not worth printing
 NULL_SCORE = 0.5    # a null verdict's score on the 0-1 scale; see the module docstring
 
@@ -66,6 +76,8 @@ class Corrected:
     reason: str = ""
     method: str = "ppi"          # "ppi" (lam=1), "ppi++" (tuned lam) or "classical" (every unit labelled)
     level: float = LEVEL
+    adjusted_low: float | None = None    # the small-sample adjusted interval around the same estimate
+    adjusted_high: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -82,9 +94,12 @@ def _check_unit(name: str, key: str, v: float | None) -> None:
 
 def corrected_mean(judge: Mapping[str, float | None], labels: Mapping[str, float],
                    groups: Mapping[str, str] | None = None, min_labels: int = MIN_LABELS,
-                   power_tuning: bool = False) -> Corrected:
+                   power_tuning: bool = False, step: float = 1.0) -> Corrected:
     """The judge's scores on every judged case (None: no verdict), human labels on a random subset, matched by
-    case key, and optionally each case's question; every value on a 0-1 scale."""
+    case key, and optionally each case's question; every value on a 0-1 scale. `step` is the distance between
+    two neighbouring values of the rubric's scale on that 0-1 scale (1 for pass/fail, 1/2 for 0/1/2)."""
+    if not 0.0 < step <= 1.0:
+        raise ValueError(f"step is {step}; it must lie in (0, 1] (one step of the scale divided by its maximum)")
     for key, v in judge.items():
         _check_unit("the judge score", key, v)
     for key, y in labels.items():
@@ -134,9 +149,26 @@ def corrected_mean(judge: Mapping[str, float | None], labels: Mapping[str, float
         # Every unit labelled: the judge has nothing left to add, and the labels' own mean is the estimate.
         low, high = ppi_py.classical_mean_ci(human, alpha=alpha)
         return Corrected("corrected", judge_mean, fmean(human), float(low), float(high), n, big_n, nulls, differ,
-                         method="classical")
+                         method="classical", adjusted_low=float(low), adjusted_high=float(high))
     lam = None if power_tuning else 1.0
-    estimate = ppi_py.ppi_mean_pointestimate(human, judged, rest, lam=lam)
-    low, high = ppi_py.ppi_mean_ci(human, judged, rest, alpha=alpha, lam=lam)
-    return Corrected("corrected", judge_mean, float(np.squeeze(estimate)), float(np.squeeze(low)),
-                     float(np.squeeze(high)), n, big_n, nulls, differ, method="ppi++" if power_tuning else "ppi")
+    estimate = float(np.squeeze(ppi_py.ppi_mean_pointestimate(human, judged, rest, lam=lam)))
+    low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(human, judged, rest, alpha=alpha, lam=lam))
+    # The adjustment is worked out for classic PPI only; PPI++'s tuned lam changes both terms.
+    adj_low, adj_high = (None, None) if power_tuning else _adjusted(estimate, rest, human - judged, step)
+    return Corrected("corrected", judge_mean, estimate, low, high, n, big_n, nulls, differ,
+                     method="ppi++" if power_tuning else "ppi", adjusted_low=adj_low, adjusted_high=adj_high)
+
+
+def _adjusted(estimate: float, judged_rest: np.ndarray, rectifier: np.ndarray, step: float) -> tuple[float, float]:
+    """The interval around ppi-python's estimate with the small-sample adjustment: the judge term's variance as
+    ppi-python computes it for lam=1, and the rectifier's variance over its values plus a weight-1/2
+    pseudo-disagreement of +step and one of -step."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf(1 - (1 - LEVEL) / 2))
+    values = np.concatenate([rectifier, [step, -step]])
+    weights = np.concatenate([np.ones(rectifier.size), [PSEUDO_WEIGHT, PSEUDO_WEIGHT]])
+    centre = float(np.average(values, weights=weights))
+    var = float(np.average((values - centre) ** 2, weights=weights))
+    half = z * math.sqrt(float(judged_rest.var()) / judged_rest.size + var / rectifier.size)
+    return estimate - half, estimate + half

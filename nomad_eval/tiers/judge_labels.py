@@ -193,7 +193,9 @@ def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequenc
         good, stale = matching(labels, fingerprint, str(section.get("rubric")), mode, population)
         human = {f"{lab.id}#{lab.repeat}": lab.label / max(lab.scale) for lab in good.values()
                  if lab.label is not None}
-        result = corrected_mean(scores, human, groups)
+        ordered = sorted(rubric.scale)
+        step = min(b - a for a, b in zip(ordered, ordered[1:], strict=False)) / top
+        result = corrected_mean(scores, human, groups, step=step)
         if stale:
             # The labels left are those whose answers did not change, which is no longer a random sample.
             result = replace(result, status="refused", estimate=None, low=None, high=None,

@@ -73,6 +73,38 @@ def test_loopback_judge_corrected_estimate_equals_ppi_python(make_cfg: Callable[
     assert got.judge_mean == pytest.approx(sum(parsed) / len(parsed))
 
 
+def test_the_adjusted_interval_keeps_the_estimate_and_widens_most_when_disagreements_are_rare() -> None:
+    # A 90%-accurate judge that only ever passes failing answers, 50 labels, 2 disagreements among them: the rarely
+    # seen one-way error is where ppi-python's normal interval is too narrow (bench/results/ppi.json).
+    judge = _judge([1.0] * 900 + [0.0] * 100)
+    rare = {f"c{i}": 0.0 if i in (0, 1) else 1.0 for i in range(48)} | {"c950": 0.0, "c951": 0.0}
+    r = corrected_mean(judge, rare)
+    assert r.disagreements == 2 and r.estimate is not None and r.low is not None and r.high is not None
+    assert r.adjusted_low is not None and r.adjusted_high is not None
+    # Same centre as ppi-python's; its own interval is kept beside (low, high) and lies inside the adjusted one.
+    assert (r.adjusted_low + r.adjusted_high) / 2 == pytest.approx(r.estimate, abs=1e-12)
+    assert r.adjusted_low < r.low and r.high < r.adjusted_high
+    rare_ratio = (r.adjusted_high - r.adjusted_low) / (r.high - r.low)
+    # Many disagreements both ways: the half pseudo-disagreements change almost nothing.
+    many = {f"c{i}": float(i % 2) for i in range(50)}
+    m = corrected_mean(_judge([float(i % 3 == 0) for i in range(1000)]), many)
+    assert m.adjusted_low is not None and m.adjusted_high is not None and m.low is not None and m.high is not None
+    many_ratio = (m.adjusted_high - m.adjusted_low) / (m.high - m.low)
+    assert 1.0 < many_ratio < 1.02 < 1.1 < rare_ratio
+
+
+def test_the_adjustment_is_one_step_of_the_scale() -> None:
+    # On a 0/1/2 scale the pseudo-disagreements are half as far apart as on pass/fail: a smaller widening.
+    judge = _judge([1.0] * 400 + [0.5] * 100)
+    labels = {f"c{i}": 1.0 if i else 0.5 for i in range(40)}
+    binary, graded = corrected_mean(judge, labels), corrected_mean(judge, labels, step=0.5)
+    assert (binary.low, binary.high) == (graded.low, graded.high)
+    assert binary.adjusted_high is not None and graded.adjusted_high is not None
+    assert binary.adjusted_high > graded.adjusted_high > graded.high
+    with pytest.raises(ValueError, match="step"):
+        corrected_mean(judge, labels, step=0.0)
+
+
 def _judge(values: list[float | None]) -> dict[str, float | None]:
     return {f"c{i}": v for i, v in enumerate(values)}
 

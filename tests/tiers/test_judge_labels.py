@@ -163,6 +163,11 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
     unlabelled = read_report(run).judge_corrected["e2e.faithfulness"]  # no labels yet: said, not hidden
     assert unlabelled["status"] == "uncorrected" and unlabelled["estimate"] is None
     assert "e2e.faithfulness: judge mean" in (run / "report.md").read_text()
+    # The uncorrected judge mean carries its own interval (questions resampled whole) and n.
+    section = read_report(run).judges["e2e.faithfulness"]
+    assert section["questions"] == 8 and section["n"] + section["unparseable"] + section["rejected"] == 16
+    assert section["low"] <= section["mean"] <= section["high"] and section["low"] < section["high"]
+    assert f"[{section['low']:.3f}, {section['high']:.3f}]" in (run / "report.md").read_text()
 
     def label(answers: str, *extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "nomad_eval", "tier=labels", f"tier.run={run}",
