@@ -124,3 +124,17 @@ def test_old_report_json_without_intervals_reads_back_and_merges(tmp_path: Path)
     r = Report.model_validate(raw)
     assert r.intervals == {} and "| recall@5 | 0.9000 — |" in retrieval_markdown(r)
     assert not any(c.endswith((".low", ".high", ".n")) for c in merge([d]).columns)
+
+
+def test_a_corrected_judge_line_leads_with_the_adjusted_interval_and_keeps_ppi_pythons() -> None:
+    from nomad_eval.core.ppi import corrected_mean
+    from nomad_eval.report.judge_corrected import describe
+
+    judge = {f"c{i}": 1.0 if i < 80 else 0.0 for i in range(100)}
+    labels = {f"c{i}": 0.0 if i < 3 else 1.0 for i in range(30)}
+    r = {**corrected_mean(judge, labels).as_dict(), "null_score": 0.5}
+    line = describe("e2e.faithfulness", r)
+    adjusted = f"[{r['adjusted_low']:.3f}, {r['adjusted_high']:.3f}]"
+    unadjusted = f"ppi-python's unadjusted [{r['low']:.3f}, {r['high']:.3f}]"
+    assert adjusted in line and unadjusted in line and line.index(adjusted) < line.index(unadjusted)
+    assert "30 of 100 questions labelled" in line and "disagreed with 3 label(s)" in line
