@@ -27,6 +27,7 @@ class MiniLMEmbedder:
         document_prefix: str = "",
         query_prefix: str = "",
         batch_size: int = 32,
+        threads: int | None = None,
     ) -> None:
         self.name = name
         self.dim = dim
@@ -34,10 +35,11 @@ class MiniLMEmbedder:
         self.document_prefix = document_prefix
         self.query_prefix = query_prefix
         self.batch_size = batch_size
+        self.threads = threads
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes a vector: the weights (pinned by the package that ships them), truncation
-        and prefixes. `batch_size` is left out: it changes speed, not what is embedded."""
+        and prefixes. `batch_size` and `threads` are left out: they change speed, not what is embedded."""
         return {
             "backend": "minilm",
             "model": self.name,
@@ -62,6 +64,11 @@ class MiniLMEmbedder:
         hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
+        if self.threads:
+            import torch
+
+            # Process-wide; parallel sweep jobs are separate processes, each given its share of the cores.
+            torch.set_num_threads(self.threads)
         model = SentenceTransformer(str(_model_path()), device="cpu")
         model.max_seq_length = self.max_input_tokens
         return model

@@ -16,20 +16,27 @@ def slug(text: str, limit: int = 150) -> str:
     can name a sweep job on the command line without quoting.
 
     Names stay within `limit` characters (well under the 255 bytes a folder name may have). A longer one is
-    shortened item by item (items are `+`-separated, as in Hydra's override_dirname), each long item keeping its
-    head (the key) and its tail (where the swept value is), with a hash of the whole item between them so two
-    items that differ only in the middle stay apart. Cutting the name at the end instead would drop the swept
-    keys that sort after a long absolute path and make the jobs of a sweep collide.
+    shortened item by item, longest first (items are `+`-separated `key-value` pairs, as in Hydra's
+    override_dirname): an item keeps its key and the tail of its value (where a path's distinguishing part is),
+    with a hash of the whole item between them, so two items that differ only in the middle stay apart. Cutting
+    the name at the end instead would drop the swept keys that sort after a long absolute path and make the jobs
+    of a sweep collide.
     """
     out = re.sub(r"[^A-Za-z0-9._+@-]+", "_", text).strip("_")
-    if len(out) > limit:
-        out = "+".join(_shorten(item) if len(item) > ITEM_KEEP else item for item in out.split("+"))
+    items = out.split("+")
+    for i in sorted(range(len(items)), key=lambda i: -len(items[i])):
+        if len("+".join(items)) <= limit:
+            break
+        short = _shorten(items[i])
+        if len(short) < len(items[i]):
+            items[i] = short
+    out = "+".join(items)
     if len(out) > limit:
         out = out[: limit - 9] + "@" + _digest(text)
     return out or "default"
 
 
-ITEM_KEEP = 48  # an item longer than this is shortened when the whole name is too long
+VALUE_TAIL = 16  # characters of a shortened item's value that stay readable
 
 
 def _digest(text: str) -> str:
@@ -37,4 +44,7 @@ def _digest(text: str) -> str:
 
 
 def _shorten(item: str) -> str:
-    return f"{item[:16]}@{_digest(item)}@{item[-(ITEM_KEEP - 26):]}"
+    key, sep, value = item.partition("-")
+    if not sep or len(key) > 40:
+        key, value = item[:16], item[16:]
+    return f"{key}{sep}@{_digest(item)}@{value[-VALUE_TAIL:]}"

@@ -4,7 +4,26 @@ from __future__ import annotations
 
 from omegaconf import OmegaConf
 
+from nomad_eval.base.cpus import threads_per_job
 from nomad_eval.base.paths import REPO, slug
+
+
+def _launcher_jobs() -> int | None:
+    """n_jobs of a parallel (joblib) launcher running this job; None outside Hydra or with a sequential one."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    launcher = HydraConfig.get().launcher
+    if "joblib" not in str(launcher.get("_target_", "")):
+        return None
+    n = launcher.get("n_jobs")
+    return int(n) if n is not None else None
+
+
+def model_threads() -> int:
+    """`${nomad_threads:}`: the cores available divided by the jobs running at once (see base/cpus.py)."""
+    return threads_per_job(_launcher_jobs())
 
 
 def register_resolvers() -> None:
@@ -12,5 +31,7 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("nomad_repo", lambda rel="": str(REPO / rel))
     if not OmegaConf.has_resolver("nomad_slug"):
         OmegaConf.register_new_resolver("nomad_slug", slug)
+    if not OmegaConf.has_resolver("nomad_threads"):
+        OmegaConf.register_new_resolver("nomad_threads", model_threads)
     if not OmegaConf.has_resolver("nomad_or"):
         OmegaConf.register_new_resolver("nomad_or", lambda first, fallback: first if first else fallback)

@@ -33,7 +33,7 @@ VECTOR_SETTINGS = {
     "ollama": {"name", "dim", "max_input_tokens", "document_prefix", "query_prefix"},
 }
 NO_VECTOR_SETTINGS = {
-    "minilm": {"batch_size"},
+    "minilm": {"batch_size", "threads"},
     # base_url: the digest says which weights answered, wherever the server is; timeouts and batching change
     # nothing embedded; chars_per_token feeds only the truncation warning's estimate.
     "ollama": {"base_url", "timeout", "batch_size", "chars_per_token"},

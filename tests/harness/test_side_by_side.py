@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 from nomad_eval.backends.base import StoredPoint
 from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.backends.server import ServerStore
+from nomad_eval.base.cpus import available_cores
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.index import ingest, store_state
 from nomad_eval.harness.runtime import Runtime
@@ -75,7 +76,11 @@ def test_parallel_sweep_over_chunk_size_scores_only_its_own_chunks(tmp_path: Pat
         # folder name's length limit.
         job = next(p for p in sweep.iterdir() if (p / "report.json").exists()
                    and json.loads((p / "report.json").read_text())["config"]["pipeline"]["chunk_size"] == size)
-        assert json.loads((job / "report.json").read_text())["identity"]["fingerprint"] == rt.fingerprint
+        ran = json.loads((job / "report.json").read_text())
+        assert ran["identity"]["fingerprint"] == rt.fingerprint
+        # Two jobs at once share the cores: each embedder was given its half (base/cpus.py), at least one.
+        assert ran["config"]["embedder"]["threads"] == max(1, available_cores() // 2)
+        assert f"pipeline.chunk_size-{size}+" in job.name  # the swept value survives in the folder name
         own = {c.chunk_id: c.text for c in rt.chunks}
         cases = [json.loads(line) for line in (job / "cases.jsonl").read_text().splitlines()]
         rows = [(c["expanded_query"], row) for c in cases for row in c["retrieved"]]
@@ -166,6 +171,6 @@ def test_the_data_dir_lock_is_not_held_through_a_cold_embedding_pass(make_cfg: C
                                                                        data_dir: Path) -> None:
     LockProbeEmbedder.calls.clear()
     cfg = make_cfg(*MINI, "embedder._target_=tests.harness.test_side_by_side.LockProbeEmbedder",
-                   f"+embedder.lock_dir={data_dir}", "~embedder.batch_size")
+                   f"+embedder.lock_dir={data_dir}", "~embedder.batch_size", "~embedder.threads")
     assert run_tier(cfg) == 0
     assert LockProbeEmbedder.calls and not any(LockProbeEmbedder.calls)
