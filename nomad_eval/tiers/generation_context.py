@@ -41,30 +41,53 @@ def rewrite_query(g: Golden, chat: CachedChat, options: ChatOptions) -> tuple[st
     return accept(g.final_query, result.text), True
 
 
-def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str) -> list[Passage]:
+@dataclass(frozen=True)
+class CorpusMaps:
+    """Built once per run: titles, each document's chunks, and chunk vectors by id. Looking these up per golden
+    replaces a scan of every chunk (and a fresh set per chunk) for every golden, which grew as goldens x chunks."""
+
+    titles: dict[str, str]
+    chunks_by_doc: dict[str, list[Chunk]]
+    vectors: dict[str, np.ndarray]
+
+    @staticmethod
+    def build(rt: Runtime, goldens: list[Golden]) -> CorpusMaps:
+        by_doc: dict[str, list[Chunk]] = {}
+        for c in rt.chunks:
+            by_doc.setdefault(c.doc_id, []).append(c)
+        wanted = {d for g in goldens for d in g.relevant_doc_ids}
+        chunks = [c for d in sorted(wanted) for c in by_doc.get(d, [])]
+        # One batch for every golden's documents: the cache answers each text once, a cold run embeds in batches.
+        vecs = rt.cached_embedder.embed_documents([c.text for c in chunks]) if chunks else np.zeros((0, 0))
+        return CorpusMaps({d.doc_id: d.title for d in rt.documents}, by_doc,
+                          {c.chunk_id: vecs[i] for i, c in enumerate(chunks)})
+
+
+def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str, maps: CorpusMaps | None = None
+                    ) -> list[Passage]:
     """All chunks of the golden's documents, most similar to the question first (budget permitting)."""
-    titles = {d.doc_id: d.title for d in rt.documents}
-    chunks = [c for c in rt.chunks if c.doc_id in set(g.relevant_doc_ids)]
+    maps = maps or CorpusMaps.build(rt, [g])
+    chunks = [c for d in dict.fromkeys(g.relevant_doc_ids) for c in maps.chunks_by_doc.get(d, [])]
     if not chunks:
         return []
-    emb = rt.cached_embedder
-    docs = emb.embed_documents([c.text for c in chunks])
-    q = emb.embed_queries([pipeline.expand(query)])[0]
+    docs = np.stack([maps.vectors[c.chunk_id] for c in chunks])
+    q = rt.cached_embedder.embed_queries([pipeline.expand(query)])[0]
     sims = docs @ q / (np.linalg.norm(docs, axis=1) * np.linalg.norm(q) + 1e-12)
     order = sorted(range(len(chunks)), key=lambda i: (-float(sims[i]), chunks[i].chunk_id))
-    return [_passage(chunks[i], titles) for i in order]
+    return [_passage(chunks[i], maps.titles) for i in order]
 
 
 def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipeline: Pipeline,
                    searcher: StoreSearcher | None, queries: list[tuple[str, bool]], tracer: Tracer
                    ) -> list[GoldenContext]:
     """`queries` are the (possibly rewritten) retrieval queries, computed before the store was taken."""
-    titles = {d.doc_id: d.title for d in rt.documents}
+    maps = CorpusMaps.build(rt, goldens if "oracle" in modes else [])
+    titles = maps.titles
     out = []
     for g, (query, rewritten) in zip(goldens, queries, strict=True):
         ctx = GoldenContext(query, rewritten)
         if "oracle" in modes:
-            ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query)
+            ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query, maps)
         if "e2e" in modes and searcher is not None:
             with timed() as clock:
                 r = pipeline.retrieve(query, searcher)

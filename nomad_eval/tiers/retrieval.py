@@ -248,14 +248,20 @@ def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], 
     }
     rows: dict[str, list[dict[str, float | None]]] = {name: [] for name in variants}
     rows["glossary off"], rows["glossary on"] = [], []
-    for g in goldens:
-        q = pipeline.expand(g.final_query, Stages(glossary=True))
-        pool = searcher.search(searcher.embed_queries([q])[0], pipeline.candidates)
+    expanded = [pipeline.expand(g.final_query, Stages(glossary=True)) for g in goldens]
+    # Both query sets embedded in one batch each, not one model call per question.
+    if not goldens:
+        return {}
+    vectors = searcher.embed_queries(expanded)
+    raw_vectors = searcher.embed_queries([g.final_query for g in goldens])
+    for gi, g in enumerate(goldens):
+        q = expanded[gi]
+        pool = searcher.search(vectors[gi], pipeline.candidates)
         for name, st in variants.items():
             rows[name].append(case_metrics(g, pipeline.cut(pipeline.rank(q, pool, st)), ks))
         rows["glossary on"].append(case_metrics(g, pipeline.cut(pipeline.rank(q, pool)), ks))
         raw_q = g.final_query
-        raw_pool = searcher.search(searcher.embed_queries([raw_q])[0], pipeline.candidates)
+        raw_pool = searcher.search(raw_vectors[gi], pipeline.candidates)
         rows["glossary off"].append(case_metrics(g, pipeline.cut(pipeline.rank(raw_q, raw_pool)), ks))
     hk = int(pipeline.top_k) if int(pipeline.top_k) in ks else max(ks)
     names = [n for n in [f"hit@{min(ks)}", *headline_names("retrieval", hk)] if "@" in n]

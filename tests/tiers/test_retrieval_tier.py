@@ -38,6 +38,9 @@ def test_report_matches_pytrec_eval_and_cases(make_cfg: Callable[..., DictConfig
     refusal = [c for c in cases if c["expect_refusal"]]
     assert refusal and all(v is None for k, v in refusal[0]["metrics"].items() if k != "nonEmptyRateOnRefusal")
     assert report["metrics"]["nonEmptyRateOnRefusal"] == refusal[0]["metrics"]["nonEmptyRateOnRefusal"]
+    # The ablation's full pipeline (its queries embedded in one batch) scores what the run itself scored.
+    on = report["ablation"]["glossary on"]
+    assert on and all(v == pytest.approx(report["metrics"][k], abs=1e-9) for k, v in on.items())
     assert report["counts"] == report["counts"] | {"goldens": 8, "answerable": 7, "refusal": 1}
     ident = report["identity"]
     assert ident["suite"] == "mini" and ident["top_k"] == 5 and len(ident["fingerprint"]) == 16
