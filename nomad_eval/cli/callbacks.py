@@ -24,9 +24,24 @@ class SweepSummary(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
         df = merge(jobs)
-        write_summary(df, sweep_dir, quiet=bool(config.get("quiet")))
-        from nomad_eval.base.console import err_console
-        from nomad_eval.report.sweep_rank import rank_sweep
+        from nomad_eval.base.console import console, err_console
+        from nomad_eval.report.sweep_rank import (
+            metric_vs_answers_sweep,
+            predictor_lines,
+            predictors_markdown,
+            rank_sweep,
+        )
+
+        predictors = None
+        try:
+            predictors = metric_vs_answers_sweep(jobs, sweep_dir, config, quiet=True)
+        except Exception as exc:  # like the ranking: a failure here must not cost the summary
+            err_console.print(f"warning: retrieval-vs-answers correlation failed: {exc}")
+        write_summary(df, sweep_dir, quiet=bool(config.get("quiet")),
+                      sections=[predictors_markdown(predictors)] if predictors else [])
+        if predictors and not config.get("quiet"):
+            for line in predictor_lines(predictors):
+                console.print(line, markup=False, highlight=False)
 
         try:
             rank_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
@@ -38,4 +53,4 @@ class SweepSummary(Callback):
         rows = assemble(jobs)
         if rows:
             write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))
-        write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows)
+        write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows, predictors)

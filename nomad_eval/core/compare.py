@@ -145,6 +145,11 @@ def compare_questions(
             if is_gated:
                 rows.append(MetricVerdict(name, True, "not measured", None, None, 0, tolerance=tol,
                                           reason=f"{name}: no common question measured it on both sides"))
+            elif (base_metrics.get(name) is None) != (run_metrics.get(name) is None):
+                # One side measured it (a metric newer than the baseline): shown, never counted as passing.
+                side = "baseline" if base_metrics.get(name) is None else "run"
+                rows.append(MetricVerdict(name, False, "not measured", base_metrics.get(name), run_metrics.get(name),
+                                          0, tolerance=tol, reason=f"{name}: the {side} did not measure it"))
             continue
         bm, cm = sum(b) / len(b), sum(c) / len(c)
         cl = clusters if cluster else None

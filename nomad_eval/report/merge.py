@@ -110,12 +110,13 @@ def _md(df: pl.DataFrame) -> str:
     return "# Sweep summary\n\n" + note + "\n".join(lines) + "\n"
 
 
-def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False) -> None:
+def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False, sections: Iterable[str] = ()) -> None:
+    """`sections`: markdown appended to summary.md (e.g. which retrieval metric predicts answers)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / ".summary.parquet.tmp"
     df.write_parquet(tmp)
     tmp.replace(out_dir / "summary.parquet")
-    write_atomic(out_dir / "summary.md", _md(df))
+    write_atomic(out_dir / "summary.md", _md(df) + "".join(sections))
     if quiet:
         return
     show = [c for c in _shown(df.columns) if c not in ("error",)][:10]

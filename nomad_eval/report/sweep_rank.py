@@ -54,8 +54,11 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
             per_job[n].get(k) is not None for n in names)]
         if len(keys) < 2:
             continue
-        reference = [sign * float(per_job[ref][k] or 0.0) for k in keys]
-        configs = {n: [sign * float(per_job[n][k] or 0.0) for k in keys] for n in names if n != ref}
+        # Oriented so that higher is better. A lower-is-better 0/1 metric is turned into its complement rather
+        # than negated, so it stays 0/1 for the exact binary test; the deltas are negated either way.
+        offset = 1.0 if spec.binary and sign < 0 else 0.0
+        reference = [offset + sign * float(per_job[ref][k] or 0.0) for k in keys]
+        configs = {n: [offset + sign * float(per_job[n][k] or 0.0) for k in keys] for n in names if n != ref}
         ranked = rank_against_reference(reference, configs, binary=spec.binary, method=method,
                                         seed=int(cfg.get("seed") or 0))
         result["metrics"][metric] = {"n": len(keys), "rows": [
@@ -95,3 +98,78 @@ def _print(result: dict[str, Any]) -> None:
             t.add_row(r["job"], f"{r['delta']:+.4f}", ci, f"{r['p_adjusted']:.3g}",
                       "[green]real[/]" if r["real"] else "noise")
         console.print(t)
+
+
+# Which retrieval metric predicts answers: Kendall τ across jobs that answered the same questions end to end.
+PREDICTORS_FILE = "retrieval_vs_answers.json"
+
+
+def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:
+    """τ between each e2e retrieval metric's job means and e2e correctness, per group of generation jobs that share
+    a task identity (what was swept aside); written to retrieval_vs_answers.json. None without 2+ such jobs."""
+    from nomad_eval.core.rank_correlation import ANSWER_METRIC, metric_vs_answers
+    from nomad_eval.report.schema import TASK_FIELDS
+
+    groups: dict[str, dict[str, list[Question]]] = {}
+    identities: dict[str, dict[str, Any]] = {}
+    for d in jobs:
+        loaded = _load(d)
+        if loaded is None or loaded[0].get("tier") != "generation":
+            continue
+        report, questions = loaded
+        e2e = [q for q in questions if q.mode == "e2e"]
+        if not any(q.values.get(ANSWER_METRIC) is not None for q in e2e):
+            continue
+        ident = {f: (report.get("identity") or {}).get(f) for f in TASK_FIELDS}
+        key = json.dumps(ident, sort_keys=True)
+        identities[key] = ident
+        groups.setdefault(key, {})[d.name] = e2e
+    stats = cfg.get("stats") or {}
+    result: dict[str, Any] = {"answer": ANSWER_METRIC, "method": "Kendall tau-b (scipy.stats.kendalltau) of job means; "
+                              "95% percentile interval, questions resampled jointly for all jobs", "groups": []}
+    for key, by_job in groups.items():
+        if len(by_job) < 2:
+            continue
+        rows = metric_vs_answers(by_job, seed=int(cfg.get("seed") or 0), resamples=int(stats.get("resamples", 2000)))
+        result["groups"].append({"identity": identities[key], "jobs": list(by_job), "rows": [{
+            "metric": r.metric, "tau": r.tau, "low": r.low, "high": r.high, "level": r.level, "n_jobs": r.n_jobs,
+            "n_questions": r.n_questions, "resamples": r.resamples, "defined": r.defined, "reason": r.reason,
+            "means": {j: {"metric": m, "answer": a} for j, (m, a) in r.means.items()}} for r in rows]})
+    if not result["groups"]:
+        (out / PREDICTORS_FILE).unlink(missing_ok=True)  # a reused folder must not show an earlier sweep's τ
+        return None
+    write_atomic(out / PREDICTORS_FILE, json.dumps(result, indent=1))
+    if not quiet:
+        for line in predictor_lines(result):
+            console.print(line, markup=False, highlight=False)
+    return result
+
+
+def predictor_lines(result: dict[str, Any]) -> list[str]:
+    """One line per retrieval metric: τ with its interval, n, or why it is not measured."""
+    lines = []
+    for g in result["groups"]:
+        for r in g["rows"]:
+            n = f"n_jobs={r['n_jobs']}, n_questions={r['n_questions']}"
+            if r["tau"] is None:
+                lines.append(f"{r['metric']} vs {result['answer']}: τ not measured ({r['reason']}; {n})")
+                continue
+            ci = "—" if r["low"] is None else f"[{r['low']:+.3f}, {r['high']:+.3f}]"
+            lines.append(f"{r['metric']} vs {result['answer']}: τ = {r['tau']:+.3f} {ci} ({n}, {r['defined']} of "
+                         f"{r['resamples']} resamples defined)")
+    return lines
+
+
+def predictors_markdown(result: dict[str, Any]) -> str:
+    lines = ["", "## Which retrieval metric predicts answers", "",
+             f"Kendall τ-b between each job's retrieval mean and its {result['answer']} mean, on the questions "
+             "every job answered; 95% interval from resampling those questions jointly for all jobs. "
+             "τ near 1: ranking configurations by this metric ranks them by answers. Null: not measured.", ""]
+    for g in result["groups"]:
+        lines += ["| metric | τ | 95% CI | n_jobs | n_questions | note |", "|---|---|---|---|---|---|"]
+        for r in g["rows"]:
+            tau = "not measured" if r["tau"] is None else f"{r['tau']:+.3f}"
+            ci = "—" if r["low"] is None else f"[{r['low']:+.3f}, {r['high']:+.3f}]"
+            lines.append(f"| {r['metric']} | {tau} | {ci} | {r['n_jobs']} | {r['n_questions']} | {r['reason'] or ''} |")
+        lines.append("")
+    return "\n".join(lines)

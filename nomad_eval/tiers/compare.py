@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.core.causes import cause_changes
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.system import differences, system_settings
@@ -47,9 +48,14 @@ def merge_runs(cfg: DictConfig) -> int:
     if not chosen:
         raise NomadError(f"no run directories with a report.json in {[str(d) for d in dirs]}", 2)
     out = Path(cfg.compare.out) if cfg.compare.get("out") else chosen[0].parent
-    write_summary(merge(chosen), out, quiet=bool(cfg.quiet))
-    from nomad_eval.report.sweep_rank import rank_sweep
+    from nomad_eval.report.sweep_rank import metric_vs_answers_sweep, predictor_lines, predictors_markdown, rank_sweep
 
+    # Which retrieval metric predicts answers, when the merged runs hold 3+ e2e generation jobs on one task.
+    predictors = metric_vs_answers_sweep(chosen, out, cfg, quiet=True)
+    write_summary(merge(chosen), out, quiet=bool(cfg.quiet),
+                  sections=[predictors_markdown(predictors)] if predictors else [])
+    for line in predictor_lines(predictors) if predictors and not cfg.quiet else []:
+        console.print(line, markup=False, highlight=False)
     rank_sweep(chosen, out, cfg, quiet=bool(cfg.quiet))
     return 0
 
@@ -101,6 +107,8 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
                                 "re-promote it"])
     gated = gated_metrics(cfg, run, base.report, cases)
     informational = [n for n in base.report.metrics if n in run.metrics and n not in gated and spec_for(n)]
+    # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
+    informational += [n for n in run.metrics if n not in base.report.metrics and n not in gated and spec_for(n)]
     stats = cfg.get("stats") or {}
     v = compare_questions(
         questions_from_cases(base.cases), questions_from_cases(cases), gated,
@@ -160,6 +168,20 @@ def print_verdict(v: Verdict) -> None:
                   + (" (compare.strict=true: fails the gate)" if v.strict and v.outcome == "too small to tell" else ""))
 
 
+def print_cause_changes(base_cases: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+    """Questions whose failure cause changed (core/causes.py); a baseline without causes is said so, not guessed."""
+    changes, note = cause_changes(base_cases, cases)
+    if note:
+        console.print(f"failure causes: {escape(note)}")
+        return
+    if not changes:
+        console.print("failure causes: no question's cause changed")
+        return
+    console.print(f"failure causes changed for {len(changes)} question(s) (baseline → run; — = passed):")
+    for ch in changes:
+        console.print(f"  {escape(ch.key)}: {ch.before or '—'} → {ch.after or '—'}")
+
+
 def judge(run: Path, baseline: Path | None, cfg: DictConfig, junit_base: Path | None = None) -> int:
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
@@ -171,6 +193,8 @@ def judge(run: Path, baseline: Path | None, cfg: DictConfig, junit_base: Path | 
     verdict = verdict_for(report, cases, base, cfg)
     console.print(f"baseline: {path}")
     print_verdict(verdict)
+    if report.tier == "generation" and cases and base.cases and not verdict.refused:
+        print_cause_changes(base.cases, cases)
     if cfg.compare.get("junit"):
         junit = Path(cfg.compare.junit)
         write_junit(verdict, junit if junit.is_absolute() or junit_base is None else junit_base / junit)
