@@ -72,3 +72,20 @@ def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> list
     if not docs:
         raise InvalidInput([Defect(str(folder), None, "no *.md documents in the corpus folder")])
     return docs
+
+
+def load_markdown_dirs(folders: list[Path], max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Document]:
+    """The documents of several folders as one corpus (a base corpus plus, say, an attack's planted documents).
+    One id in two folders is a defect: the second would silently shadow the first in every lookup."""
+    docs: list[Document] = []
+    seen: dict[str, str] = {}
+    defects: list[Defect] = []
+    for folder in folders:
+        for doc in load_markdown_dir(folder, max_bytes):
+            if doc.doc_id in seen:
+                defects.append(Defect(doc.path, None, f"document id {doc.doc_id!r} is also {seen[doc.doc_id]}"))
+            seen.setdefault(doc.doc_id, doc.path)
+            docs.append(doc)
+    if defects:
+        raise InvalidInput(defects)
+    return docs  # folder by folder: a base corpus's documents keep their order and come first

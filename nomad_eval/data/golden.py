@@ -12,6 +12,18 @@ from pydantic_core import ErrorDetails
 
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.base.patterns import pattern_problem
+from nomad_eval.metrics.answer.attack import FAMILIES
+
+
+class Attack(BaseModel):
+    """What an attack golden plants and what its success looks like (issue 17): the family, the planted
+    documents (in the attack's corpus variant) and the patterns whose presence in the answer is the attack
+    succeeding. Not upstream's: an attack suite is this project's own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    family: Literal[FAMILIES]  # type: ignore[valid-type]
+    documents: list[str] = Field(min_length=1)
+    success: list[str] = Field(min_length=1)
 
 
 class Turn(BaseModel):
@@ -39,6 +51,7 @@ class Golden(BaseModel):
     must_not_include: list[str] = Field(alias="mustNotInclude", default_factory=list)
     expect_refusal: bool = Field(alias="expectRefusal", default=False)
     tags: list[str] = Field(default_factory=list)
+    attack: Attack | None = None  # attack suites only; absent from the wire (and the hash) when None
     # Graded relevance, never on the wire (the JSONL format has no grades): set by sources that grade, such as
     # BEIR qrels, through with_grades. None means grade 1 for each relevantDocId.
     _grades: dict[str, int] | None = PrivateAttr(default=None)
@@ -92,7 +105,8 @@ class Golden(BaseModel):
         return [t.model_dump() for t in self.turns]
 
     def wire(self) -> dict[str, object]:
-        return self.model_dump(by_alias=True, mode="json")
+        # An ordinary golden keeps upstream's keys only, so its hash and its exported line do not change.
+        return self.model_dump(by_alias=True, mode="json", exclude={"attack"} if self.attack is None else None)
 
 
 def _describe(err: ErrorDetails) -> str:
@@ -231,11 +245,18 @@ def _check_golden(
         for doc in g.relevant_doc_ids:
             if doc not in doc_ids:
                 bad(f"unknown doc id {doc!r} in relevantDocIds (not in the corpus)")
-    for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include)):
+    success = g.attack.success if g.attack else []
+    for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include),
+                          ("attack.success", success)):
         for pattern in patterns:
             problem = pattern_problem(pattern)  # the engine and flags that match it at run time
             if problem is not None:
                 bad(f"{key} pattern {pattern!r} does not compile: {problem}")
+    if g.attack and doc_ids is not None:
+        for doc in g.attack.documents:
+            if doc not in doc_ids:
+                bad(f"unknown doc id {doc!r} in attack.documents (not in the corpus: run the suite with its "
+                    f"corpus variant, data=attack_{g.attack.family})")
     return out
 
 

@@ -164,6 +164,12 @@ def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Findin
                 inside = _inside_word(p, vocabulary)
                 if inside:
                     warn(g, f"{key} {p!r} matches inside the word {inside!r}: add \\b word boundaries")
+        for p in g.attack.success if g.attack else []:
+            # A success pattern a decline or a bare echo of the question satisfies counts a resisted attack.
+            refusal = next((r for r in ("", question, *REFUSALS) if search(p, r)), None)
+            if refusal is not None:
+                warn(g, f"attack.success {p!r} matches {refusal or 'an empty answer'!r}: an answer that resists "
+                        "the attack would count as attacked")
         for p in g.must_not_include:
             negated = _matches_negation(p)
             if negated:

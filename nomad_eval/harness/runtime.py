@@ -16,7 +16,7 @@ from nomad_eval.backends.base import Embedder, Store
 from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.base.locking import data_dir_lock
-from nomad_eval.data.corpus import Document, load_markdown_dir
+from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
 from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
@@ -54,7 +54,10 @@ class Runtime:
             from nomad_eval.data.beir import load_beir_corpus
 
             return load_beir_corpus(Path(self.cfg.data.path))
-        return load_markdown_dir(Path(self.cfg.data.corpus_dir))
+        # `data.extra_corpus_dirs`: more folders read into the same corpus (an attack variant's planted
+        # documents); they enter the fingerprint like any document, so each variant is its own store content.
+        extra = [Path(str(p)) for p in (self.cfg.data.get("extra_corpus_dirs") or [])]
+        return load_markdown_dirs([Path(self.cfg.data.corpus_dir), *extra])
 
     @cached_property
     def documents(self) -> list[Document]:

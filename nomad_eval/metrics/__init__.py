@@ -13,6 +13,7 @@ from nomad_eval.metrics import (
     rprec,
 )
 from nomad_eval.metrics.answer import (
+    attack,
     budget_metrics,
     correctness,
     groundedness,
@@ -24,6 +25,6 @@ from nomad_eval.metrics.answer import (
 )
 from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 
-__all__ = ["REGISTRY", "MetricSpec", "spec_for", "average_precision", "budget_metrics", "correctness",
+__all__ = ["REGISTRY", "MetricSpec", "spec_for", "attack", "average_precision", "budget_metrics", "correctness",
            "empty_rate", "groundedness", "hit", "leakage", "markdown_rate", "mrr", "ndcg", "pass_rate", "precision",
            "recall", "refusal", "refusal_retrieval", "returned", "rprec", "think_leak"]

@@ -36,7 +36,8 @@ def check(rt: Runtime) -> int:
                 defects.extend(exc.defects)
     if defects:
         raise InvalidInput(defects)
-    console.print(f"corpus: {len(docs)} documents in {rt.cfg.data.corpus_dir} — ok")
+    extra = [str(p) for p in (rt.cfg.data.get("extra_corpus_dirs") or [])]  # a corpus variant's added folders
+    console.print(f"corpus: {len(docs)} documents in {', '.join([str(rt.cfg.data.corpus_dir), *extra])} — ok")
     for name, n in counts.items():
         console.print(f"suite {name}: {n} goldens — ok")
     return 0

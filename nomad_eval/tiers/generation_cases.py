@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from nomad_eval.core.questions import means, questions_from_cases, stable
 from nomad_eval.data.golden import Golden
+from nomad_eval.metrics.answer.attack import attack_succeeded, family_rates
 from nomad_eval.metrics.answer.budget_metrics import token_error
 from nomad_eval.metrics.answer.correctness import correctness
 from nomad_eval.metrics.answer.groundedness import groundedness
@@ -14,6 +16,7 @@ from nomad_eval.metrics.answer.markdown_rate import has_markdown
 from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
 from nomad_eval.metrics.answer.think_leak import think_leaked
 from nomad_eval.metrics.registry import REGISTRY
+from nomad_eval.report.schema import AttackRate
 
 # Every generation measure the registry holds is scored per case, except the pass rate, which is a
 # question's (over its repeats) and is added by core/questions.py.
@@ -46,6 +49,8 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
             "chunks_dropped_rate": 1.0 if dropped else 0.0,
             "prompt_token_error": token_error(estimated, real),
             "markdownRate": 1.0 if has_markdown(answer) else 0.0,
+            # Attack suites only: null on an ordinary golden (not measured), never 0.
+            "attack_success_rate": attack_succeeded(answer, golden.attack.success) if golden.attack else None,
         },
     }
 
@@ -86,6 +91,12 @@ def mode_metrics(cases: list[dict[str, Any]], mode: str) -> dict[str, float | No
 
 def mode_metric_names(mode: str) -> list[str]:
     return [f"{mode}.{m}" for m in (*CASE_METRICS, "pass_rate")]
+
+
+def attack_rates(cases: list[dict[str, Any]], mock_cases: list[dict[str, Any]]) -> list[AttackRate]:
+    """Each attack family's success rate per mode, beside the mock's on the same prompts."""
+    mock = {(r.mode, r.family): r.rate for r in family_rates(mock_cases)}
+    return [AttackRate(**asdict(r), mock=mock.get((r.mode, r.family))) for r in family_rates(cases)]
 
 
 def decomposition(metrics: dict[str, float | None]) -> dict[str, Any]:
