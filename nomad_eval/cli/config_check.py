@@ -68,6 +68,8 @@ class TierKeys(_Keys):
     temperature: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] = 0.0
     max_tokens: Count = 128
     chunk_share: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)] = 0.6
+    passages: Count = 5  # tier=position: N; its positions are checked against it by the tier
+    positions: list[Count] | None = None
 
 
 class EmbedderKeys(_Keys):
@@ -165,7 +167,11 @@ def gate_name_problem(name: str) -> str | None:
     spec = REGISTRY.get(bare)
     known = ", ".join(sorted(s.family + ("@k" if s.parametrized else "") for s in REGISTRY.values()))
     if spec is None:
-        return f"gate.fail_under names {name!r}: no such metric (known: {known})"
+        import difflib
+
+        close = difflib.get_close_matches(bare, list(REGISTRY), n=1)
+        hint = f"did you mean {(mode + dot if dot else '') + close[0] + ('@' + k if k else '')!r}? " if close else ""
+        return f"gate.fail_under names {name!r}: no such metric; {hint}(known: {known})"
     if dot and mode not in _MODES:
         return f"gate.fail_under names {name!r}: {mode!r} is not a mode ({', '.join(_MODES)})"
     if spec.parametrized and not k.isdigit():

@@ -170,9 +170,11 @@ def _chart(c: Chart, width: int) -> str:
                 out.append(f'<text transform="translate({_num(xs(i))},{TOP + ph + 12}) rotate(-30)" '
                            f'text-anchor="end" fill="#555">{label}</text>')
             else:
-                out.append(f'<text x="{_num(xs(i))}" y="{TOP + ph + 16}" text-anchor="middle" fill="#555">{label}</text>')
+                out.append(f'<text x="{_num(xs(i))}" y="{TOP + ph + 16}" text-anchor="middle" '
+                           f'fill="#555">{label}</text>')
     if c.x_title:
-        out.append(f'<text x="{LEFT + pw / 2}" y="{height - 6}" text-anchor="middle" fill="#333">{escape(c.x_title)}</text>')
+        out.append(f'<text x="{LEFT + pw / 2}" y="{height - 6}" text-anchor="middle" '
+                   f'fill="#333">{escape(c.x_title)}</text>')
     if c.y_title:
         out.append(f'<text transform="translate(14,{TOP + ph / 2}) rotate(-90)" text-anchor="middle" '
                    f'fill="#333">{escape(c.y_title)}</text>')
@@ -265,7 +267,8 @@ def _heatmap(h: Heatmap) -> str:
                    f'{escape(col)}</text>')
     for i, row in enumerate(h.rows):
         y = top + cell_h * i
-        out.append(f'<text x="{label_w - 8}" y="{y + cell_h / 2 + 4}" text-anchor="end" fill="#333">{escape(row)}</text>')
+        out.append(f'<text x="{label_w - 8}" y="{y + cell_h / 2 + 4}" text-anchor="end" '
+                   f'fill="#333">{escape(row)}</text>')
         for j in range(len(h.columns)):
             g = h.goodness[i][j]
             fill = "#eee" if g is None else _color(g)

@@ -102,7 +102,8 @@ def test_a_misspelt_gate_metric_is_refused_before_the_run(tmp_path: Path, data_d
     r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'r'}",
                 "quiet=true", "gate.fail_under={recal@5:0.9,hit:0.5}")
     assert r.returncode == 2
-    assert "'recal@5': no such metric (known: chunk_precision@k" in r.stderr
+    assert "'recal@5': no such metric; did you mean 'recall@5'? (known: " in r.stderr
+    assert "chunk_precision@k" in r.stderr
     assert "hit needs a cut-off, e.g. hit@5" in r.stderr
     assert not (data_dir / "qdrant-edge").exists()  # refused before the store was touched
 
