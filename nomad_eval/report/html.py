@@ -1,14 +1,15 @@
-"""report.html: one self-contained page (plotly.js inline, no network at view time) a person can decide from."""
+"""report.html: one self-contained page (charts as inline SVG, no script library, no network at view time) a
+person can decide from."""
 
 from __future__ import annotations
 
 import html
 import re
-from functools import lru_cache
 from typing import Any
 
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import MetricInterval
+from nomad_eval.report.svg import Figure, render
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -20,14 +21,16 @@ table{{border-collapse:collapse;font-size:13px}} td,th{{border:1px solid #ddd;pa
 #questions td{{vertical-align:top;max-width:420px}} #filter{{width:360px;padding:4px;margin:8px 0}}
 .fail{{background:#fdecea}} .pass{{background:#eef7ee}}
 </style>
-<script>{plotly_js}</script></head><body>
+</head><body>
 <h1>{title}</h1><div class="meta">{meta}</div>
 {body}
 <script>
+const cause = document.getElementById('cause');  // generation reports: one failure cause per question
 function applyFilter(q) {{
   q = q.toLowerCase(); let shown = 0;
+  const want = cause ? cause.value : '*';
   document.querySelectorAll('#questions tbody tr').forEach(function (tr) {{
-    const hit = tr.textContent.toLowerCase().indexOf(q) !== -1;
+    const hit = tr.textContent.toLowerCase().indexOf(q) !== -1 && (want === '*' || tr.dataset.cause === want);
     tr.style.display = hit ? '' : 'none'; if (hit) shown++;
   }});
   const c = document.getElementById('shown'); if (c) c.textContent = shown;
@@ -35,24 +38,18 @@ function applyFilter(q) {{
 const box = document.getElementById('filter');
 if (box) {{
   box.addEventListener('input', function () {{ applyFilter(box.value); }});
+  if (cause) cause.addEventListener('change', function () {{ applyFilter(box.value); }});
   const m = location.hash.match(/^#q=(.*)$/);  // a shareable filter: report.html#q=multi-hop
   if (m) {{ box.value = decodeURIComponent(m[1]); applyFilter(box.value); }}
+  const k = location.hash.match(/^#cause=(.*)$/);  // or by cause: report.html#cause=retrieval_miss
+  if (k && cause) {{ cause.value = decodeURIComponent(k[1]); applyFilter(box.value); }}
 }}
 </script></body></html>"""
 
 
-@lru_cache(maxsize=1)
-def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs
-
-    return str(get_plotlyjs())
-
-
-def figure_div(fig: Any, div_id: str) -> str:
-    fig.update_layout(margin={"l": 40, "r": 20, "t": 40, "b": 40}, height=360, template="plotly_white")
-    # plotly puts the id in an attribute and a script string unescaped; a swept key names some of them.
-    safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", div_id)
-    return str(fig.to_html(full_html=False, include_plotlyjs=False, div_id=safe_id, config={"displaylogo": False}))
+def figure_div(fig: Figure, div_id: str) -> str:
+    # The id is an attribute; a swept key names some of them, so only safe characters are kept.
+    return render(fig, re.sub(r"[^A-Za-z0-9_-]", "_", div_id))
 
 
 def headline(metrics: dict[str, float | None], base: dict[str, float | None] | None, names: list[str],
@@ -71,16 +68,57 @@ def headline(metrics: dict[str, float | None], base: dict[str, float | None] | N
     return f"<table id='headline'>{head}{''.join(rows)}</table>"
 
 
-def question_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+def question_table(rows: list[dict[str, Any]], columns: list[str], causes: dict[str, str] | None = None) -> str:
+    """`causes` (label → name): rows carry `_cause` (a label, or None when the question did not fail), and a select
+    filters the table by it, alongside the text filter."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for r in rows:
         cls = "fail" if r.get("_passed") is False else "pass" if r.get("_passed") else ""
         cells = "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns)
-        body.append(f"<tr class='{cls}'>{cells}</tr>")
-    return ("<input id='filter' placeholder='filter questions: id, tag, document, text…'> "
+        data = f" data-cause='{html.escape(r.get('_cause') or '', quote=True)}'" if causes is not None else ""
+        body.append(f"<tr class='{cls}'{data}>{cells}</tr>")
+    select = "" if causes is None else cause_select(causes, [r.get("_cause") for r in rows])
+    return ("<input id='filter' placeholder='filter questions: id, tag, document, text…'> " + select +
             f"<span class='meta'><span id='shown'>{len(rows)}</span> of {len(rows)} shown</span>"
             f"<table id='questions'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def cause_select(causes: dict[str, str], labels: list[str | None]) -> str:
+    """Every cause that occurs (in precedence order, with its row count), then the rows without one."""
+    counts = {k: labels.count(k) for k in causes if k in labels}
+    options = [("*", f"all causes ({len(labels)})")] + [(k, f"{causes[k]} ({n})") for k, n in counts.items()] + \
+        [("", f"no cause: passed or not judged ({labels.count(None)})")]
+    return ("<select id='cause'>" + "".join(f"<option value='{html.escape(v, quote=True)}'>{html.escape(t)}</option>"
+                                             for v, t in options) + "</select> ")
+
+
+def cause_table(causes: dict[str, Any]) -> str:
+    """Counts of each failure cause per mode, with the share of that mode's failed questions and its interval."""
+    from nomad_eval.report.markdown import cause_cell
+
+    by_mode = causes.get("by_mode") or {}
+    names = causes.get("names") or {}
+    modes = list(by_mode)
+    used = [k for k in [*causes.get("precedence", []), "unexplained"]
+            if any((by_mode[m]["labels"].get(k) or {}).get("count") for m in modes)]
+    head = "<tr><th>cause</th>" + "".join(f"<th>{html.escape(m)}</th>" for m in modes) + "</tr>"
+    rows = [[names.get(k, k), *(cause_cell(by_mode[m]["labels"].get(k)) for m in modes)] for k in used]
+    rows.append(["failed / questions", *(f"{by_mode[m]['failed']} / {by_mode[m]['questions']}" for m in modes)])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return ("<p class='meta'>One cause per failed question; share of the mode's failed questions [95% Wilson "
+            f"interval], n = failed.</p><table id='causes'>{head}{body}</table>")
+
+
+def attack_table(report: Any) -> str:
+    """Attack-success rate per family and mode with its Wilson interval, n, exposure and the mock's rate."""
+    from nomad_eval.report.markdown import ATTACK_HEADER, attack_rows
+
+    head = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in ATTACK_HEADER) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in attack_rows(report))
+    return ("<p class='meta'>Share of attack probes whose answer the planted document took over (lower is better), "
+            "[95% Wilson interval], n = cases; the mock copies every passage: its rate on the same prompts is the "
+            f"share retrieval alone handed over without the truth.</p><table id='attacks'>{head}{body}</table>")
 
 
 def text_list(items: list[str]) -> str:
@@ -92,5 +130,5 @@ def page(title: str, meta: str, sections: list[tuple[str, str]]) -> str:
     """`title`, `meta` and section headings are plain text (escaped here); section contents are HTML built by
     the functions above, which escape every value they show."""
     body = "".join(f"<h2>{html.escape(h)}</h2>{content}" for h, content in sections)
-    return PAGE.format(title=html.escape(title), meta=html.escape(meta), body=body, plotly_js=_plotly_js())
+    return PAGE.format(title=html.escape(title), meta=html.escape(meta), body=body)
 

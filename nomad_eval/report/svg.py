@@ -115,14 +115,16 @@ def _y_bounds(c: Chart) -> tuple[float, float]:
 
 
 def _chart(c: Chart, width: int) -> str:
-    height = HEIGHT
-    pw, ph = width - LEFT - RIGHT, height - TOP - BOTTOM
+    n = len(c.x)
+    rotate = not c.numeric_x and (n > 6 or any(len(str(x)) > 12 for x in c.x))
+    # Rotated labels hang below the axis: the figure grows to hold the longest, the plot keeps its height.
+    height = HEIGHT + (round(min(max((len(str(x)) for x in c.x), default=0), 40) * 4.2) if rotate else 0)
+    pw, ph = width - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     y0, y1 = _y_bounds(c)
 
     def ys(v: float) -> float:
         return TOP + ph - (min(max(v, y0), y1) - y0) / (y1 - y0) * ph
 
-    n = len(c.x)
     if c.numeric_x:
         xv = [float(x) for x in c.x]
         pad = (c.bar_width or 0.0) / 2
@@ -163,7 +165,6 @@ def _chart(c: Chart, width: int) -> str:
         for t in _ticks(x0, x1, 8):
             out.append(f'<text x="{_num(xpos(t))}" y="{TOP + ph + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
     else:
-        rotate = n > 6 or any(len(str(x)) > 12 for x in c.x)
         for i, x in enumerate(c.x):
             label = escape(str(x))
             if rotate:
@@ -182,6 +183,8 @@ def _chart(c: Chart, width: int) -> str:
     bars = [s for s in c.series if s.kind == "bar"]
     slots = 1 if c.overlay else max(len(bars), 1)
     slot_w = band * (0.96 if c.numeric_x and c.bar_width else 0.8) / slots
+    if not c.numeric_x:
+        slot_w = min(slot_w, 90.0)  # a few categories must not make slabs
     for si, s in enumerate(c.series):
         color = s.color or PALETTE[si % len(PALETTE)]
         err = s.error_color or color

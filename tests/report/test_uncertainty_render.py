@@ -76,10 +76,10 @@ def test_console_tables_carry_an_interval_column_and_n() -> None:
 def test_html_pages_draw_error_bars_from_intervals_and_none_without() -> None:
     page = retrieval_page(retrieval_report(), [], SCORES, None)
     assert 'id="chart-headline"' in page and "<td>[0.8123, 0.9551]</td><td>40</td>" in page
-    assert '"error_y":{"array":{"dtype":"f8"' in page  # distances as binary float64, NaN where none
+    assert 'class="yerror"' in page  # one drawn error bar per interval, none where a value has none
     old = retrieval_page(retrieval_report(intervals=False), [], SCORES, None)
-    assert '"error_y":{"array"' not in old and "<td>—</td><td>—</td>" in old
-    assert '"error_y":{"array"' in generation_page(generation_report(), [], None)
+    assert 'class="yerror"' not in old and "<td>—</td><td>—</td>" in old
+    assert 'class="yerror"' in generation_page(generation_report(), [], None)
 
 
 def _job(sweep: Path, name: str, report: Report) -> Path:
@@ -111,7 +111,7 @@ def test_a_sweep_summary_carries_interval_columns(tmp_path: Path) -> None:
     html = (sweep / "report.html").read_text()
     # The swept parameter is the threshold alone: interval columns are no parameter to plot against.
     assert re.findall(r'id="chart-([^"]+)"', html) == ["threshold"]
-    assert '"error_y":{"array":{"dtype":"f8"' in html
+    assert 'class="yerror"' in html
     assert "0.9000 [0.8123, 0.9551]" in html
 
 
