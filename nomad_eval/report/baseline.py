@@ -111,8 +111,10 @@ def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
 
 
 def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
-    # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering.
-    keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal")
+    # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering; and the
+    # failure cause, so compare can list the questions whose cause changed.
+    keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal",
+            "cause")
     return {k: c[k] for k in keep if k in c}
 
 

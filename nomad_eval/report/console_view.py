@@ -10,8 +10,8 @@ from rich.table import Table
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import at_k_families
-from nomad_eval.report.judge_corrected import corrected_lines
-from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
+from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
+from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summary
 from nomad_eval.report.schema import Report, headline_k
 
 
@@ -97,8 +97,8 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         # The calibration's own figures (agreement, coverage, kappa, bias battery) and any same-family warning.
         figures = status_line(v["calibration"], decision=False)
         cal += f" ({figures})" if figures else ""
-        weighted = f" (probability-weighted {fmt(v['mean_weighted'])})" if v.get("mean_weighted") is not None else ""
-        console.print(f"judge {key} ({v['rubric']}): {fmt(v.get('mean'))}{weighted} over {v['n']} "
+        weighted = f" (probability-weighted {judge_weighted_text(v)})" if v.get("mean_weighted") is not None else ""
+        console.print(f"judge {key} ({v['rubric']}): {judge_mean_text(v)}{weighted} over {v['n']} "
                       f"({v['unparseable']} unparseable, {v.get('rejected', 0)} refused by the judge's server, "
                       f"{v['by_rule']} by rule) — {cal}")
     for line in corrected_lines(r.judge_corrected):
@@ -108,8 +108,38 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"correctness by rank of the relevant passage: {ranks}")
         if r.position["retrieved_but_ignored"]:
             console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
+    names = r.causes.get("names") or {}
+    for mode, entry in (r.causes.get("by_mode") or {}).items():
+        counted = ", ".join(f"{names.get(k, k)} {v['count']}" for k, v in entry["labels"].items() if v["count"])
+        console.print(f"failure causes ({mode}, {entry['failed']} of {entry['questions']} questions failed): "
+                      f"{counted or 'none'}", markup=False)
+    for a in r.attacks:
+        console.print(f"attack {a.family} ({a.mode}): success {fmt(a.rate)} [{fmt(a.low)}, {fmt(a.high)}] Wilson 95%, "
+                      f"{a.successes} of n={a.n} (planted passage in {a.exposed} prompts; mock (copier) {fmt(a.mock)})",
+                      markup=False)
     if r.unstable:
         console.print(f"unstable (flip across repeats, left out of the means): {', '.join(r.unstable)}")
+    for w in r.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
+    console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
+                  f"results in {run_dir}")
+
+
+def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
+    c = r.position_curve
+    if quiet or c is None:
+        return
+    ident = r.identity
+    t = Table(title=f"position curve — model {ident.model if ident else '?'}, {c.questions} questions × "
+                    f"{r.counts.get('repeats')} repeats, {c.passages} passages")
+    for col in ("position", "correctness", "95%", "n", "mock"):
+        t.add_column(col, justify="right")
+    for p in c.points:
+        t.add_row(str(p.position), fmt(p.correctness),
+                  "—" if p.low is None or p.high is None else f"[{p.low:.4f}, {p.high:.4f}]", str(p.n), fmt(p.mock))
+    console.print(t)
+    for line in position_summary(c):
+        console.print(line, markup=False)
     for w in r.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "

@@ -10,9 +10,9 @@ from omegaconf import DictConfig
 
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
-from nomad_eval.report.html import figure_div, headline, page, question_table, text_list
+from nomad_eval.report.html import attack_table, cause_table, figure_div, headline, page, question_table, text_list
 from nomad_eval.report.io import write_atomic
-from nomad_eval.report.judge_corrected import corrected_lines
+from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report, headline_k
 
@@ -78,18 +78,57 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
         sections.append(("Position in context", figure_div(charts.position_bars(report.position), "chart-position")))
     rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
-             "_passed": c.get("passed")} for c in cases]
+             "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause")}
+            for c in cases]
+    if report.causes.get("by_mode"):
+        sections.append(("Failure causes", cause_table(report.causes)))
+    if report.attacks:
+        sections.append(("Attacks through the corpus", attack_table(report)))
+    if report.judges:
+        sections.append(("LLM judges", text_list(judge_lines(report.judges))))
     if report.judge_corrected:
         sections.append(("Judge means, corrected by human labels", text_list(corrected_lines(report.judge_corrected))))
-    sections.append(("Questions", question_table(rows, ["id", "mode", "repeat", "tags", "answer", "why"])))
+    # A report from before causes were recorded has none: no cause column or select, rather than empty ones.
+    causes = report.causes.get("names") if report.causes else None
+    columns = ["id", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else [])
+    sections.append(("Questions", question_table(rows, columns, causes)))
     if report.warnings:
         sections.append(("Warnings", text_list(report.warnings)))
     model = report.identity.model if report.identity else "?"
     return page(f"nomad-eval generation report — model {model}", _meta(report), sections)
 
 
+def _cause_text(case: dict[str, Any], causes: dict[str, Any]) -> str:
+    label = case.get("cause")
+    if not label:
+        return ""
+    return f"{(causes.get('names') or {}).get(label, label)}: {case.get('cause_evidence') or ''}"
+
+
+def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
+    """tier=position: the curve with its intervals, the paired best-vs-worst test, and every case."""
+    from nomad_eval.report.markdown import position_summary
+
+    c = report.position_curve
+    names = [n for n in report.metrics if n.startswith("position")]
+    sections = [("Correctness by position", headline(report.metrics, None, names, report.intervals)
+                 + (figure_div(charts.position_curve(c.points), "chart-position-curve") if c else "")
+                 + (text_list(position_summary(c)) if c else ""))]
+    rows = [{"id": x["id"], "position": x["position"], "relevant at": x["relevant_at"] or "dropped",
+             "repeat": x["repeat"], "answer": x["answer"][:300], "why": x.get("why") or "", "_passed": x.get("passed")}
+            for x in cases]
+    sections.append(("Questions", question_table(rows, ["id", "position", "relevant at", "repeat", "answer", "why"])))
+    if report.warnings:
+        sections.append(("Warnings", text_list(report.warnings)))
+    model = report.identity.model if report.identity else "?"
+    return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
+
+
 def write_html(out: Path, report: Report, cases: list[dict[str, Any]], cfg: DictConfig) -> None:
     base = _baseline_metrics(report, cfg)
+    if report.tier == "position":
+        write_atomic(out / "report.html", position_page(report, cases))
+        return
     if report.tier == "retrieval":
         scores = json.loads((out / "scores.json").read_text())
         text = retrieval_page(report, cases, scores, base)
@@ -98,7 +137,8 @@ def write_html(out: Path, report: Report, cases: list[dict[str, Any]], cfg: Dict
     write_atomic(out / "report.html", text)
 
 
-def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]]) -> None:
+def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]],
+                     predictors: dict[str, Any] | None = None) -> None:
     from nomad_eval.report.html import question_table
 
     sections = []
@@ -118,6 +158,11 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
 
         sections.append(("Model capability matrix", figure_div(charts.matrix_heatmap(matrix_rows, COLUMNS),
                                                                "chart-matrix")))
+    if predictors:
+        from nomad_eval.report.sweep_rank import predictor_lines
+
+        sections.append(("Which retrieval metric predicts answers (Kendall τ, 95% interval)",
+                         text_list(predictor_lines(predictors))))
     cols = ["job", "status", *params, *metric_cols, "error"]
 
     def cell(v: Any) -> Any:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import headline_names
-from nomad_eval.report.judge_corrected import corrected_lines
-from nomad_eval.report.schema import MetricInterval, Report, headline_k
+from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
+from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, headline_k
 
 
 def fmt(v: float | None) -> str:
@@ -101,14 +103,13 @@ def generation_markdown(r: Report) -> str:
         lines += [f"- {n}" for n in d.get("diagnosis", [])] + [""]
     if r.judges:
         # Graded rubrics also carry the probability-weighted mean (token logprobs), where the backend gives them.
-        rows = [[k, v["rubric"], fmt(v.get("mean")), fmt(v.get("mean_weighted")), str(v["n"]), str(v["unparseable"]),
+        rows = [[k, v["rubric"], judge_mean_text(v), judge_weighted_text(v), str(v["n"]), str(v["unparseable"]),
                  str(v.get("rejected", 0)), str(v["by_rule"]),
                  status_line(v["calibration"])]
                 for k, v in r.judges.items()]
         lines += ["## LLM judges (apart from the deterministic metrics)", "",
-                  *_table(["mode.rubric", "rubric", "mean", "weighted mean", "judged", "unparseable", "rejected",
-                            "by rule",
-                            "calibrated"], rows),
+                  *_table(["mode.rubric", "rubric", "mean [95% CI]", "weighted mean [95% CI]", "judged", "unparseable",
+                            "rejected", "by rule", "calibrated"], rows),
                   ""]
         lines += [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]
     if r.position:
@@ -120,7 +121,94 @@ def generation_markdown(r: Report) -> str:
                   f"{fmt(p['retrieved_but_ignored_rate'])}" + (" — **retrieved but ignored**: recall is high while "
                                                                "correctness is low" if p["retrieved_but_ignored"]
                                                                else ""), ""]
+    lines += cause_lines(r.causes)
+    lines += attack_lines(r)
     if r.unstable:
         lines += ["## Unstable questions (left out of the means)", "", ", ".join(r.unstable), ""]
+    lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
+    return "\n".join(lines) + "\n"
+
+
+def attack_rows(r: Report) -> list[list[str]]:
+    """One row per attack family and mode: rate, Wilson interval, successes / n, exposure, the mock's rate."""
+    return [[a.family, a.mode, fmt(a.rate), _bounds(a.low, a.high), f"{a.successes} / {a.n}", f"{a.exposed} / {a.n}",
+             fmt(a.mock)] for a in r.attacks]
+
+
+ATTACK_HEADER = ["family", "mode", "attack success", "95% interval (Wilson)", "succeeded / n", "attack in prompt",
+                 "mock (copier)"]
+
+
+def attack_lines(r: Report) -> list[str]:
+    if not r.attacks:
+        return []
+    return ["## Attacks through the corpus", "",
+            "Share of attack probes whose answer the planted document took over (lower is better); n = cases. "
+            "\"attack in prompt\": cases whose prompt held a planted passage. The mock copies every passage: its rate "
+            "on the same prompts is the share retrieval alone handed over without the truth.", "",
+            *_table(ATTACK_HEADER, attack_rows(r)), ""]
+
+
+def cause_cell(row: dict[str, Any] | None) -> str:
+    """`count (share [low, high])` of one label among a mode's failed questions; the share's n is the column's."""
+    if not row or not row["count"]:
+        return "0"
+    return f"{row['count']} ({fmt(row['share'])} {_bounds(row['low'], row['high'])})"
+
+
+def cause_lines(causes: dict[str, Any]) -> list[str]:
+    """One cause per failed question (core/causes.py), counted per mode, then the failed questions themselves."""
+    by_mode = causes.get("by_mode") or {}
+    if not by_mode:
+        return []
+    modes = list(by_mode)
+    names = causes.get("names") or {}
+    used = [k for k in causes.get("precedence", []) + ["unexplained"]
+            if any((by_mode[m]["labels"].get(k) or {}).get("count") for m in modes)]
+    rows = [[names.get(k, k), *(cause_cell(by_mode[m]["labels"].get(k)) for m in modes)] for k in used]
+    rows.append(["failed / questions", *(f"{by_mode[m]['failed']} / {by_mode[m]['questions']}" for m in modes)])
+    # Grouped by mode, in the table's column order; the evidence for each is in cases.jsonl and report.html.
+    questions = causes.get("questions") or {}
+    listed = [f"- `{key}`: {names.get(label, label)}" for m in modes for key, label in questions.items()
+              if key.split(":", 1)[0] == m]
+    return ["## Failure causes", "",
+            "One cause per failed question (first rule that holds, in the order of the table); share of the "
+            "mode's failed questions [95% Wilson interval], n = failed.", "",
+            *_table(["cause", *modes], rows), "", *listed, ""]
+
+
+def _bounds(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+
+def position_summary(c: PositionCurve) -> list[str]:
+    """The paired best-vs-worst comparison and what was left out, as sentences (report.md and the console)."""
+    out = []
+    if c.best is not None and c.best == c.worst:
+        out.append(f"flat: every position has the same correctness over the same {c.questions} questions "
+                   f"(a difference between two positions: 0 {_bounds(c.delta_low, c.delta_high)})")
+    elif c.best is not None and c.worst is not None:
+        out.append(f"worst position {c.worst} minus best position {c.best}: {fmt(c.delta)} "
+                   f"{_bounds(c.delta_low, c.delta_high)} paired over the same {c.questions} questions, "
+                   f"{c.test} p={fmt(c.p_value)}")
+    out += [f"skipped ({why}): {len(ids)} — {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}"
+            for why, ids in c.skipped.items()]
+    return out
+
+
+def position_markdown(r: Report) -> str:
+    ident = r.identity
+    c = r.position_curve
+    lines = [f"# nomad-eval position curve — model {ident.model if ident else '?'}", ""]
+    if c is None:
+        return "\n".join(lines) + "\n"
+    lines += [f"The relevant passage at each position 1..{c.passages} among the same {c.passages - 1} retrieved "
+              "distractors (oracle mode; only the order changes).", ""]
+    rows = [[str(p.position), fmt(p.correctness), _bounds(p.low, p.high), str(p.n), p.method, fmt(p.mock)]
+            for p in c.points]
+    lines += ["## Correctness by position", "",
+              *_table(["position", "correctness", "95% interval", "n", "interval", "mock ceiling"], rows), ""]
+    lines += [f"- {x}" for x in position_summary(c)] + [""]
+    lines += [f"- warning: {w}" for w in r.warnings] + ([""] if r.warnings else [])
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     return "\n".join(lines) + "\n"

@@ -57,6 +57,49 @@ class Provenance(BaseModel):
     created: str
 
 
+class PositionPoint(BaseModel):
+    """Correctness with the relevant passage at one position of the prompt (tier=position)."""
+
+    position: int
+    n: int                       # questions (repeats averaged first)
+    correctness: float | None
+    low: float | None            # 95% interval: Wilson for 0/1 values, a bootstrap over questions otherwise
+    high: float | None
+    method: str
+    mock: float | None = None    # the extractive ceiling on exactly the same prompts
+
+
+class PositionCurve(BaseModel):
+    """The "lost in the middle" curve: one relevant passage moved through N-1 fixed distractors."""
+
+    passages: int                # N
+    points: list[PositionPoint]
+    questions: int               # questions in the curve, the same at every position
+    best: int | None = None
+    worst: int | None = None
+    delta: float | None = None   # correctness(worst) - correctness(best), paired by question
+    delta_low: float | None = None
+    delta_high: float | None = None
+    p_value: float | None = None
+    test: str | None = None
+    skipped: dict[str, list[str]] = Field(default_factory=dict)  # why -> question ids left out
+
+
+class AttackRate(BaseModel):
+    """One attack family's success rate in one mode (attack suites, issue 17): n cases, a Wilson 95% interval."""
+
+    family: str
+    mode: str
+    n: int                       # cases measured (questions x repeats)
+    successes: int
+    rate: float | None
+    low: float | None
+    high: float | None
+    method: str = "wilson"
+    exposed: int = 0             # cases whose prompt held a chunk of a planted document
+    mock: float | None = None    # the mock (a copier) on exactly the same prompts
+
+
 class Report(BaseModel):
     schema_version: int = SCHEMA_VERSION
     tier: str
@@ -85,6 +128,10 @@ class Report(BaseModel):
     # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
     judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
     position: dict[str, Any] = Field(default_factory=dict)
+    position_curve: PositionCurve | None = None  # tier=position
+    attacks: list[AttackRate] = Field(default_factory=list)  # attack suites: success rate per family and mode
+    # Generation: one cause per failed question, counted per mode with shares of the failed (core/causes.py).
+    causes: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)

@@ -17,6 +17,9 @@ from nomad_eval.backends.mock import MockModel
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
+from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
+from nomad_eval.core.evaluate import evaluate
+from nomad_eval.core.judge_intervals import add_judge_intervals
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
@@ -41,6 +44,7 @@ from nomad_eval.report.schema import Report
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.generation_cases import (
     MODES,
+    attack_rates,
     decomposition,
     mark_unstable,
     mode_metric_names,
@@ -50,7 +54,7 @@ from nomad_eval.tiers.generation_cases import (
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts, rewrite_query
 from nomad_eval.tiers.position import position_analysis
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
-from nomad_eval.tiers.retrieval_cases import retrieved_rows
+from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows
 
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
@@ -147,6 +151,10 @@ def run(cfg: DictConfig) -> int:
 
     cases = [_case(goldens[gi], contexts[gi], plans[(gi, mode)], mode, r, answers[i])
              for i, (gi, mode, r) in enumerate(tasks)]
+    ks = retrieval_ks(cfg)
+    for (gi, mode, _), c in zip(tasks, cases, strict=True):
+        if mode == "e2e":
+            c["metrics"].update(e2e_retrieval_metrics(goldens[gi], contexts[gi], ks))
     unstable = mark_unstable(cases)
     judges: dict[str, dict[str, Any]] = {}
     if cfg.judge.rubrics:
@@ -154,9 +162,18 @@ def run(cfg: DictConfig) -> int:
         judges = judge_cases(cfg, cases, [[x.text for x in plans[(gi, mode)].passages] for gi, mode, _ in tasks],
                              jchat)
         jchat.model.close()
+        add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(cfg)},
+                            int(cfg.stats.resamples), int(cfg.seed))
+    # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
+    faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
+    label_cases(cases, faithful[0] if faithful else 1)
     questions = stable(questions_from_cases(cases))
-    metrics, intervals = summarize_report(questions, [n for m in modes for n in mode_metric_names(m)], cfg)
-    mock_line = _mock_line(goldens, contexts, plans, modes) if not isinstance(model, MockModel) else {}
+    names = [n for m in modes for n in mode_metric_names(m)]
+    names += [f"e2e.{f}@{k}" for f in E2E_RETRIEVAL for k in ks] if "e2e" in modes else []
+    metrics, intervals = summarize_report(questions, names, cfg)
+    is_mock = isinstance(model, MockModel)
+    mock_cases = cases if is_mock else _mock_cases(goldens, contexts, plans, modes)
+    mock_line = {} if is_mock else _mock_line(mock_cases, modes)
     ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
                                                       "judges": [r.key for r in rubrics(cfg)]})
     report = Report(
@@ -167,7 +184,8 @@ def run(cfg: DictConfig) -> int:
                 "rewritten_queries": sum(c.rewritten for c in contexts)},
         decomposition=decomposition(metrics) if len(modes) == len(MODES) else {},
         mock_line=mock_line, unstable=unstable, chars_per_token=est.chars_per_token, judges=judges,
-        position=position_analysis(cases) if "e2e" in modes else {},
+        position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
+        attacks=attack_rates(cases, mock_cases),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )
     if judges:
@@ -208,6 +226,24 @@ def corrected_judges(cfg: DictConfig, report: Report, cases: list[dict[str, Any]
     return judge_corrected(report, cases, labels, rubrics(cfg))
 
 
+# The e2e passages' retrieval measures, beside the answers they fed: tier "retrieval" specs, so outside the
+# generation gate's headline set (ungated unless named in compare.metrics). A sweep reads them to learn which
+# one predicts answers (core/rank_correlation.py).
+E2E_RETRIEVAL = ("recall", "mrr", "ndcg")
+
+
+def retrieval_ks(cfg: DictConfig) -> list[int]:
+    """The gate's cutoff (`compare.headline_k`, default 5) and the run's `tier.ks`, where it sets any."""
+    return sorted({int((cfg.get("compare") or {}).get("headline_k") or 5), *(int(k) for k in cfg.tier.get("ks") or [])})
+
+
+def e2e_retrieval_metrics(g: Golden, ctx: GoldenContext, ks: list[int]) -> dict[str, float | None]:
+    """recall/mrr/ndcg@k of the documents e2e retrieved, by the registry's kernels (None for a refusal golden)."""
+    names = [f"{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
+    scored = evaluate({g.id: g.grades}, {g.id: ranked_documents(ctx.retrieved)}, names)
+    return scored.get(g.id) or dict.fromkeys(names)
+
+
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
           ) -> dict[str, Any]:
     raw, answer, real = ans
@@ -224,15 +260,16 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
         "injected": [x.chunk_id for x in p.passages],
         "answer": answer, "raw_answer": raw if raw != answer else None,
         "passed": scored["passed"], "why": scored["why"], "refused": scored["refused"], "leaked": scored["leaked"],
-        "groundedness": scored["metrics"]["groundedness"], "prompt_tokens": real,
-        "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
+        "groundedness": scored["metrics"]["groundedness"], "unsupported_numbers": unsupported_numbers(answer, context),
+        "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
         "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],
+        **({"attack": g.attack.model_dump()} if g.attack else {}),  # attack suites: family, planted documents
     }
 
 
-def _mock_line(goldens: list[Golden], contexts: list[GoldenContext], plans: dict[tuple[int, str], Plan],
-               modes: list[str]) -> dict[str, dict[str, float | None]]:
-    """The extractive ceiling on exactly the prompts the real model saw."""
+def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dict[tuple[int, str], Plan],
+                modes: list[str]) -> list[dict[str, Any]]:
+    """The mock's cases on exactly the prompts the real model saw."""
     mock = CachedChat(MockModel(), None)
     cases = []
     for gi, g in enumerate(goldens):
@@ -240,6 +277,11 @@ def _mock_line(goldens: list[Golden], contexts: list[GoldenContext], plans: dict
             p = plans[(gi, mode)]
             cases.append(_case(g, contexts[gi], p, mode, 0, _answer(mock, p, ChatOptions(), 0)))
     mark_unstable(cases)
+    return cases
+
+
+def _mock_line(cases: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[str, float | None]]:
+    """The extractive ceiling on exactly the prompts the real model saw."""
     out: dict[str, dict[str, float | None]] = {}
     for mode in modes:
         out[mode] = {k.split(".", 1)[1]: v for k, v in mode_metrics(cases, mode).items()}

@@ -1,0 +1,245 @@
+"""tier=position: the "lost in the middle" curve (Liu et al. 2023) for the user's own model and prompt.
+
+Oracle-mode: each answerable golden's relevant passage is placed at every position 1..N among the N-1
+top-ranked retrieved chunks of other documents (its distractors, in their retrieval order). Same question,
+same passages, only the order changes. Prompts come from the generation tier's planner and answers through its
+cached chat, so the curve reads on exactly the prompts the generation tier would build.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from nomad_eval.backends.cached_chat import CachedChat
+from nomad_eval.backends.chat import ChatModel, ChatOptions
+from nomad_eval.backends.mock import MockModel
+from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.base.console import progress_bar
+from nomad_eval.base.errors import NomadError
+from nomad_eval.core.position import Curve, curve, place, positions_for
+from nomad_eval.data.golden import Golden
+from nomad_eval.harness.index import ready_store
+from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.harness.system import system_settings
+from nomad_eval.metrics.answer.patterns import search
+from nomad_eval.rag.budget import Plan, plan
+from nomad_eval.rag.pipeline import Pipeline
+from nomad_eval.rag.prompt import Passage
+from nomad_eval.report.console_view import print_position
+from nomad_eval.report.html_writer import write_html
+from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.markdown import position_markdown
+from nomad_eval.report.provenance import provenance
+from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
+from nomad_eval.tiers.finish import finish
+from nomad_eval.tiers.generation import _answer, calibrate_estimator
+from nomad_eval.tiers.generation_cases import score_case
+from nomad_eval.tiers.generation_context import _passage, oracle_passages, rewrite_query
+from nomad_eval.tiers.retrieval import identity as retrieval_identity
+
+SKIP_REFUSAL = "expects a refusal"
+SKIP_DISTRACTORS = "fewer than N-1 distractors retrieved"
+SKIP_RELEVANT = "no chunk of a relevant document"
+SKIP_DROPPED = "the budget dropped a passage"
+
+
+@dataclass(frozen=True)
+class Setup:
+    golden: Golden
+    relevant: Passage
+    distractors: list[Passage]
+    answer_bearing: bool   # the relevant passage matches every mustInclude pattern
+
+
+def relevant_passage(oracle: list[Passage], must_include: list[str]) -> tuple[Passage, bool]:
+    """The passage that carries the answer: the most question-like chunk of a relevant document matching every
+    mustInclude pattern; without one, the most question-like chunk (so the curve still runs, flagged)."""
+    for p in oracle:
+        if all(search(pat, p.text) for pat in must_include):
+            return p, True
+    return oracle[0], False
+
+
+def distractors(retrieved: list[Passage], relevant_doc_ids: list[str], k: int) -> list[Passage]:
+    """The k top-ranked retrieved chunks that are not from a relevant document, in retrieval order."""
+    rel = set(relevant_doc_ids)
+    return [p for p in retrieved if p.doc_id not in rel][:k]
+
+
+def _setups(rt: Runtime, goldens: list[Golden], queries: list[str], pipeline: Pipeline, searcher: StoreSearcher,
+            k: int, skipped: dict[str, list[str]]) -> list[Setup]:
+    titles = {d.doc_id: d.title for d in rt.documents}
+    out = []
+    for g, query in zip(goldens, queries, strict=True):
+        oracle = oracle_passages(rt, g, pipeline, query)
+        if not oracle:
+            skipped.setdefault(SKIP_RELEVANT, []).append(g.id)
+            continue
+        # The whole reranked candidate pool, not only the top_k cut: N-1 may exceed top_k.
+        pool = [_passage(c, titles) for c in pipeline.retrieve(query, searcher).candidates]
+        ds = distractors(pool, g.relevant_doc_ids, k)
+        if len(ds) < k:
+            skipped.setdefault(SKIP_DISTRACTORS, []).append(g.id)
+            continue
+        rel, bearing = relevant_passage(oracle, g.must_include)
+        out.append(Setup(g, rel, ds, bearing))
+    return out
+
+
+def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, int | None]) -> dict[str, Any]:
+    raw, answer, real = ans
+    context = "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
+        m["content"] for m in p.messages[1:-1])
+    scored = score_case(s.golden, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
+    injected = [x.chunk_id for x in p.passages]
+    return {
+        "id": s.golden.id, "tags": s.golden.tags, "relevant_doc_ids": s.golden.relevant_doc_ids,
+        "position": position, "repeat": repeat, "query": s.golden.final_query,
+        "relevant_chunk": s.relevant.chunk_id, "answer_bearing": s.answer_bearing,
+        # Where the relevant passage actually sat once the budget had its say (None: it was dropped).
+        "relevant_at": injected.index(s.relevant.chunk_id) + 1 if s.relevant.chunk_id in injected else None,
+        "injected": injected, "dropped_chunks": p.dropped_passages,
+        "answer": answer, "raw_answer": raw if raw != answer else None,
+        "correctness": scored["metrics"]["correctness"], "passed": scored["passed"], "why": scored["why"],
+        "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens,
+    }
+
+
+def by_question(cases: list[dict[str, Any]]) -> dict[str, dict[int, float | None]]:
+    """Each question's correctness at each position, its repeats averaged (None when one could not be judged)."""
+    vals: dict[str, dict[int, list[float | None]]] = {}
+    for c in cases:
+        vals.setdefault(c["id"], {}).setdefault(c["position"], []).append(c["correctness"])
+    return {q: {p: None if None in v else sum(v) / len(v) for p, v in row.items()}  # type: ignore[arg-type]
+            for q, row in vals.items()}
+
+
+def curve_model(c: Curve, n: int, skipped: dict[str, list[str]], mock: dict[int, float | None]) -> PositionCurve:
+    return PositionCurve(
+        passages=n, questions=c.questions, best=c.best, worst=c.worst, delta=c.delta, delta_low=c.delta_low,
+        delta_high=c.delta_high, p_value=c.p_value, test=c.test, skipped=skipped,
+        points=[PositionPoint(position=p.position, n=p.n, correctness=p.correctness, low=p.low, high=p.high,
+                              method=p.method, mock=mock.get(p.position)) for p in c.points])
+
+
+def run(cfg: DictConfig) -> int:
+    t0 = time.perf_counter()
+    rt = Runtime(cfg)
+    n = int(cfg.tier.passages)
+    try:
+        positions = positions_for(n, [int(p) for p in cfg.tier.get("positions") or []])
+    except ValueError as exc:
+        raise NomadError(f"tier.positions: {exc}", 2) from None
+    repeats = max(1, int(cfg.repeats))
+    out = run_dir(cfg)
+    model: ChatModel = instantiate(cfg.model)
+    model.preflight()
+    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
+    chat = CachedChat(model, cache)
+    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
+    pipeline = instantiate(cfg.pipeline)
+    if not isinstance(pipeline, Pipeline):
+        raise NomadError("the position tier needs the harness pipeline (pipeline=default)", 2)
+    skipped: dict[str, list[str]] = {}
+    goldens = rt.goldens
+    if refusals := [g.id for g in goldens if g.expect_refusal]:
+        skipped[SKIP_REFUSAL] = refusals
+    answerable = [g for g in goldens if not g.expect_refusal]
+    est = calibrate_estimator(rt, chat, options)
+    queries = [rewrite_query(g, chat, options)[0] for g in answerable]  # before the store is taken, as generation
+    with ready_store(rt, bool(cfg.quiet)) as store:
+        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+        setups = _setups(rt, answerable, queries, pipeline, searcher, n - 1, skipped)
+    t_setup = time.perf_counter() - t0
+
+    plans = {(si, pos): plan(s.golden.final_query, s.golden.history, place(s.relevant, s.distractors, pos),
+                             int(model.num_ctx), int(cfg.tier.max_tokens), float(cfg.tier.chunk_share), est)
+             for si, s in enumerate(setups) for pos in positions}
+    tasks = [(si, pos, r) for si in range(len(setups)) for pos in positions for r in range(repeats)]
+
+    def work(task: tuple[int, int, int]) -> tuple[str, str, int | None]:
+        si, pos, r = task
+        return _answer(chat, plans[(si, pos)], ChatOptions(options.temperature, options.seed + r,
+                                                           options.max_tokens), r)
+
+    t = time.perf_counter()
+    with progress_bar(f"position curve ({model.name})", len(tasks), bool(cfg.quiet)) as prog, \
+            ThreadPoolExecutor(max_workers=max(1, int(model.concurrency))) as pool:
+        answers = []
+        try:
+            for a in pool.map(work, tasks):  # in task order
+                answers.append(a)
+                prog.advance(prog.task_ids[0])
+        except BaseException:
+            # Stop at the first failure (or Ctrl-C); finished answers are already in the cache.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    t_gen = time.perf_counter() - t
+    cases = [_case(setups[si], pos, plans[(si, pos)], r, answers[i]) for i, (si, pos, r) in enumerate(tasks)]
+
+    # A dropped passage moves the relevant one (or removes it): that question's orders are no longer the
+    # experiment's, so it leaves the curve whole rather than at one position (the positions stay paired).
+    dropped = sorted({c["id"] for c in cases if c["dropped_chunks"]})
+    if dropped:
+        skipped[SKIP_DROPPED] = dropped
+    values = {q: row for q, row in by_question(cases).items() if q not in set(dropped)}
+    c = curve(values, positions, int(cfg.seed), int((cfg.get("stats") or {}).get("resamples", 2000)))
+    if c.excluded:
+        skipped["a pattern timed out at some position"] = c.excluded
+    mock = _mock_curve(setups, plans, positions, set(values) - set(c.excluded))
+    result = curve_model(c, n, skipped, mock)
+    metrics: dict[str, float | None] = {f"position_{p.position}.correctness": p.correctness for p in c.points}
+    intervals = {f"position_{p.position}.correctness": MetricInterval(n=p.n, low=p.low, high=p.high)
+                 for p in c.points if p.correctness is not None}
+    metrics["position.worst_minus_best"] = c.delta
+    if c.delta is not None:
+        intervals["position.worst_minus_best"] = MetricInterval(n=c.questions, low=c.delta_low, high=c.delta_high)
+    ident = retrieval_identity(rt).model_copy(update={
+        "mode": "oracle", "model": str(cfg.model.name), "measures": [f"position {p}/{n}" for p in positions]})
+    report = Report(
+        tier="position", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
+        system=system_settings(rt.resolved_config(), "generation"), position_curve=result,
+        counts={"goldens": len(goldens), "questions": c.questions, "positions": len(positions), "passages": n,
+                "repeats": repeats, "cases": len(cases), "model_calls": chat.calls, "cache_hits": chat.hits,
+                **{f"skipped: {k}": len(v) for k, v in skipped.items()},
+                "relevant passage without the answer text": sum(not s.answer_bearing for s in setups)},
+        chars_per_token=est.chars_per_token, provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
+    )
+    report.warnings += rt.golden_warnings
+    if dropped:
+        report.warnings.append(
+            f"the budget dropped a passage for {len(dropped)} question(s) ({', '.join(dropped[:5])}"
+            f"{' …' if len(dropped) > 5 else ''}): not a clean experiment for them, left out of the curve; "
+            "raise tier.chunk_share or model.num_ctx, or lower tier.passages")
+    write_jsonl(out / "cases.jsonl", cases)
+    write_atomic(out / "report.md", position_markdown(report))
+    write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    write_html(out, report, cases, cfg)
+    print_position(report, quiet=bool(cfg.quiet), run_dir=out)
+    if cache is not None:
+        cache.close()
+    model.close()
+    return finish(cfg, report, out)
+
+
+def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positions: list[int], kept: set[str]
+                ) -> dict[int, float | None]:
+    """The extractive ceiling on exactly the prompts the model saw, over the curve's questions: where it is flat
+    and the model's curve is not, the position is the model's doing, not the prompt's."""
+    mock = CachedChat(MockModel(), None)
+    out: dict[int, float | None] = {}
+    for pos in positions:
+        vals = [_case(s, pos, plans[(si, pos)], 0, _answer(mock, plans[(si, pos)], ChatOptions(), 0))["correctness"]
+                for si, s in enumerate(setups) if s.golden.id in kept]
+        known = [v for v in vals if v is not None]
+        out[pos] = sum(known) / len(known) if known else None
+    return out
