@@ -115,7 +115,14 @@ def missed_refusal(f: Facts) -> Finding | None:
 
 
 def retrieval_miss(f: Facts) -> Finding | None:
-    if f.mode != "e2e" or f.expect_refusal:
+    if f.expect_refusal:
+        return None
+    if f.mode == "oracle" and not f.injected and not f.dropped and f.relevant:
+        # The oracle injects every chunk of the relevant documents: none at all means the corpus holds none of
+        # them (a golden naming a document the corpus lost), which no retriever could have found either.
+        return Finding("retrieval_miss", f"the corpus holds no chunk of {', '.join(f.relevant)}: the oracle had "
+                                         "nothing to inject")
+    if f.mode != "e2e":
         return None
     got = {d for _, d, _ in f.retrieved}
     missing = [d for d in f.relevant if d not in got]

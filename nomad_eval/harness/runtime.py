@@ -124,7 +124,7 @@ class Runtime:
             raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}; "
                                        f"{self.suite_path.parent} has: {', '.join(have) or 'no *.jsonl'}")])
         found: list[Defect] = []
-        goldens = load_goldens(self.suite_path, self.doc_ids, found)
+        goldens = load_goldens(self.suite_path, self.doc_ids, found, missing_docs_fatal=False)
         # Printed now, and kept for the report: a warning seen only on a terminal is lost in CI logs.
         from nomad_eval.base.console import err_console
 

@@ -223,3 +223,13 @@ def test_cause_changes_lists_changed_questions_and_refuses_to_invent() -> None:
     old = [{k: v for k, v in x.items() if k != "cause"} for x in base]
     changes, note = c.cause_changes(old, run)
     assert changes == [] and note is not None and "baseline carries no failure causes" in note
+
+
+def test_retrieval_miss_in_oracle_mode_when_the_corpus_holds_no_relevant_chunk() -> None:
+    gone = facts(mode="oracle", key="oracle:q", retrieved=[], injected=[], dropped=0, oracle=None,
+                 relevant=["doc-lost"])
+    found = c.retrieval_miss(gone)
+    assert found is not None and found.label == "retrieval_miss" and "no chunk of doc-lost" in found.evidence
+    # The oracle had its passages: not this rule (it is beyond the model, or the budget's).
+    assert c.retrieval_miss(replace(gone, injected=["doc-lost#0"])) is None
+    assert c.retrieval_miss(replace(gone, dropped=1)) is None

@@ -23,7 +23,7 @@ from omegaconf import DictConfig
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.core.causes import LABELS
 from nomad_eval.tiers.compare import judge
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, run_cli
 from tests.report.test_html_in_browser import ARTIFACTS, CHROMIUM, chromium
 from tests.servers import openai_compat
 
@@ -176,3 +176,26 @@ def test_without_an_oracle_run_the_cause_says_so(make_cfg: Callable[..., DictCon
     _, cases = run(make_cfg(*CAUSES, "mode=e2e"))
     beyond = next(c for c in cases if c["id"] == "c-beyond")
     assert beyond["cause"] == "injected_not_used" and "oracle not run" in beyond["cause_evidence"]
+
+
+def test_a_document_missing_from_the_corpus_is_a_retrieval_miss_and_fails_the_check(
+        make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    goldens.mkdir()
+    lost = {"id": "c-lost", "query": "What torque does the Zephyr Q8 winch bolt take?", "turns": [],
+            "relevantDocIds": ["zephyr-winch"], "mustInclude": ["45 Nm"], "mustNotInclude": [],
+            "expectRefusal": False, "tags": []}
+    suite = (FIXTURES / "causes" / "goldens" / "causes.jsonl").read_text().rstrip("\n") + "\n" + json.dumps(lost)
+    (goldens / "causes.jsonl").write_text(suite + "\n")
+    cfg = make_cfg(*CAUSES, f"data.goldens_dir={goldens}", "repeats=1")
+    report, cases = run(cfg)  # a lost document does not stop the run: it is measured as what it is
+    labels = {(c["mode"], c["id"]): c for c in cases}
+    assert labels[("e2e", "c-lost")]["cause"] == "retrieval_miss"
+    assert labels[("oracle", "c-lost")]["cause"] == "retrieval_miss"
+    assert "corpus holds no chunk of zephyr-winch" in labels[("oracle", "c-lost")]["cause_evidence"]
+    assert any("'zephyr-winch'" in w and "retrieval miss" in w for w in report["warnings"])
+    # The suite check still refuses it, naming file, line and value: a typo in a doc id cannot pass CI unseen.
+    check = run_cli("tier=corpus", "action=check", CAUSES[0], f"data.goldens_dir={goldens}", "suite=causes",
+                    f"hydra.run.dir={tmp_path / 'check'}")
+    assert check.returncode == 1
+    assert re.search(r"causes.jsonl:8 \[c-lost\]: unknown doc id 'zephyr-winch'", check.stderr), check.stderr
