@@ -155,8 +155,13 @@ class Runtime:
         """
         kwargs = {k: v for k, v in self.cfg.store.items()
                   if k not in ("distractors", "distractor_chunking", "lock_timeout")}
-        local = str(self.cfg.store._target_).endswith("EdgeStore")
-        with data_dir_lock(self.data_dir, float(self.cfg.store.get("lock_timeout", 600))) if local \
+        # qdrant-client's local mode (store=server with a folder, not an http(s) URL, as store.url) also admits one
+        # process per folder: concurrent sweep jobs failed with "already accessed by another instance".
+        url = str(self.cfg.store.get("url") or "")
+        local = str(self.cfg.store._target_).endswith("EdgeStore") or (
+            str(self.cfg.store._target_).endswith("ServerStore") and not url.startswith(("http://", "https://")))
+        with data_dir_lock(self.data_dir, float(self.cfg.store.get("lock_timeout", 600)),
+                           bool(self.cfg.get("quiet"))) if local \
                 else nullcontext():
             store: Store = instantiate(kwargs, dim=self.embedder.dim)
             try:
