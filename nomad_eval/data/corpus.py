@@ -56,17 +56,24 @@ def _read_document(path: Path, max_bytes: int) -> str | Defect:
 
 
 def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Document]:
-    """All `*.md` directly in `folder`, sorted by id. Unreadable, binary, empty or oversized files are defects."""
+    """All `*.md` in `folder` and its subfolders, sorted by path. A document's id is its path below the folder
+    without `.md` (`radio/nvis` for `radio/nvis.md`; a top-level file keeps its bare name), so documents in
+    subfolders are read rather than silently left out. Hidden folders (`.git`, `.obsidian`) are skipped.
+    Unreadable, binary, empty or oversized files are defects."""
     if not folder.is_dir():
         raise InvalidInput([Defect(str(folder), None, "corpus folder does not exist")])
     docs: list[Document] = []
     defects: list[Defect] = []
-    for path in sorted(folder.glob("*.md")):
+    for path in sorted(folder.rglob("*.md")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts[:-1]):
+            continue
         text = _read_document(path, max_bytes)
         if isinstance(text, Defect):
             defects.append(text)
             continue
-        docs.append(Document(path.stem, str(path), text, _title(text, path.stem)))
+        doc_id = rel.with_suffix("").as_posix()
+        docs.append(Document(doc_id, str(path), text, _title(text, path.stem)))
     if defects:
         raise InvalidInput(defects)
     if not docs:

@@ -29,3 +29,14 @@ def test_empty_or_missing_folder(tmp_path: Path) -> None:
         load_markdown_dir(tmp_path)
     with pytest.raises(InvalidInput, match="does not exist"):
         load_markdown_dir(tmp_path / "nope")
+
+
+def test_documents_in_subfolders_are_read_with_their_relative_path_as_id(tmp_path: Path) -> None:
+    (tmp_path / "radio").mkdir()
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / "top.md").write_text("# Top\nbody")
+    (tmp_path / "radio" / "nvis.md").write_text("# NVIS\nnear vertical incidence")
+    (tmp_path / ".obsidian" / "workspace.md").write_text("# editor state, not a document")
+    docs = load_markdown_dir(tmp_path)
+    assert [d.doc_id for d in docs] == ["radio/nvis", "top"]
+    assert docs[0].title == "NVIS"
