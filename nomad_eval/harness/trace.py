@@ -44,7 +44,7 @@ class Tracer:
 
     def retrieval(self, clock: SpanClock, query: str, chunks: list[RetrievedChunk], top_k: int | None,
                   data_source: str, golden_id: str | None = None, rewritten: str | None = None,
-                  timings: dict[str, float] | None = None) -> None:
+                  timings: dict[str, float] | None = None, messages: list[dict[str, str]] | None = None) -> None:
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "retrieval",
             "gen_ai.data_source.id": data_source,
@@ -61,6 +61,10 @@ class Tracer:
             attrs["nomad_eval.golden.id"] = golden_id
         if rewritten is not None:
             attrs["nomad_eval.query.rewritten"] = rewritten
+        if messages is not None:
+            # The conversation as asked (history, then the question), so a draft golden made from this trace
+            # keeps its turns: the retrieval query alone is the glossary-expanded or rewritten text.
+            attrs["gen_ai.input.messages"] = [{"role": m["role"], "content": m["content"]} for m in messages]
         for k, v in (timings or {}).items():
             attrs[f"nomad_eval.duration.{k}_s"] = v
         self.spans.append({

@@ -9,6 +9,7 @@ Spans may come from this harness or from a user's own application writing the sa
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,41 @@ def read_spans(source: Path) -> list[dict[str, Any]]:
     return spans
 
 
+def _conversation(attrs: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:
+    """The question and the turns before it: from `gen_ai.input.messages` when the span carries the conversation
+    (a list, or its JSON text; `content` or text `parts`), else the retrieval query with no history."""
+    raw = attrs.get("gen_ai.input.messages")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raw = None
+    turns: list[dict[str, str]] = []
+    messages: list[Any] = raw if isinstance(raw, list) else []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            continue
+        content = m.get("content")
+        if not isinstance(content, str):
+            found = m.get("parts")
+            parts: list[Any] = found if isinstance(found, list) else []
+            content = "".join(str(p.get("content", "")) for p in parts if isinstance(p, dict))
+        turns.append({"role": str(m["role"]), "content": content})
+    if turns and turns[-1]["role"] == "user" and turns[-1]["content"].strip():
+        return turns[-1]["content"].strip(), turns[:-1]
+    return str(attrs["gen_ai.retrieval.query.text"]).strip(), []
+
+
 def drafts_from_spans(spans: list[dict[str, Any]], max_candidates: int = 10) -> list[dict[str, Any]]:
-    """One draft per distinct query; candidates are its documents, best score first, across all its spans."""
+    """One draft per distinct conversation (history and question); candidates are its documents, best score
+    first, across all its spans."""
     by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    asked: dict[str, tuple[str, list[dict[str, str]]]] = {}
     for s in spans:
         attrs = s["attributes"]
-        q = attrs["gen_ai.retrieval.query.text"].strip()
+        q_text, history = _conversation(attrs)
+        q = json.dumps([history, q_text])
+        asked[q] = (q_text, history)
         cands = by_query.setdefault(q, {})
         for d in attrs.get("gen_ai.retrieval.documents") or []:
             doc = str(d.get("doc_id") or str(d.get("id", "")).split("#")[0])
@@ -54,8 +84,10 @@ def drafts_from_spans(spans: list[dict[str, Any]], max_candidates: int = 10) -> 
     drafts = []
     for q, cands in by_query.items():
         ranked = sorted(cands.values(), key=lambda c: -c["score"])[:max_candidates]
-        gid = "trace-" + hashlib.sha1(q.encode()).hexdigest()[:10]
-        drafts.append({"id": gid, "query": q, "turns": [], "relevantDocIds": [], "mustInclude": [],
+        question, history = asked[q]
+        # A single-turn draft keeps the id it always had (the hash of its question alone).
+        gid = "trace-" + hashlib.sha1((q if history else question).encode()).hexdigest()[:10]
+        drafts.append({"id": gid, "query": question, "turns": history, "relevantDocIds": [], "mustInclude": [],
                        "mustNotInclude": [], "expectRefusal": False, "tags": ["from-traces"], "candidates": ranked})
     return drafts
 

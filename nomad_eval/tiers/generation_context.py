@@ -93,7 +93,8 @@ def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipelin
                 r = pipeline.retrieve(query, searcher)
             ctx.retrieved = r.chunks
             tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, searcher.store.tag, g.id,
-                             rewritten=query if rewritten else None, timings=r.timings)
+                             rewritten=query if rewritten else None, timings=r.timings,
+                             messages=[*g.history, {"role": "user", "content": g.final_query}])
             ctx.e2e = [_passage(c, titles) for c in ctx.retrieved]
         out.append(ctx)
     return out

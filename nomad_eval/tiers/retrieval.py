@@ -161,7 +161,7 @@ def run(cfg: DictConfig) -> int:
                     r = pipeline.retrieve(g.final_query, searcher)
                 retrievals.append(r)
                 tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, store.tag, g.id,
-                                 timings=r.timings)
+                                 timings=r.timings, messages=[*g.history, {"role": "user", "content": g.final_query}])
             timings["search"] = time.perf_counter() - t
             if cfg.get("ablate"):
                 ablation = _ablate(pipeline, searcher, goldens, ks)
@@ -171,7 +171,8 @@ def run(cfg: DictConfig) -> int:
             with timed() as clock:
                 r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids, rescored)
             retrievals.append(r)
-            tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id)
+            tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id,
+                             messages=[*g.history, {"role": "user", "content": g.final_query}])
         timings["search"] = time.perf_counter() - t
 
     t = time.perf_counter()

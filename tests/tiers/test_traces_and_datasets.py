@@ -68,3 +68,28 @@ def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> 
     drafts.write_text("".join(json.dumps(r) + "\n" for r in rows))
     after = run_cli(*check)
     assert after.returncode == 0, after.stderr
+
+
+def test_a_multi_turn_trace_drafts_a_golden_with_its_history() -> None:
+    from nomad_eval.harness.trace import SpanClock, Tracer
+    from nomad_eval.tiers.dataset import drafts_from_spans
+
+    tracer = Tracer()
+    history = [{"role": "user", "content": "My lantern is the Osprey L9."},
+               {"role": "assistant", "content": "Noted: the Osprey L9."}]
+    clock = SpanClock(1, 2)
+    tracer.retrieval(clock, "How many AA cells does the Osprey L9 lantern take? (expanded)", [], 5, "eval", "g1",
+                     rewritten="How many AA cells does the Osprey L9 lantern take?",
+                     messages=[*history, {"role": "user", "content": "How many cells does it take?"}])
+    tracer.retrieval(clock, "How long should it stand?", [], 5, "eval", "g2")  # a span without the conversation
+    # The conversation may also arrive as JSON text with `parts`, as other OpenTelemetry producers write it.
+    span = json.loads(json.dumps(tracer.spans[0]))
+    span["attributes"]["gen_ai.input.messages"] = json.dumps(
+        [{"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]}
+         for m in tracer.spans[0]["attributes"]["gen_ai.input.messages"]])
+    drafts = drafts_from_spans([*tracer.spans, span])
+    assert len(drafts) == 2  # the same conversation twice is one draft
+    multi = next(d for d in drafts if d["turns"])
+    assert multi["query"] == "How many cells does it take?" and multi["turns"] == history
+    single = next(d for d in drafts if not d["turns"])
+    assert single["query"] == "How long should it stand?"
