@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -154,6 +156,32 @@ def run_tier(cfg: DictConfig) -> int:
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         code = 1
+    if not multirun:
+        _drop_empty_run_dir(cfg)
     if code and not multirun:
         sys.exit(code)
     return code
+
+
+def _drop_empty_run_dir(cfg: DictConfig) -> None:
+    """A run that wrote no results (a corpus check, a status, a promote) leaves no folder behind: Hydra makes
+    outputs/<date>/<time>_<tier>/ before any tier runs, and a tree of folders holding only Hydra's own config copy
+    and log hides the runs that matter. Only Hydra's default folders, only when nothing else is in them."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if cfg.paths.get("run_dir") or not HydraConfig.initialized():
+        return
+    hc = HydraConfig.get()
+    out = Path(hc.runtime.output_dir)
+    if not out.is_dir() or Path(hc.run.dir).is_absolute() and not str(hc.run.dir).startswith(str(Path.cwd())):
+        return
+    names = {p.name for p in out.iterdir()}
+    if names - {".hydra", f"{hc.job.name}.log"}:
+        return
+    shutil.rmtree(out, ignore_errors=True)
+    cwd = Path.cwd().resolve()
+    parent = out.resolve().parent
+    while parent != cwd and cwd in parent.parents:  # the date folder and outputs/, when they are left empty
+        with contextlib.suppress(OSError):
+            parent.rmdir()
+        parent = parent.parent
