@@ -21,7 +21,8 @@ from tests.conftest import MINI
 from tests.fuzz_support import fuzz_settings, run, tried
 
 BOOL_KEYS = {"ablate", "verbose", "quiet", "cache", "resume", "pipeline.whole_document", "pipeline.glossary",
-             "pipeline.rerank", "compare.after_run", "compare.strict", "stats.cluster"}
+             "pipeline.rerank", "compare.after_run", "compare.strict", "stats.cluster",
+             "browse.after_run"}
 
 
 @pytest.mark.parametrize(("override", "named"), [
@@ -64,7 +65,7 @@ def test_an_interpolation_is_checked_as_the_value_it_resolves_to(make_cfg: Calla
 
 
 def _options(group: str) -> list[str]:
-    return sorted(p.stem for p in (REPO / "conf" / group).glob("*.yaml"))
+    return sorted(p.stem for p in (REPO / "nomad_eval" / "conf" / group).glob("*.yaml"))
 
 
 @pytest.mark.parametrize("override", [f"{g}={o}" for g in ("tier", "mode", "model", "embedder", "store", "pipeline",
@@ -93,7 +94,7 @@ def _set(tree: dict[str, Any], key: str, value: Any) -> None:
 
 
 def test_fuzzed_config_values_pass_or_are_refused_by_key() -> None:
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
         base: Any = OmegaConf.to_container(compose("config", overrides=["quiet=true"]), resolve=False)
 
     @fuzz_settings(150)  # each example builds a whole config (~40 ms)

@@ -54,3 +54,6 @@ class SweepSummary(Callback):
         if rows:
             write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))
         write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows, predictors)
+        from nomad_eval.tiers.browse import after
+
+        after(config, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep

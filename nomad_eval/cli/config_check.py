@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.paths import REPO
+from nomad_eval.base.paths import CONF
 
 # Strict: pydantic's lax mode reads `limit=true` as 1 and `threshold="0.4"` as a number; a config value of the
 # wrong type is a typo to name, not to guess at. A Float takes an int (0 is a fine threshold) but never a bool,
@@ -146,12 +146,20 @@ class GateKeys(_Keys):
     fail_under: dict[str, Float] | None = None
 
 
+class BrowseKeys(_Keys):
+    roots: list[Annotated[str, Strict()]] = Field(default_factory=lambda: ["outputs", "multirun"])
+    out: Annotated[str, Strict(), Field(min_length=1)] = "runs.html"
+    limit: Count = 500
+    after_run: Bool = True
+
+
 # Each checked section of the composed config: its dotted path ("" for the plain keys) and the keys it must hold.
 SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
     ("", PlainKeys), ("pipeline", PipelineKeys), ("tier", TierKeys), ("embedder", EmbedderKeys),
     ("model", BackendKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
     ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys), ("calibrate", CalibrateKeys),
     ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys), ("gate", GateKeys),
+    ("browse", BrowseKeys),
 )
 
 
@@ -200,7 +208,7 @@ def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
 
 @lru_cache(maxsize=1)
 def _known_top_level() -> frozenset[str]:
-    return frozenset(str(k) for k in OmegaConf.load(REPO / "conf" / "config.yaml").keys()) | _GROUPS
+    return frozenset(str(k) for k in OmegaConf.load(CONF / "config.yaml").keys()) | _GROUPS
 
 
 def unknown_top_level(tree: dict[str, Any]) -> list[str]:

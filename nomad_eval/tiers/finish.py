@@ -32,4 +32,7 @@ def finish(cfg: DictConfig, report: Report, out: Path) -> int:
             # The run measured fine and its report stays as written (promotable); only the verdict is missing.
             err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
             code = max(code, exc.exit_code)
+    from nomad_eval.tiers.browse import after
+
+    after(cfg, out)  # refresh runs.html; never fails the run (a warning line at worst)
     return code

@@ -1,0 +1,354 @@
+"""runs.html: one self-contained page over many runs: a table, filters, metric trends and a per-question diff.
+
+Pure: the tier (tiers/browse.py) finds and reads the report.json and cases.jsonl files and passes their parsed
+contents here. The page runs no library and fetches nothing: the trends are inline SVG drawn by report/svg.py,
+one per metric, and the side-by-side is built by a small inline script from a JSON blob of per-question data
+that every run carries (bounded, so hundreds of runs stay a page a browser opens at once).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+import nomad_eval.metrics  # noqa: F401  (registers every metric, so the headline set is complete)
+from nomad_eval.metrics.registry import headline_names, is_number
+from nomad_eval.report.markdown import fmt_value
+from nomad_eval.report.schema import MetricInterval
+from nomad_eval.report.svg import PALETTE, Chart, Series, render
+
+MAX_CASES = 2000      # a run with more cases keeps its table row and trend points but no per-question data
+MAX_CHARS = 300       # per embedded string (question, retrieved ids)
+ANSWER_CHARS = 200    # of an answer
+MAX_LINES = len(PALETTE)  # trend lines per chart: the most recent suite+fingerprint pairs
+# Keys that say where things live or how loudly, not what was measured: left out of the "key overrides".
+QUIET_KEYS = ("paths.", "data.corpus_dir", "data.goldens_dir", "hydra.", "quiet", "verbose", "cache", "resume",
+              "tier", "suite")
+
+
+@dataclass
+class RunEntry:
+    link: str                 # the run's report.html, relative to the page ("" when the run wrote none)
+    folder: str               # the run's folder as shown
+    time: float               # seconds since the epoch: when the run was created
+    tier: str
+    suite: str
+    fingerprint: str
+    model: str
+    status: str
+    error: str
+    overrides: list[str]
+    metrics: dict[str, float | None]
+    intervals: dict[str, MetricInterval]
+    headline: list[str]
+    questions: list[dict[str, Any]] | None = None
+    why_no_questions: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _when(report: dict[str, Any], mtime: float) -> float:
+    created = (report.get("provenance") or {}).get("created")
+    try:
+        return datetime.fromisoformat(str(created)).timestamp() if created else mtime
+    except ValueError:
+        return mtime
+
+
+def _intervals(raw: Any) -> dict[str, MetricInterval]:
+    out: dict[str, MetricInterval] = {}
+    for name, iv in (raw or {}).items() if isinstance(raw, dict) else ():
+        try:
+            out[str(name)] = MetricInterval.model_validate(iv)
+        except ValueError:  # an older or hand-edited report: the value still shows, without its interval
+            continue
+    return out
+
+
+def headline_k(report: dict[str, Any]) -> int:
+    """Like schema.headline_k, on the raw dict: the gate's cutoff where the run measured it."""
+    k = int(((report.get("config") or {}).get("compare") or {}).get("headline_k") or 5)
+    ks = sorted({int(n.split("@")[1]) for n in report.get("metrics") or {} if "@" in n and "." not in n})
+    return k if k in ks or not ks else max(ks)
+
+
+def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> RunEntry:
+    ident = report.get("identity") or {}
+    config = report.get("config") or {}
+    tier = str(report.get("tier") or "?")
+    metrics = {str(k): (float(v) if is_number(v) else None) for k, v in (report.get("metrics") or {}).items()}
+    if tier == "generation":
+        modes = list(dict.fromkeys(n.split(".", 1)[0] for n in metrics if "." in n))
+        names = headline_names("generation", headline_k(report), modes)
+    elif tier == "retrieval":
+        names = headline_names("retrieval", headline_k(report))
+    else:
+        names = []
+    model = ident.get("model") or ((config.get("model") or {}).get("name") if tier == "generation" else None)
+    return RunEntry(
+        link=link, folder=folder, time=_when(report, mtime), tier=tier,
+        suite=str(ident.get("suite") or config.get("suite") or "?"),
+        fingerprint=str(ident.get("fingerprint") or "—"), model=str(model or "—"),
+        status=str(report.get("status") or "?"), error=str(report.get("error") or ""),
+        overrides=[str(o) for o in report.get("overrides") or [] if not str(o).startswith(QUIET_KEYS)],
+        metrics=metrics, intervals=_intervals(report.get("intervals")), headline=[n for n in names if n in metrics])
+
+
+def _cut(v: Any, n: int = MAX_CHARS) -> str:
+    s = "" if v is None else str(v)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if is_number(v) else None
+
+
+def questions(cases: Sequence[dict[str, Any]], tier: str, k: int = 5) -> list[dict[str, Any]] | None:
+    """Per question (per mode and question for generation, repeats together): what the run retrieved or answered
+    and its outcome. Retrieval outcomes carry hit@k and recall@k, so a change in either is a change of outcome."""
+    if tier not in ("retrieval", "generation"):
+        return None
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for c in cases:
+        if not isinstance(c, dict):
+            continue
+        key = str(c.get("id")) if tier == "retrieval" else f"{c.get('mode')}:{c.get('id')}"
+        grouped.setdefault(key, []).append(c)
+    out: list[dict[str, Any]] = []
+    for key, group in grouped.items():
+        first = group[0]
+        docs = [str(r.get("doc_id")) for r in first.get("retrieved") or [] if isinstance(r, dict)]
+        passed = sum(1 for c in group if c.get("passed") is True)
+        row: dict[str, Any] = {"k": _cut(key), "id": _cut(first.get("id")), "q": _cut(first.get("query"))}
+        if tier == "retrieval":
+            m = first.get("metrics") or {}
+            row.update(shown=_cut(", ".join(docs[:k]) or "(nothing retrieved)"), out="pass" if passed else "fail",
+                       hit=_num(m.get(f"hit@{k}")), rec=_num(m.get(f"recall@{k}")))
+        else:
+            answer = first.get("answer")
+            row.update(shown=_cut(answer, ANSWER_CHARS) if answer is not None else "(no answer)",
+                       out="pass" if passed == len(group) else "fail" if passed == 0 else
+                       f"mixed {passed}/{len(group)}", hit=None, rec=None)
+        out.append(row)
+    return out
+
+
+def _unit(span: float) -> tuple[float, str]:
+    if span < 120:
+        return 1.0, "seconds"
+    if span < 2 * 3600:
+        return 60.0, "minutes"
+    if span < 3 * 86400:
+        return 3600.0, "hours"
+    return 86400.0, "days"
+
+
+def trend_metrics(runs: Sequence[RunEntry]) -> list[str]:
+    """Every headline metric some run measured, in the order runs first name them (retrieval ones first)."""
+    names: dict[str, None] = {}
+    for r in sorted(runs, key=lambda r: r.tier != "retrieval"):
+        for n in r.headline:
+            if r.metrics.get(n) is not None:
+                names.setdefault(n, None)
+    # Recall first: the page opens on the measure most people look for.
+    return sorted(names, key=lambda n: not n.startswith("recall@"))
+
+
+def trend(runs: Sequence[RunEntry], metric: str) -> Chart:
+    """`metric` over run time, one line per suite+fingerprint, with each run's interval as an error bar.
+    The points of one line sit together in `x`, so another line's runs in between never break it."""
+    points = sorted((r for r in runs if r.metrics.get(metric) is not None), key=lambda r: r.time)
+    start = points[0].time if points else 0.0
+    scale, unit = _unit((points[-1].time - start) if points else 0.0)
+    groups: dict[tuple[str, str], list[RunEntry]] = {}
+    for r in points:
+        groups.setdefault((r.suite, r.fingerprint), []).append(r)
+    recent = sorted(groups, key=lambda g: groups[g][-1].time, reverse=True)[:MAX_LINES]
+    x: list[float] = []
+    series: list[Series] = []
+    for suite, fp in recent:
+        members = groups[(suite, fp)]
+        before = len(x)
+        x += [(r.time - start) / scale for r in members]
+        pad: list[float | None] = [None] * before
+        ivs = [r.intervals.get(metric) for r in members]
+        series.append(Series(
+            name=f"{suite} · {fp[:8]}", kind="line",
+            y=pad + [r.metrics[metric] for r in members],
+            low=pad + [iv.low if iv else None for iv in ivs],
+            high=pad + [iv.high if iv else None for iv in ivs],
+            hover=[""] * before + [f"{r.folder} · {_stamp(r.time)}" for r in members]))
+    for s in series:  # every series spans all of x: pad the tail after its own block
+        tail = len(x) - len(s.y)
+        s.y = [*s.y, *[None] * tail]
+        s.low = [*(s.low or []), *[None] * tail]
+        s.high = [*(s.high or []), *[None] * tail]
+        s.hover = [*(s.hover or []), *[""] * tail]
+    title = f"{metric} over time ({len(points)} runs)"
+    return Chart(title=title, x=x, series=series, numeric_x=True, y_title=metric,
+                 x_title=f"{unit} since {_stamp(start)}" if points else "")
+
+
+def _stamp(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _options(values: Sequence[str], label: str) -> str:
+    opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+    return f'<option value="*">every {html.escape(label)}</option>{opts}'
+
+
+def _headline_cell(r: RunEntry) -> str:
+    lines = [f"{html.escape(n)} {html.escape(fmt_value(r.metrics.get(n), r.intervals.get(n)))}" for n in r.headline]
+    if r.error:
+        lines.append(f'<span class="down">{html.escape(_cut(r.error))}</span>')
+    return "<br>".join(lines) or "—"
+
+
+def _row(i: int, r: RunEntry) -> str:
+    link = (f'<a href="{html.escape(quote(r.link))}">report</a>' if r.link else "—")
+    data = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("suite", r.suite), ("tier", r.tier),
+                                                                   ("model", r.model)))
+    cells = [str(i), html.escape(_stamp(r.time)), html.escape(r.tier), html.escape(r.suite),
+             f'<code>{html.escape(r.fingerprint)}</code>', html.escape(r.model),
+             "<br>".join(f"<code>{html.escape(o)}</code>" for o in r.overrides) or "—",
+             f'<span class="{"up" if r.status == "ok" else "down"}">{html.escape(r.status)}</span>',
+             _headline_cell(r), link]
+    title = html.escape(r.folder)
+    return f'<tr {data} title="{title}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def _blob(runs: Sequence[RunEntry]) -> str:
+    """The per-run question data as JSON a <script> element can hold: `<`, `>` and `&` as JSON escapes, so no
+    value (a question holding `</script>`) can end the element; the script reads it with JSON.parse."""
+    data = [{"label": f"#{i} {_stamp(r.time)} · {r.tier} · {r.suite} · {r.folder}", "q": r.questions,
+             "why": r.why_no_questions} for i, r in enumerate(runs)]
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def build_page(runs: Sequence[RunEntry], title: str = "nomad-eval runs", note: str = "") -> str:
+    """The whole page; `runs` most recent first (their index is the row number and the side-by-side's value)."""
+    metrics = trend_metrics(runs)
+    charts = "".join(
+        f'<div class="trend" data-metric="{html.escape(m)}"{"" if j == 0 else " hidden"}>'
+        f"{render(trend(runs, m), f'trend-{j}')}</div>" for j, m in enumerate(metrics))
+    metric_opts = "".join(f'<option value="{html.escape(m)}">{html.escape(m)}</option>' for m in metrics)
+    run_opts = "".join(f'<option value="{i}">#{i} {html.escape(_stamp(r.time))} · {html.escape(r.tier)} · '
+                       f"{html.escape(r.suite)} · {html.escape(r.folder)}</option>" for i, r in enumerate(runs))
+    suites, tiers, models = (sorted({getattr(r, a) for r in runs}) for a in ("suite", "tier", "model"))
+    body = f"""
+<h2>Runs</h2>
+<div class="bar">suite <select id="f-suite">{_options(suites, "suite")}</select>
+tier <select id="f-tier">{_options(tiers, "tier")}</select>
+model <select id="f-model">{_options(models, "model")}</select>
+· <span id="shown">{len(runs)}</span> of {len(runs)} runs shown</div>
+<table id="runs"><thead><tr><th>#</th><th>time</th><th>tier</th><th>suite</th><th>fingerprint</th><th>model</th>
+<th>key overrides</th><th>status</th><th>headline (value [95% interval] n)</th><th>report</th></tr></thead>
+<tbody>{"".join(_row(i, r) for i, r in enumerate(runs))}</tbody></table>
+<h2>Trend</h2>
+<div class="bar">metric <select id="metric">{metric_opts}</select> · one line per suite and corpus fingerprint;
+bars are 95% intervals</div>
+{charts or "<p>No run measured a headline metric yet.</p>"}
+<h2>Side by side</h2>
+<div class="bar">run A <select id="run-a">{run_opts}</select><br>run B <select id="run-b">{run_opts}</select><br>
+<label><input type="checkbox" id="only-changed"> only questions whose outcome changed</label>
+· <span id="changed">0</span> changed of <span id="common">0</span> in both · <span id="sbs-note"></span></div>
+<table id="sbs"><thead><tr><th>question</th><th>A: retrieved / answered</th><th>A outcome</th>
+<th>B: retrieved / answered</th><th>B outcome</th></tr></thead><tbody></tbody></table>
+<script type="application/json" id="run-data">{_blob(runs)}</script>
+"""
+    return PAGE.format(title=html.escape(title), meta=html.escape(note), body=body, script=SCRIPT)
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}}
+h1{{font-size:22px}} h2{{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}}
+table{{border-collapse:collapse;font-size:13px}} td,th{{border:1px solid #ddd;padding:3px 8px;text-align:left;
+vertical-align:top}} #sbs td{{max-width:380px;overflow-wrap:anywhere}} .bar{{margin:8px 0;font-size:14px}}
+.up{{color:#137333}} .down{{color:#b3261e}} .meta{{color:#666;font-size:13px}} select{{max-width:900px}}
+tr.changed{{background:#fff4d6}} .fail{{background:#fdecea}} .pass{{background:#eef7ee}}
+</style></head><body>
+<h1>{title}</h1><div class="meta">{meta}</div>
+{body}
+<script>{script}</script></body></html>"""
+
+# Data reaches the page only through textContent and option values: nothing from a run is parsed as HTML.
+SCRIPT = """
+const runs = JSON.parse(document.getElementById('run-data').textContent);
+const $ = function (id) { return document.getElementById(id); };
+const params = new URLSearchParams(location.hash.slice(1));
+function filterRuns() {
+  const want = {suite: $('f-suite').value, tier: $('f-tier').value, model: $('f-model').value};
+  let shown = 0;
+  document.querySelectorAll('#runs tbody tr').forEach(function (tr) {
+    const ok = Object.keys(want).every(function (k) { return want[k] === '*' || tr.dataset[k] === want[k]; });
+    tr.style.display = ok ? '' : 'none'; if (ok) shown++;
+  });
+  $('shown').textContent = shown;
+}
+function showMetric() {
+  document.querySelectorAll('.trend').forEach(function (d) { d.hidden = d.dataset.metric !== $('metric').value; });
+}
+function outcome(x) {
+  if (!x) return 'not in this run';
+  let s = x.out;
+  if (x.hit !== null) s += ' · hit ' + x.hit;
+  if (x.rec !== null) s += ' · recall ' + Math.round(x.rec * 1000) / 1000;
+  return s;
+}
+function cell(tr, text, cls) {
+  const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td);
+}
+function compare() {
+  const body = document.querySelector('#sbs tbody'); body.replaceChildren();
+  $('changed').textContent = '0'; $('common').textContent = '0'; $('sbs-note').textContent = '';
+  const A = runs[+$('run-a').value], B = runs[+$('run-b').value];
+  if (!A || !B) return;
+  if (!A.q || !B.q) {
+    $('sbs-note').textContent = 'no per-question data: ' + (A.q ? '' : 'A ' + (A.why || 'has none') + ' ') +
+      (B.q ? '' : 'B ' + (B.why || 'has none'));
+    return;
+  }
+  const inB = new Map(B.q.map(function (x) { return [x.k, x]; }));
+  const keys = A.q.map(function (x) { return x.k; });
+  B.q.forEach(function (x) { if (!keys.includes(x.k)) keys.push(x.k); });
+  const inA = new Map(A.q.map(function (x) { return [x.k, x]; }));
+  const only = $('only-changed').checked;
+  let changed = 0, common = 0;
+  keys.forEach(function (k) {
+    const a = inA.get(k), b = inB.get(k);
+    const both = !!(a && b);
+    const diff = both && (a.out !== b.out || a.hit !== b.hit || a.rec !== b.rec);
+    if (both) common++;
+    if (diff) changed++;
+    if (only && !diff) return;
+    const tr = document.createElement('tr'); if (diff) tr.className = 'changed';
+    tr.dataset.key = k;
+    const q = (a || b);
+    cell(tr, q.k + ': ' + q.q);
+    cell(tr, a ? a.shown : '—'); cell(tr, outcome(a), a ? (a.out === 'pass' ? 'pass' : 'fail') : '');
+    cell(tr, b ? b.shown : '—'); cell(tr, outcome(b), b ? (b.out === 'pass' ? 'pass' : 'fail') : '');
+    body.appendChild(tr);
+  });
+  $('changed').textContent = changed; $('common').textContent = common;
+}
+function pick(id, key) {
+  const v = params.get(key);
+  if (v !== null && Array.from($(id).options).some(function (o) { return o.value === v; })) $(id).value = v;
+}
+pick('f-suite', 'suite'); pick('f-tier', 'tier'); pick('f-model', 'model'); pick('metric', 'metric');
+if (runs.length > 1) { $('run-a').value = '1'; $('run-b').value = '0'; }
+pick('run-a', 'a'); pick('run-b', 'b');
+if (params.get('only') === '1') $('only-changed').checked = true;
+['f-suite', 'f-tier', 'f-model'].forEach(function (id) { $(id).addEventListener('change', filterRuns); });
+$('metric').addEventListener('change', showMetric);
+['run-a', 'run-b', 'only-changed'].forEach(function (id) { $(id).addEventListener('change', compare); });
+filterRuns(); showMetric(); compare();
+"""

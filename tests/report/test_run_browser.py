@@ -1,0 +1,132 @@
+"""runs.html, the run browser, over real runs, opened in headless Chromium: every run listed, the recall@5 trend
+drawn, and the side-by-side of two runs marks exactly the questions whose outcome changed."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from nomad_eval.base.paths import CONF
+from nomad_eval.cli.entry import run_tier
+from nomad_eval.report.browser import build_page, questions, run_entry
+from nomad_eval.tiers.browse import rebuild
+from tests.conftest import MINI
+from tests.report.test_html_in_browser import ARTIFACTS, CHROMIUM, chromium
+
+THRESHOLDS = (0.25, 0.45, 0.6)
+
+
+def _run(tmp_path: Path, data_dir: Path, *overrides: str) -> int:
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=[f"paths.data_dir={data_dir}", "quiet=true", *MINI, *overrides])
+    return run_tier(cfg)
+
+
+def _cases(run: Path) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in map(json.loads, (run / "cases.jsonl").read_text().splitlines())}
+
+
+def _changed(a: Path, b: Path) -> int:
+    """Questions in both runs whose retrieval outcome differs: pass/fail, hit@5 or recall@5."""
+    ca, cb = _cases(a), _cases(b)
+    return sum(1 for q in ca.keys() & cb.keys()
+               if (ca[q]["passed"], ca[q]["metrics"]["hit@5"], ca[q]["metrics"]["recall@5"])
+               != (cb[q]["passed"], cb[q]["metrics"]["hit@5"], cb[q]["metrics"]["recall@5"]))
+
+
+def _section(dom: str, start: str, end: str) -> str:
+    return dom[dom.index(start):dom.index(end, dom.index(start))]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_lists_runs_draws_trend_and_diffs_two_runs(tmp_path: Path, data_dir: Path) -> None:
+    outputs, page = tmp_path / "outputs", tmp_path / "runs.html"
+    browse = [f"browse.roots=[{outputs}]", f"browse.out={page}"]
+    runs = [outputs / f"t{t}" for t in THRESHOLDS]
+    for t, run in zip(THRESHOLDS, runs, strict=True):
+        assert _run(tmp_path, data_dir, "tier=retrieval", f"threshold={t}", f"paths.run_dir={run}", *browse) == 0
+    gen = outputs / "gen"
+    assert _run(tmp_path, data_dir, "tier=generation", "model=mock", "repeats=1", f"paths.run_dir={gen}",
+                *browse) == 0
+    # The page was refreshed by the last run itself (the after-run hook), and lists all four.
+    built = page.read_text()
+    assert all(f'title="{html.escape(str(r))}"' in built for r in [*runs, gen])
+    # A run whose page cannot be written still succeeds: the refresh only warns.
+    assert _run(tmp_path, data_dir, "tier=retrieval", f"paths.run_dir={outputs / 'late'}", f"browse.roots=[{outputs}]",
+                f"browse.out={tmp_path}") == 0
+    assert (outputs / "late" / "report.json").exists()
+    # The command: tier=browse.
+    assert _run(tmp_path, data_dir, "tier=browse", f"paths.run_dir={tmp_path / 'browse-run'}", *browse) == 0
+    text = page.read_text()
+    assert "<script src=" not in text and "<link" not in text
+    rows = re.findall(r'<tr data-suite="mini" data-tier="(\w+)"[^>]*title="([^"]+)"', text)
+    assert sorted(html.unescape(f) for _, f in rows) == sorted(str(r) for r in [*runs, gen, outputs / "late"])
+    index = {html.unescape(f): i for i, (_, f) in enumerate(rows)}
+    assert [t for t, _ in rows].count("retrieval") == 4
+    # The links lead to each run's report.html, relative to the page.
+    for run in [*runs, gen]:
+        assert f'href="{Path(run.relative_to(tmp_path)) / "report.html"}"' in text
+
+    a, b = index[str(runs[2])], index[str(runs[0])]
+    expected = _changed(runs[2], runs[0])
+    assert expected > 0, "the thresholds should change some questions' outcome"
+    dom = chromium(tmp_path, f"file://{page}#a={a}&b={b}", "--dump-dom")
+    # Trend: recall@5 is shown first, one point per retrieval run (one suite and fingerprint: one line).
+    trend = _section(dom, 'data-metric="recall@5"', "</svg>")
+    assert "hidden" not in trend.split(">", 1)[0]
+    assert len(re.findall(r"<circle ", trend)) == 4
+    assert len(re.findall(r'<path class="line"', trend)) == 1
+    reports = [json.loads((r / "report.json").read_text()) for r in [*runs, outputs / "late"]]
+    with_interval = sum(1 for r in reports if r["intervals"]["recall@5"]["low"] is not None)
+    assert len(re.findall(r'class="yerror"', trend)) == with_interval
+    # Side by side: the changed count and the highlighted rows match what the cases files say.
+    shown = re.search(r'id="changed">(\d+)<', dom)
+    assert shown and int(shown.group(1)) == expected
+    assert len(re.findall(r'<tr class="changed"', dom)) == expected
+    assert re.search(r'id="common">8<', dom)
+    # A generation run against itself: every question answered, none changed.
+    dom_gen = chromium(tmp_path, f"file://{page}#a={index[str(gen)]}&b={index[str(gen)]}&tier=generation",
+                       "--dump-dom")
+    assert re.search(r'id="changed">0<', dom_gen) and re.search(r'id="common">8<', dom_gen)
+    assert re.search(r'id="shown">1<', dom_gen)  # the tier filter from the hash: one generation run
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "run-browser.png"
+    chromium(tmp_path, f"file://{page}#a={a}&b={b}", f"--screenshot={shot}", "--window-size=1400,2400")
+    assert shot.stat().st_size > 20_000
+
+
+SCRIPT_END = "</script><img src=x onerror=alert(1)>"
+
+
+def test_planted_markup_stays_text(tmp_path: Path) -> None:
+    """A question, answer or document id holding markup is shown as text, in the table and the script's data."""
+    case = {"id": f"q-{SCRIPT_END}", "query": SCRIPT_END, "passed": True, "metrics": {"hit@5": 1.0, "recall@5": 1.0},
+            "retrieved": [{"doc_id": SCRIPT_END}]}
+    report = {"tier": "retrieval", "status": "ok", "overrides": [f"threshold={SCRIPT_END}"],
+              "identity": {"suite": SCRIPT_END, "fingerprint": "f", "model": None},
+              "metrics": {"recall@5": 1.0}, "provenance": {"created": "2026-01-01T00:00:00+00:00"}}
+    entry = run_entry(report, f"{SCRIPT_END}/report.html", SCRIPT_END, 0.0)
+    entry.questions = questions([case], "retrieval")
+    text = build_page([entry, entry])
+    assert SCRIPT_END not in text and "<img" not in text
+    assert html.escape(SCRIPT_END) in text  # shown, as text
+    if CHROMIUM is None:
+        return
+    (tmp_path / "p.html").write_text(text)
+    dom = chromium(tmp_path, f"file://{tmp_path / 'p.html'}#a=0&b=1", "--dump-dom")
+    assert "<img" not in dom and html.escape(SCRIPT_END) in _section(dom, '<table id="sbs"', "</table>")
+
+
+def test_rebuild_skips_what_is_not_a_report(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "report.json").write_text("{not json")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "report.json").write_text("[1, 2]")
+    out, n = rebuild([tmp_path, tmp_path / "missing"], tmp_path / "runs.html")
+    assert n == 0 and "2 unreadable report.json skipped" in out.read_text()
