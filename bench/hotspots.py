@@ -77,7 +77,7 @@ def _runtime(*overrides: str) -> Any:
     from nomad_eval.harness.runtime import Runtime
 
     register_resolvers()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base=None):
         cfg = compose("config", overrides=["quiet=true", *overrides])
     return Runtime(cfg), cfg
 

@@ -44,7 +44,7 @@ def data_dir(tmp_path: Path, shared_data_dir: Path) -> Path:
 @pytest.fixture
 def make_cfg(tmp_path: Path, data_dir: Path) -> Callable[..., DictConfig]:
     def _make(*overrides: str) -> DictConfig:
-        with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
             return compose(
                 "config",
                 overrides=[f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}", "quiet=true",

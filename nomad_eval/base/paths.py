@@ -1,12 +1,28 @@
-"""Where the package's own files are, and names that are safe as folders and as unquoted Hydra values."""
+"""Where the package's own files are, where the user's project is, and names that are safe as folders and as
+unquoted Hydra values."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]
+# The default configs (and rubrics) ship inside the package, so an installed wheel has them.
+CONF = PACKAGE / "conf"
+# The folder above the package: the checkout when running from one, site-packages when installed.
+REPO = PACKAGE.parent
+# Only a checkout's git state says which code ran; an installed package's parent may sit in someone else's repo.
+CHECKOUT: Path | None = REPO if (REPO / "pyproject.toml").is_file() and (REPO / "nomad_eval").is_dir() else None
+PROJECT_ENV = "NOMAD_EVAL_PROJECT"
+
+
+def project_dir() -> Path:
+    """The user's project: $NOMAD_EVAL_PROJECT, else the working directory. Its corpus/, goldens/, baselines/,
+    calibration/, glossary.yaml and conf/ are the defaults, and every output goes under it."""
+    env = os.environ.get(PROJECT_ENV)
+    return Path(env).expanduser().resolve() if env else Path.cwd().resolve()
 
 
 def slug(text: str, limit: int = 150) -> str:

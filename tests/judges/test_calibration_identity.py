@@ -88,7 +88,7 @@ def test_a_gate_is_refused_when_the_labels_file_changes(filed: Any, make_cfg: Ca
 def test_a_gate_finds_only_its_own_judge_and_can_be_stricter(filed: Any,
                                                               make_cfg: Callable[..., DictConfig]) -> None:
     _, _, judge = filed
-    rubric = load_rubric(REPO / "conf" / "rubrics", "faithfulness")
+    rubric = load_rubric(REPO / "nomad_eval" / "conf" / "rubrics", "faithfulness")
     ok = calibration_status(gate(make_cfg, judge), rubric)
     assert ok["calibrated"] and ok["n"] == N and ok["agreement"]["value"] == pytest.approx(0.9)
     assert status_line(ok).startswith("yes (agreement 0.90 [0.74, 0.97] on 30 labels, coverage 1.00 [0.89, 1.00]")
@@ -153,7 +153,7 @@ def test_battery_thresholds_gate_only_when_set(tmp_path: Path, make_cfg: Callabl
 
 
 def test_same_family_judge_and_generator_is_a_warning(tmp_path: Path, make_cfg: Callable[..., DictConfig]) -> None:
-    rubric = load_rubric(REPO / "conf" / "rubrics", "faithfulness")
+    rubric = load_rubric(REPO / "nomad_eval" / "conf" / "rubrics", "faithfulness")
     same = calibration_status(make_cfg("model=smollm2", f"judging.calibration_dir={tmp_path}"), rubric)
     assert same["warnings"] == ["judge smollm2-135m-instruct and generator smollm2-135m-instruct are the same model "
                                 "family (smollm): a judge tends to prefer its own family's answers"]

@@ -28,7 +28,7 @@ from nomad_eval.judges.run_judges import judge_cases, judge_chat
 from tests.servers import openai_compat
 from tests.servers._http import JsonHandler, running
 
-RUBRICS = REPO / "conf" / "rubrics"
+RUBRICS = REPO / "nomad_eval" / "conf" / "rubrics"
 # The judge's probabilities at the verdict token: verdict 1 is what it wrote (a grammar can force a token that
 # is not the most likely), 2 is the likeliest value, and '"' is a token the JSON schema forbids there.
 AT_VERDICT = {"2": 0.5, "1": 0.3, "0": 0.1, '"': 0.1}

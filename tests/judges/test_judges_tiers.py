@@ -62,7 +62,7 @@ def test_calibrate_reports_independently_computable_agreement(tmp_path: Path, da
     assert result["agreement"]["value"] == sum(h == j for h, j in zip(human, judge, strict=True)) / 30
     assert abs(result["kappa"]["value"] - cohen_kappa_score(human, judge)) < 1e-9
     assert result["flip_rate"]["value"] == 0.0
-    assert not cal_dir.exists()  # a run files nothing by itself: the default calibration_dir is in conf/
+    assert not cal_dir.exists()  # a run files nothing by itself: the default calibration_dir is calibration/
     filed = run_cli("tier=calibrate", f"calibrate.file={tmp_path / 'run'}", f"judging.calibration_dir={cal_dir}",
                     f"paths.run_dir={tmp_path / 'file'}")
     assert filed.returncode == 0, filed.stderr

@@ -30,7 +30,7 @@ from nomad_eval.tiers.judge_labels import (
 from tests.conftest import MINI, run_cli
 from tests.servers import openai_compat
 
-RUBRICS = REPO / "conf" / "rubrics"
+RUBRICS = REPO / "nomad_eval" / "conf" / "rubrics"
 FAITH = load_rubric(RUBRICS, "faithfulness")
 RELEVANCE = load_rubric(RUBRICS, "relevance")
 

@@ -249,7 +249,8 @@ def test_ks_above_top_k_are_refused_with_the_reason(make_cfg: Callable[..., Dict
         check_ks([1, 10], 5)
 
 
-@pytest.mark.parametrize("experiment", sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml")))
+@pytest.mark.parametrize("experiment",
+                         sorted(p.stem for p in (REPO / "nomad_eval" / "conf" / "experiment").glob("*.yaml")))
 def test_every_shipped_experiment_has_valid_ks(make_cfg: Callable[..., DictConfig], experiment: str) -> None:
     cfg = make_cfg(f"+experiment={experiment}")
     assert ks_rule(cfg) == []
