@@ -169,6 +169,16 @@ class Runtime:
             finally:
                 store.close()
 
+    @property
+    def store_key(self) -> str | None:
+        """Where the embedded store lives and which tag it filters on: with the fingerprint, what names a search's
+        results for sharing between the runs of one process (harness/search.py SharedSearches). None for any other
+        store: a server can change under a sweep, and its score threshold is not pinned against the engine's."""
+        if not str(self.cfg.store._target_).endswith("EdgeStore"):
+            return None
+        st = self.cfg.store
+        return f"edge:{Path(str(st.path)).resolve()}:{st.get('tag_key', 'collection')}={st.get('tag', '')}"
+
     def resolved_config(self) -> dict[str, Any]:
         """The config as a report records it: resolved, with secrets redacted (base/secrets.py), because reports
         and baselines are shared and committed."""

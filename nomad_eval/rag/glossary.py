@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -23,3 +24,10 @@ def expand(query: str, glossary: dict[str, str]) -> str:
             continue
         out = re.sub(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", f"{acronym} ({spelled})", out)
     return out
+
+
+@lru_cache(maxsize=65_536)
+def expand_cached(query: str, glossary: tuple[tuple[str, str], ...]) -> str:
+    """expand() remembered for the process: a run expands each question twice (to embed it in one batch, then to
+    search), and every job of a sweep expands the same questions again."""
+    return expand(query, dict(glossary))

@@ -117,7 +117,8 @@ def run(cfg: DictConfig) -> int:
     with ready_store(rt, bool(cfg.quiet)) if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint,
+                                     rt.store_key)
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
@@ -152,9 +153,11 @@ def run(cfg: DictConfig) -> int:
     cases = [_case(goldens[gi], contexts[gi], plans[(gi, mode)], mode, r, answers[i])
              for i, (gi, mode, r) in enumerate(tasks)]
     ks = retrieval_ks(cfg)
+    # Once per question: every repeat of a question read the same retrieved passages.
+    e2e_scores = {gi: e2e_retrieval_metrics(goldens[gi], contexts[gi], ks) for gi, mode, _ in tasks if mode == "e2e"}
     for (gi, mode, _), c in zip(tasks, cases, strict=True):
         if mode == "e2e":
-            c["metrics"].update(e2e_retrieval_metrics(goldens[gi], contexts[gi], ks))
+            c["metrics"].update(e2e_scores[gi])
     unstable = mark_unstable(cases)
     judges: dict[str, dict[str, Any]] = {}
     if cfg.judge.rubrics:

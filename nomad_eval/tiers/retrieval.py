@@ -154,7 +154,8 @@ def run(cfg: DictConfig) -> int:
         t = time.perf_counter()
         with ready_store(rt, bool(cfg.quiet)) as store:
             timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint,
+                                     rt.store_key)
             t = time.perf_counter()
             for g in goldens:
                 with timed() as clock:
@@ -192,11 +193,12 @@ def run(cfg: DictConfig) -> int:
         for g, r, m in zip(goldens, retrievals, per_case, strict=True)
     ]
     metrics, intervals = summarize_report(questions_from_cases(cases), names, cfg)
+    resolved = rt.resolved_config()
     report = Report(
         tier="retrieval",
         identity=identity(rt),
-        config=rt.resolved_config(),
-        system=system_settings(rt.resolved_config(), "retrieval"),
+        config=resolved,
+        system=system_settings(resolved, "retrieval"),
         metrics=metrics,
         intervals=intervals,
         metrics_by_tag=by_tag(per_case, [g.tags for g in goldens], names),

@@ -32,7 +32,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
 def _wheel(tmp: Path, env: dict[str, str]) -> Path:
     # Built from a copy, so the build's own leftovers (build/, *.egg-info) stay out of the checkout.
     src = tmp / "src"
-    shutil.copytree(REPO / "nomad_eval", src / "nomad_eval", ignore=shutil.ignore_patterns("__pycache__"))
+    for pkg in ("nomad_eval", "hydra_plugins"):
+        shutil.copytree(REPO / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q",
@@ -55,6 +56,8 @@ def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Pa
     package = Path(where).parent
     assert package.is_relative_to(venv), where  # the wheel's copy, not the checkout's
     assert (package / "conf" / "config.yaml").is_file() and (package / "scaffold").is_dir()
+    # The sweeper every multirun uses ships beside the package, in Hydra's plugin namespace.
+    assert (package.parent / "hydra_plugins" / "nomad_eval_sweeper" / "sweeper.py").is_file()
     assert tool.is_file()
 
     before_pkg, before_tmp = _tree(package), _tree(tmp_path)

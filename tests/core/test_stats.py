@@ -123,6 +123,12 @@ def test_adjust_is_multipletests(method: str) -> None:
     assert adjust(p, method) == pytest.approx(list(expected))  # type: ignore[arg-type]
     assert adjust(p, method) != p  # type: ignore[arg-type]
     assert adjust([], method) == []  # type: ignore[arg-type]
+    # Ties, ones, a single p, and many random families: the hand-written Holm must stay statsmodels' Holm.
+    rng = np.random.default_rng(7)
+    families = [[0.01, 0.01, 0.5, 1.0, 0.01], [0.3], *[list(rng.random(int(rng.integers(2, 30))) ** 3)
+                                                         for _ in range(200)]]
+    for fam in families:
+        assert adjust(fam, method) == pytest.approx(list(multipletests(fam, method=method)[1]), abs=1e-12)  # type: ignore[arg-type]
 
 
 def test_mde_matches_the_normal_approximation() -> None:
