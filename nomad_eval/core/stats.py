@@ -60,6 +60,34 @@ def _cluster_sums(values: Array, clusters: Sequence[str]) -> tuple[Array, Array]
     return np.bincount(index, weights=values).astype(np.float64), np.bincount(index).astype(np.float64)
 
 
+# Above this many questions a BCa interval of a mean takes its acceleration from the jackknife's closed form.
+# scipy builds the n x (n - 1) jackknife matrix: 28-34 s and gigabytes for the 26 metrics of a 10k-question run.
+BCA_JACKKNIFE_MAX = 1000
+
+
+def _bca_of_mean(values: Array, level: float, common: dict[str, object]) -> tuple[float, float]:
+    """scipy's BCa interval of the mean, from the same resamples, with the jackknife means in closed form.
+
+    Leaving question i out gives the mean (S - x_i) / (n - 1), so the acceleration costs O(n). The rest follows
+    scipy's own steps (Efron and Tibshirani eq. 14.14-14.15): the bias from the share of resampled means below the
+    estimate, ties counted half, and the adjusted quantiles of the same bootstrap distribution. Equal to scipy's
+    BCa up to rounding (tests/core/test_stats.py).
+    """
+    from scipy.special import ndtr, ndtri
+
+    dist = stats.bootstrap((values,), _mean, method="percentile", **{**common, "paired": False}
+                           ).bootstrap_distribution
+    n, estimate = len(values), float(np.mean(values))
+    z0 = ndtri((np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)) / (2 * len(dist)))
+    jack = (np.sum(values) - values) / (n - 1)
+    u = (n - 1) * (np.mean(jack) - jack)
+    accel = float(np.sum(u**3) / n**3 / (6 * (np.sum(u**2) / n**2) ** 1.5))
+    z = ndtri((1 - level) / 2)
+    low, high = (ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz))) for zz in (z, -z))
+    ends = stats.quantile(dist, np.asarray([low, high]))
+    return float(ends[0]), float(ends[1])
+
+
 def _interval(
     values: Array, clusters: Sequence[str] | None, level: float, resamples: int, seed: int, method: BootstrapMethod
 ) -> Interval | None:
@@ -88,6 +116,8 @@ def _interval(
                 ).bootstrap_distribution
                 t_low, t_high = np.quantile(t, [(1 - level) / 2, (1 + level) / 2])
                 return float(est - t_high * se), float(est - t_low * se)
+            if how == "BCa" and clusters is None and len(values) > BCA_JACKKNIFE_MAX:
+                return _bca_of_mean(values, level, common)
             # paired=True resamples indices, which keeps each cluster's sum with its count. One sample needs no
             # pairing: resampling it directly draws the same resamples from the same seed, in half the time.
             data, statistic = ((values,), _mean) if clusters is None else ((sums, counts), _ratio)

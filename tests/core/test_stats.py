@@ -187,3 +187,23 @@ def test_rank_marks_a_large_improvement_as_real_and_equal_configs_as_not() -> No
         assert not by_name["same_a"].real and not by_name["same_b"].real and not by_name["copy"].real
         assert by_name["copy"].p_value == 1.0 and by_name["copy"].interval == Interval(0.0, 0.0)
         assert all(r.p_adjusted >= r.p_value for r in ranked)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "rare_binary", "three_level"])
+def test_large_suites_get_scipys_bca_interval_with_the_jackknife_in_closed_form(kind: str) -> None:
+    from nomad_eval.core.stats import BCA_JACKKNIFE_MAX
+
+    rng = np.random.default_rng(9)
+    n = BCA_JACKKNIFE_MAX + 500
+    x = {"uniform": rng.random(n), "rare_binary": (rng.random(n) < 0.08).astype(float),
+         "three_level": rng.integers(0, 3, n) / 2}[kind]
+    ours = mean_interval(x, seed=4)
+    ref = stats.bootstrap((x,), lambda v, axis=-1: np.mean(v, axis=axis), n_resamples=2000, vectorized=True,
+                          paired=True, rng=np.random.default_rng(4), method="BCa").confidence_interval
+    assert ours is not None
+    assert ours.low == pytest.approx(float(ref.low), abs=1e-12)
+    assert ours.high == pytest.approx(float(ref.high), abs=1e-12)
+    # Not the percentile interval in disguise: BCa moves the ends when the distribution is skewed.
+    pct = stats.bootstrap((x,), lambda v, axis=-1: np.mean(v, axis=axis), n_resamples=2000, vectorized=True,
+                          rng=np.random.default_rng(4), method="percentile").confidence_interval
+    assert (ours.low, ours.high) != (float(pct.low), float(pct.high))
