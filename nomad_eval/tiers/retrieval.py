@@ -62,7 +62,8 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
     Raw cosine, given the run's `rt` (its own embedder): every question against every chunk of the corpus, from
     vectors already cached, because the search pool is cut at `threshold` and so cannot calibrate it. A custom
     pipeline (no embedder), and the final score (only reranked chunks have one): the candidate pool.
-    `population` says which, for the table's labels and the plots.
+    `population` says which, for the table's labels and the plots. Every-chunk irrelevant cosines beyond
+    EXACT_PAIRS come as a histogram's dict instead of a list (metrics/separation.py), to keep memory bounded.
     """
     from nomad_eval.harness.cosines import corpus_cosines
     from nomad_eval.metrics.separation import CANDIDATE_POOL, EVERY_CHUNK, rounded
@@ -85,8 +86,10 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
 
 
 def separation(scores: dict[str, Any]) -> list[SeparationRow]:
+    from nomad_eval.metrics.separation import distribution
+
     pop = scores.get("population") or {}
-    return [separation_row(f"{name} ({pop.get(key, 'candidate pool')})", flag, lab, scores[key][lab])
+    return [separation_row(f"{name} ({pop.get(key, 'candidate pool')})", flag, lab, distribution(scores[key][lab]))
             for key, name, flag in (("raw", "raw cosine", "threshold"),
                                     ("final", "final score", "pipeline.min_final_score"))
             for lab in ("relevant", "irrelevant")]
