@@ -11,6 +11,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Literal
 
 import numpy as np
@@ -65,7 +66,7 @@ def _cluster_sums(values: Array, clusters: Sequence[str]) -> tuple[Array, Array]
 BCA_JACKKNIFE_MAX = 1000
 
 
-def _bca_of_mean(values: Array, level: float, common: dict[str, object]) -> tuple[float, float]:
+def _bca_of_mean(values: Array, level: float, resamples: int, seed: int) -> tuple[float, float]:
     """scipy's BCa interval of the mean, from the same resamples, with the jackknife means in closed form.
 
     Leaving question i out gives the mean (S - x_i) / (n - 1), so the acceleration costs O(n). The rest follows
@@ -75,8 +76,7 @@ def _bca_of_mean(values: Array, level: float, common: dict[str, object]) -> tupl
     """
     from scipy.special import ndtr, ndtri
 
-    dist = stats.bootstrap((values,), _mean, method="percentile", **{**common, "paired": False}
-                           ).bootstrap_distribution
+    dist = _bootstrap_means(values, resamples, seed)
     n, estimate = len(values), float(np.mean(values))
     z0 = ndtri((np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)) / (2 * len(dist)))
     jack = (np.sum(values) - values) / (n - 1)
@@ -86,6 +86,31 @@ def _bca_of_mean(values: Array, level: float, common: dict[str, object]) -> tupl
     low, high = (ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz))) for zz in (z, -z))
     ends = stats.quantile(dist, np.asarray([low, high]))
     return float(ends[0]), float(ends[1])
+
+
+# Resample indices drawn for one (questions, resamples, seed) are the same for every metric of a run (each interval
+# is seeded alike), so they are drawn once and kept while they are small: 2000 x 230 indices take 3.7 MB.
+_RESAMPLE_CACHE_MAX = 4_000_000
+_resample_cache: dict[tuple[int, int, int], NDArray[np.int64]] = {}
+
+
+def _resample_indices(n: int, resamples: int, seed: int) -> NDArray[np.int64]:
+    """The indices scipy's bootstrap draws for one sample of n from default_rng(seed), drawn here once."""
+    key = (n, resamples, seed)
+    if (idx := _resample_cache.get(key)) is None:
+        idx = np.random.default_rng(seed).integers(0, n, (resamples, n))
+        if n * resamples <= _RESAMPLE_CACHE_MAX:
+            if len(_resample_cache) >= 8:
+                _resample_cache.pop(next(iter(_resample_cache)))
+            _resample_cache[key] = idx
+    return idx
+
+
+def _bootstrap_means(values: Array, resamples: int, seed: int) -> Array:
+    """The bootstrap distribution of the mean as scipy computes it from `rng=default_rng(seed)`: the same indices
+    and the same mean, so the intervals scipy derives from it are bit for bit those of drawing afresh
+    (tests/core/test_stats.py), at half the cost."""
+    return _mean(values[..., _resample_indices(len(values), resamples, seed)])
 
 
 def _interval(
@@ -117,12 +142,15 @@ def _interval(
                 t_low, t_high = np.quantile(t, [(1 - level) / 2, (1 + level) / 2])
                 return float(est - t_high * se), float(est - t_low * se)
             if how == "BCa" and clusters is None and len(values) > BCA_JACKKNIFE_MAX:
-                return _bca_of_mean(values, level, common)
-            # paired=True resamples indices, which keeps each cluster's sum with its count. One sample needs no
-            # pairing: resampling it directly draws the same resamples from the same seed, in half the time.
-            data, statistic = ((values,), _mean) if clusters is None else ((sums, counts), _ratio)
-            res = stats.bootstrap(data, statistic, confidence_level=level, method=how,
-                                  **{**common, "paired": clusters is not None})
+                return _bca_of_mean(values, level, resamples, seed)
+            if clusters is None:
+                # scipy is handed the distribution (n_resamples=0) and derives the interval from it as usual.
+                res = stats.bootstrap((values,), _mean, confidence_level=level, method=how,
+                                      **{**common, "paired": False, "n_resamples": 0,
+                                         "bootstrap_result": SimpleNamespace(
+                                             bootstrap_distribution=_bootstrap_means(values, resamples, seed))})
+            else:  # paired=True resamples cluster indices, which keeps each cluster's sum with its count
+                res = stats.bootstrap((sums, counts), _ratio, confidence_level=level, method=how, **common)
         return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
     # Measured in bench/stats_sim.py: BCa covers 95% over 200 questions, but over 40 documents of unequal

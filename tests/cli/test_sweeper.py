@@ -33,3 +33,48 @@ def test_a_batch_with_a_bad_job_fails_before_any_job_runs(tmp_path: Path) -> Non
     assert r.returncode == 1
     assert "no-such-pipeline" in r.stderr
     assert not [p for p in sweep.iterdir() if p.is_dir()]  # not even the first, valid job ran
+
+
+def _compose_both(batch: list[list[str]]) -> list[tuple[object, object]]:
+    """Each job's config as Hydra composes it, beside the one the sweeper derives from the batch's first job."""
+    from omegaconf import OmegaConf
+
+    register_resolvers()
+    pairs = []
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
+        master = compose("config", return_hydra_config=True)
+        loader = GlobalHydra.instance().config_loader()
+        once = ComposedOnce(loader)
+        for overrides in batch:
+            once.validate(master, overrides)
+        for overrides in batch:
+            ours = once.load_sweep_config(master, overrides)
+            hydras = loader.load_sweep_config(master, overrides)
+            pairs.append((ours, hydras))
+            assert OmegaConf.is_struct(ours) and not OmegaConf.is_readonly(ours.hydra)
+        return [(OmegaConf.to_yaml(a), OmegaConf.to_yaml(b)) for a, b in pairs]
+
+
+def test_jobs_that_differ_in_plain_values_get_hydras_own_config() -> None:
+    from hydra_plugins.nomad_eval_sweeper.sweeper import derive
+
+    common = ["quiet=true", "pipeline=nomad", "stats.resamples=500"]
+    batch = [[*common, f"threshold={t}", f"pipeline.top_k={k}", f"limit={lim}", f"verbose={v}", f"suite={s}",
+              f"compare.reference={r}"]
+             for t, k, lim, v, s, r in [(0.2, 5, "null", "false", "core", "null"),
+                                        (0.35, 3, "7", "true", "hard", "'0'"),
+                                        (0.5, 10, "null", "false", "core", "'${suite}'")]]
+    for ours, hydras in _compose_both(batch):
+        assert ours == hydras
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        master = compose("config", return_hydra_config=True)
+        first = loader.load_sweep_config(master, batch[0])
+        assert derive(first, batch[0], batch[1]) is not None  # the equality above was the derived path's
+        # Everything else is composed in full: a group's choice, an addition, a list value, a hydra key.
+        for old, new in [("pipeline=nomad", "pipeline=default"), ("quiet=true", "+quiet=true"),
+                         ("stats.resamples=500", "stats.resamples=[1,2]"), ("threshold=0.2", "hydra.job.chdir=true")]:
+            changed = [new if o == old else o for o in batch[0]]
+            base = ["hydra.job.chdir=false" if o == old and new.startswith("hydra.") else o for o in batch[0]]
+            assert derive(first, base, changed) is None, new

@@ -207,3 +207,21 @@ def test_large_suites_get_scipys_bca_interval_with_the_jackknife_in_closed_form(
     pct = stats.bootstrap((x,), lambda v, axis=-1: np.mean(v, axis=axis), n_resamples=2000, vectorized=True,
                           rng=np.random.default_rng(4), method="percentile").confidence_interval
     assert (ours.low, ours.high) != (float(pct.low), float(pct.high))
+
+
+@pytest.mark.parametrize("method", ["BCa", "percentile", "basic"])
+def test_shared_resamples_give_scipys_interval_bit_for_bit(method: str) -> None:
+    # The resample indices are drawn once per (n, resamples, seed) and reused across metrics; the interval must
+    # be exactly what scipy gives when it draws them itself, on the first call and on a cached one.
+    rng = np.random.default_rng(3)
+    samples = [rng.integers(0, 2, 230).astype(float), rng.choice([0, 1 / 3, 0.5, 2 / 3, 1], 230), rng.random(57)]
+    for x in samples:
+        ref = stats.bootstrap((x,), lambda v, axis=-1: np.mean(v, axis=axis), n_resamples=2000, vectorized=True,
+                              rng=np.random.default_rng(7), method=method).confidence_interval
+        for _ in range(2):
+            ours = mean_interval(x, seed=7, method=method)  # type: ignore[arg-type]
+            assert ours is not None
+            assert (ours.low, ours.high) == (float(ref.low), float(ref.high))
+    # Another seed draws other resamples: the cache is keyed by it.
+    other = mean_interval(samples[2], seed=8)
+    assert other is not None and (other.low, other.high) != (float(ref.low), float(ref.high))
