@@ -245,7 +245,10 @@ class _Worker:
 
     def ask(self, request: tuple[Any, ...]) -> None:
         self.wait_ready()
-        self._conn.send(request)
+        try:
+            self._conn.send(request)
+        except OSError:  # the worker's end is closed: it died since its last answer
+            raise self._died() from None
 
     def answer(self) -> list[Hit]:
         return [Hit(i, s, p) for i, s, p in self._receive(SEARCH_TIMEOUT_S)]
@@ -260,15 +263,18 @@ class _Worker:
         try:
             kind, body = self._conn.recv()
         except (EOFError, OSError):
-            self._proc.join(5)
-            raise NomadError(f"the search worker for {self._dir} died (exit code {self._proc.exitcode}); the "
-                             "store's files are left as they are, and the next search starts a new worker. A script "
-                             "that searches a split store must keep its top-level code under `if __name__ == "
-                             "'__main__':`, since the worker is started with multiprocessing's spawn, which imports "
-                             "the script again") from None
+            raise self._died() from None
         if kind == "error":
             raise NomadError(f"the search worker for {self._dir} failed: {body}")
         return body
+
+    def _died(self) -> NomadError:
+        self._proc.join(5)
+        return NomadError(f"the search worker for {self._dir} died (exit code {self._proc.exitcode}); the "
+                          "store's files are left as they are, and the next search starts a new worker. A script "
+                          "that searches a split store must keep its top-level code under `if __name__ == "
+                          "'__main__':`, since the worker is started with multiprocessing's spawn, which imports "
+                          "the script again")
 
     def stop(self) -> None:
         """Let the worker close its shard and exit; only a worker that does not is killed."""
