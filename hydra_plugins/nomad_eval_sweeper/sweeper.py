@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
@@ -43,11 +44,19 @@ def _plain_change(a: Override, b: Override, choices: DictConfig) -> bool:
             and b.key_or_group not in choices)
 
 
+@cache
+def _parser() -> OverridesParser:
+    return OverridesParser.create()
+
+
+def _parsed(overrides: tuple[str, ...]) -> list[Override]:
+    return _parser().parse_overrides(list(overrides))
+
+
 def derive(first: DictConfig, first_overrides: Sequence[str], overrides: Sequence[str]) -> DictConfig | None:
     """The config Hydra composes for `overrides`, from `first` (composed for `first_overrides`), or None when
     the two differ in more than plain values. Both lists are the full ones Hydra composes with."""
-    parser = OverridesParser.create()
-    a, b = parser.parse_overrides(list(first_overrides)), parser.parse_overrides(list(overrides))
+    a, b = _parsed(tuple(first_overrides)), _parsed(tuple(overrides))
     if len(a) != len(b):
         return None
     changed = [(i, y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.input_line != y.input_line]
@@ -107,6 +116,16 @@ class NomadSweeper(BasicSweeper):
             self._once = ComposedOnce(hydra_context.config_loader)
             self.launcher.hydra_context = HydraContext(config_loader=self._once,  # type: ignore[arg-type]
                                                        callbacks=hydra_context.callbacks)
+
+    def sweep(self, arguments: list[str]) -> Any:
+        if self._once is None:
+            return super().sweep(arguments)
+        from nomad_eval.harness.runtime import keep_stores_open
+
+        # The jobs run one after another in this process: they share the opened store, closed when the sweep
+        # ends (before the end-of-sweep callbacks, which may open it themselves), even if a job failed.
+        with keep_stores_open():
+            return super().sweep(arguments)
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         if self._once is None:

@@ -106,6 +106,22 @@ def _resample_indices(n: int, resamples: int, seed: int) -> NDArray[np.int64]:
     return idx
 
 
+_sign_cache: dict[tuple[int, int, int], NDArray[np.int8]] = {}
+
+
+def _sign_flips(n: int, resamples: int, seed: int) -> NDArray[np.int8]:
+    """The +1/-1 flips the seeded sign-flip test draws; every test of a sweep's ranking over the same questions
+    draws the same ones, so they are drawn once (bounded like the resample indices)."""
+    key = (n, resamples, seed)
+    if (signs := _sign_cache.get(key)) is None:
+        signs = np.random.default_rng(seed).integers(0, 2, size=(resamples, n), dtype=np.int8) * 2 - 1
+        if n * resamples <= 4 * _RESAMPLE_CACHE_MAX:
+            if len(_sign_cache) >= 8:
+                _sign_cache.pop(next(iter(_sign_cache)))
+            _sign_cache[key] = signs
+    return signs
+
+
 def _bootstrap_means(values: Array, resamples: int, seed: int) -> Array:
     """The bootstrap distribution of the mean as scipy computes it from `rng=default_rng(seed)`: the same indices
     and the same mean, so the intervals scipy derives from it are bit for bit those of drawing afresh
@@ -253,10 +269,10 @@ def paired_p_value(
         return min(1.0, float(exact.pvalue))
     # The same sign-flip null drawn directly: permutation_test's generic pairing machinery costs ~0.2 s
     # at n=230 and 10,000 resamples, this ~10 ms, with the same (hits + 1) / (resamples + 1) p-value.
-    rng = np.random.default_rng(seed)
+    signs = _sign_flips(len(data), resamples, seed)
     res = stats.monte_carlo_test(
         data,
-        lambda size: data * (rng.integers(0, 2, size=size, dtype=np.int8) * 2 - 1),
+        lambda size: data * signs[: size[0]],
         _mean,
         vectorized=True,
         n_resamples=resamples,

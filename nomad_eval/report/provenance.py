@@ -6,6 +6,7 @@ import hashlib
 import platform
 import subprocess
 from datetime import UTC, datetime
+from functools import cache
 from importlib import metadata
 
 from nomad_eval.base.paths import CHECKOUT
@@ -25,7 +26,10 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def provenance() -> Provenance:
+@cache
+def _code_state() -> tuple[str | None, bool | None, str | None, dict[str, str]]:
+    """Read once per process: the code that runs is the code this process imported at its start, so every job of
+    an in-process sweep ran the same code (three git calls and the package metadata cost ~20 ms a job)."""
     versions = {}
     for name in _PACKAGES:
         try:
@@ -35,11 +39,17 @@ def provenance() -> Provenance:
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no")
     diff = _git("diff", "HEAD", "--binary") if status else None
+    return (commit, None if status is None else bool(status),
+            None if diff is None else hashlib.sha256(diff.encode()).hexdigest()[:16], versions)
+
+
+def provenance() -> Provenance:
+    commit, dirty, diff, versions = _code_state()
     return Provenance(
         git_commit=commit,
-        git_dirty=None if status is None else bool(status),
-        git_diff=None if diff is None else hashlib.sha256(diff.encode()).hexdigest()[:16],
-        versions=versions,
+        git_dirty=dirty,
+        git_diff=diff,
+        versions=dict(versions),
         python=platform.python_version(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )

@@ -225,3 +225,22 @@ def test_shared_resamples_give_scipys_interval_bit_for_bit(method: str) -> None:
     # Another seed draws other resamples: the cache is keyed by it.
     other = mean_interval(samples[2], seed=8)
     assert other is not None and (other.low, other.high) != (float(ref.low), float(ref.high))
+
+
+def test_shared_sign_flips_give_the_seeded_tests_p_value_exactly() -> None:
+    # The sign flips are drawn once per (n, resamples, seed) and reused; the p-value must be the one the test
+    # gets drawing them itself from default_rng(seed), as it did before.
+    from nomad_eval.core.stats import paired_p_value
+
+    rng = np.random.default_rng(12)
+    for n in (40, 230):
+        base, cur = rng.random(n), rng.random(n) + 0.05
+        for alternative, side in [("two-sided", "two-sided"), ("worse_if_lower", "less")]:
+            flips = np.random.default_rng(3)
+            d = cur - base
+            ref = stats.monte_carlo_test(d, lambda size, d=d, f=flips: d * (f.integers(0, 2, size=size, dtype=np.int8)
+                                                                             * 2 - 1),
+                                         lambda v, axis=-1: np.mean(v, axis=axis), vectorized=True,
+                                         n_resamples=10000, alternative=side).pvalue
+            for _ in range(2):
+                assert paired_p_value(base, cur, binary=False, alternative=alternative, seed=3) == min(1.0, ref)
