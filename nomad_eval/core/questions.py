@@ -42,8 +42,12 @@ def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
     out = []
     for (mode, qid), group in groups.items():
         prefix = f"{mode}." if mode else ""
-        names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
-        values = {f"{prefix}{n}": mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
+        if len(group) == 1:  # one repeat (every retrieval case): the mean of one value, (0 + v) / 1, as mean() gives
+            values = {f"{prefix}{n}": None if v is None else (0 + v) / 1
+                      for n, v in (group[0].get("metrics") or {}).items()}
+        else:
+            names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
+            values = {f"{prefix}{n}": mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
         rate, flips = question_outcome([c.get("passed") for c in group])
         if mode:
             values[f"{prefix}pass_rate"] = rate

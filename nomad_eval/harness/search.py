@@ -16,6 +16,11 @@ class LeakError(NomadError):
     exit_code = 1
 
 
+# One hit as scored: the payload's raw doc_id (for the leak guard), what names the point in a leak error, and the
+# candidate handed to the pipeline.
+Pooled = tuple[Any, str, Candidate]
+
+
 class SharedSearches:
     """Search results kept for the rest of the process, so the jobs of an in-process sweep search each question once.
 
@@ -30,6 +35,9 @@ class SharedSearches:
         self._hits = 0
         self._results: dict[tuple[str, str, bytes, int], list[tuple[str, float]]] = {}
         self._payloads: dict[tuple[str, str], dict[str, Any]] = {}  # point payloads, held once per store and point
+        # A kept search's hits as the harness scores them (StoreSearcher.search), built once: rebuilding them in
+        # every job was a fifth of a warm threshold-sweep job's search.
+        self.pools: dict[tuple[str, str, bytes, int], list[Pooled]] = {}
 
     def get(self, store_key: str, fingerprint: str, vector: np.ndarray, limit: int) -> list[Hit] | None:
         found = self._results.get((store_key, fingerprint, vector.tobytes(), limit))
@@ -48,6 +56,7 @@ class SharedSearches:
     def clear(self) -> None:
         self._results.clear()
         self._payloads.clear()
+        self.pools.clear()
         self._hits = 0
 
 
@@ -82,18 +91,33 @@ class StoreSearcher:
     def search(self, vector: np.ndarray, limit: int) -> list[Candidate]:
         # Filter on the eval tag and the fingerprint, inside the store's query: other configurations' chunks
         # share the store and must never be scored for this one.
-        hits = self._hits(vector, limit)
-        out = []
-        for h in hits:
-            p = h.payload
-            doc = p.get("doc_id")
+        if self.store_key is None:
+            pool = [_pooled(h) for h in self._hits(vector, limit)]
+        else:
+            vector = np.ascontiguousarray(vector, dtype=np.float32)
+            key = (self.store_key, self.fingerprint, vector.tobytes(), limit)
+            if (kept := SHARED.pools.get(key)) is None:
+                hits = self._hits(vector, limit)  # keeps the uncut search in SHARED, within its bound
+                if (uncut := SHARED.get(self.store_key, self.fingerprint, vector, limit)) is None:
+                    return self._guarded([_pooled(h) for h in hits])  # past the bound: nothing kept to pool
+                kept = SHARED.pools[key] = [_pooled(h) for h in uncut]
+            pool = kept if self.threshold is None else [e for e in kept if e[2].score > self.threshold]
+        return self._guarded(pool)
+
+    def _guarded(self, pool: list[Pooled]) -> list[Candidate]:
+        for doc, source, _ in pool:
             # Leak guard: a point that is not a chunk of the configured corpus must never be scored.
             if doc not in self.doc_ids:
-                source = p.get("path") or p.get("chunk_id") or f"point {h.point_id}"
                 raise LeakError(
-                    f"leak guard: retrieved point {h.point_id} from {source!r} (doc_id {doc!r}) is not a document "
-                    "of the configured corpus; the store holds foreign points under the eval tag"
+                    f"leak guard: retrieved {source} (doc_id {doc!r}) is not a document of the configured corpus; "
+                    "the store holds foreign points under the eval tag"
                 )
-            out.append(Candidate(str(p.get("chunk_id")), str(doc), str(p.get("heading", "")), str(p.get("text", "")),
-                                 h.score))
-        return out
+        return [c for _, _, c in pool]
+
+
+def _pooled(h: Hit) -> Pooled:
+    p = h.payload
+    doc = p.get("doc_id")
+    source = p.get("path") or p.get("chunk_id") or f"point {h.point_id}"
+    return doc, f"point {h.point_id} from {source!r}", Candidate(
+        str(p.get("chunk_id")), str(doc), str(p.get("heading", "")), str(p.get("text", "")), h.score)

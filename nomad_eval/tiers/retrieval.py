@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
@@ -78,11 +79,27 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
                 out["raw"][label].append(round(c.score, 5))
             out["final"][label].append(round(c.final_score, 5))
     if rt is not None:
-        rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, [r.expanded_query for r, _ in answerable],
-                                  [set(g.relevant_doc_ids) for _, g in answerable])
-        out["raw"] = {"relevant": rounded(rel), "irrelevant": rounded(irr)}
+        queries = [r.expanded_query for r, _ in answerable]
+        relevant = [set(g.relevant_doc_ids) for _, g in answerable]
+        # The fingerprint names the chunks and the embedder; with the queries and their relevant documents it
+        # names these cosines, so the jobs of a threshold sweep compute them once.
+        key = (rt.fingerprint, len(rt.chunks), tuple(queries), tuple(frozenset(r) for r in relevant))
+        if key not in _every_chunk:
+            rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, queries, relevant)
+            _every_chunk.clear()
+            _every_chunk[key] = (rounded(rel), rounded(irr))
+        kept_rel, kept_irr = _every_chunk[key]
+        out["raw"] = {"relevant": _copied(kept_rel), "irrelevant": _copied(kept_irr)}
         out["population"]["raw"] = EVERY_CHUNK
     return out
+
+
+_every_chunk: dict[tuple[object, ...], tuple[Any, Any]] = {}  # score_lists' last every-chunk cosines
+
+
+def _copied(side: list[float] | dict[str, Any]) -> list[float] | dict[str, Any]:
+    # Each report gets its own: a list of floats copies shallowly, a histogram's dict deeply.
+    return list(side) if isinstance(side, list) else copy.deepcopy(side)
 
 
 def separation(scores: dict[str, Any]) -> list[SeparationRow]:
