@@ -13,7 +13,8 @@ Layout beside the original shard `<root>/dim-<d>/` (part 0): `<root>/dim-<d>.par
   the copy is discarded and the split redone by the next `prepare_search`.
 - "copied": part 1 holds every point hashed to it, flushed; part 0 may still hold some of them. Opening the store
   finishes the deletion from part 0 (deleting an absent id is a no-op) and writes "split".
-- "split": every point is in the part `part_of(id)` names, and new points are written there.
+- "split": every point is in the part `part_of(id)` names, and new points are written there. A split is never
+  undone: a store that later shrinks keeps its two parts (its searches stay exact; equal scores order by id).
 """
 
 from __future__ import annotations
