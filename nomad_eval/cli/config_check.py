@@ -242,10 +242,12 @@ def _resolved(cfg: DictConfig, raw: Any) -> Any:
         return raw
 
 
-def ks_rule(cfg: DictConfig) -> list[str]:
+def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
     """Across tier.ks and pipeline.top_k (retrieval tier): every cut-off at least 1 and at most top_k, since
-    @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above."""
-    tree = _resolved(cfg, OmegaConf.to_container(cfg, resolve=False))
+    @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above. `tree`:
+    the config as `_resolved` gives it, when the caller has it already."""
+    if tree is None:
+        tree = _resolved(cfg, OmegaConf.to_container(cfg, resolve=False))
     (tier, _), (pipe, _) = _section(tree, "tier"), _section(tree, "pipeline")
     if not isinstance(tier, dict) or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), list):
         return []
@@ -285,14 +287,15 @@ def check_config(cfg: DictConfig) -> None:
     tree: Any = OmegaConf.to_container(cfg, resolve=False)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
-    problems = section_problems(_resolved(cfg, tree))
+    resolved = _resolved(cfg, tree)
+    problems = section_problems(resolved)
     fail_under, _ = _section(tree, "gate.fail_under")
     for name in fail_under if isinstance(fail_under, dict) else {}:  # a wrong type is named above
         if not str(name).startswith("judge."):  # judge gates are checked against their calibration report
             problem = gate_name_problem(str(name))
             if problem:
                 problems.append(problem)
-    problems += ks_rule(cfg)
+    problems += ks_rule(cfg, resolved)
     missing = sorted(k for k, v in _leaf_paths(tree) if v == "???")
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:

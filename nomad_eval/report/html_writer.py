@@ -124,13 +124,16 @@ def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
     return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
 
 
-def write_html(out: Path, report: Report, cases: list[dict[str, Any]], cfg: DictConfig) -> None:
+def write_html(out: Path, report: Report, cases: list[dict[str, Any]], cfg: DictConfig,
+               scores: dict[str, Any] | None = None) -> None:
+    """`scores`: a retrieval run's scores.json as it was just written (read back from `out` when not given)."""
     base = _baseline_metrics(report, cfg)
     if report.tier == "position":
         write_atomic(out / "report.html", position_page(report, cases))
         return
     if report.tier == "retrieval":
-        scores = json.loads((out / "scores.json").read_text())
+        if scores is None:
+            scores = json.loads((out / "scores.json").read_text())
         text = retrieval_page(report, cases, scores, base)
     else:
         text = generation_page(report, cases, base)

@@ -255,7 +255,7 @@ def run(cfg: DictConfig) -> int:
     report.timings = timings
     write_atomic(out / "report.md", retrieval_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases, cfg)
+    write_html(out, report, cases, cfg, scores)
     print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
     return finish(cfg, report, out)
 
