@@ -83,7 +83,7 @@ def warm_run(data_dir: Path) -> dict[str, Any]:
             "model_loaded": bool(report["counts"]["model_loaded"])}
 
 
-def sweep_vs_single(data_dir: Path, pairs: int = 3) -> dict[str, Any]:
+def sweep_vs_single(data_dir: Path, pairs: int = 5) -> dict[str, Any]:
     """A warm single run against a warm 5-point threshold sweep, run alternately `pairs` times; the median of the
     per-pair ratios is the figure (one pair on a shared machine is noise)."""
     cli(f"paths.data_dir={data_dir}", f"paths.run_dir={data_dir / 'warm-up'}")  # caches and store filled first
@@ -180,28 +180,27 @@ def generation_cache(data_dir: Path, limit: int) -> dict[str, Any]:
 
 
 CAUSES = {
-    "store_1m": "the store's search scans int8 copies of all 1M vectors (384 MB) and rescores 4x the limit "
-                "exactly (store_1m_exact_equivalent shows it returns plain exact search's ids and scores); the "
-                "scan is bound by memory bandwidth, which the other processes on this 2-core machine share, so "
-                "compare load_avg_1min in store_scale.json. Plain exact search reads the 1.5 GB of float32 "
-                "vectors and checks the tag filter per point (about 140-270 ms here). HNSW (store_200k_hnsw) is "
-                "approximate and not repeatable across builds (hnsw_repeatability), so no gate uses it.",
-    "store_1m_exact_equivalent": "the same code and benchmark measured p50 20.9 ms on 2026-12-01 in the session "
-                                 "before (bench/results/store_scale.json); in this run the unchanged plain exact "
-                                 "scan on the same build also took 215-264 ms against 137 ms then, so the machine's "
-                                 "memory-bound scans ran about 1.6-2.5x slower. A scan of 384 MB of int8 copies a "
-                                 "query on one core has no margin left at that speed; searching the shard's segments "
-                                 "on both cores (the engine scans them one after another) is the next step, not "
-                                 "built.",
-    "sweep_vs_single": "jobs now share the loaded embedder, the query embeddings, the store's search results (per "
-                       "store, fingerprint and query, cut at each job's threshold) and the glossary expansion; each "
-                       "job's config is composed once instead of twice (the nomad sweeper), single-sample intervals "
-                       "skip scipy's index pairing, and the ranking no longer imports statsmodels (2.79 -> 1.97 "
-                       "median of 3 pairs). What each further job still pays, measured in process: Hydra's "
-                       "composition of its config (about 0.2 s of YAML parsing and merging) and its job set-up (0.08 "
-                       "s), then about 0.45 s of its own work: 2,000-resample intervals for 26 metrics, per-question "
-                       "scoring and rows, and writing its report, cases, trace and exports. A one-run start-up of "
-                       "about 3 s (imports, scipy among them) is paid once.",
+    "store_1m": "from 400k points the store splits its shard in two at the first search (backends/edge_parts.py): the "
+                "engine searches a shard on one core and holds the GIL, so a worker process searches part 1 while "
+                "this one searches part 0, each an int8 scan of its half with 4x the limit rescored exactly, and the "
+                "two top lists are merged. Both halves are bound by memory bandwidth and need both cores: with other "
+                "processes on this 2-core machine the halves queue for the cores and the split gains nothing "
+                "(store_1m_exact_equivalent.fast_build1.halves_in_turn measures the split against the halves one "
+                "after the other, at the same moment). Compare load_avg_1min, and the plain exact scan's time for "
+                "the machine's speed that day. HNSW (store_200k_hnsw) is approximate and not repeatable across "
+                "builds (hnsw_repeatability), so no gate uses it.",
+    "store_1m_exact_equivalent": "see store_1m: the split search needs a free second core; its ids and scores are "
+                                 "plain exact search's (vs_plain_exact_*), whatever the speed.",
+    "sweep_vs_single": "jobs share the loaded embedder, the query embeddings, the suite, the open store, the store's "
+                       "search results as scored candidates (per store, fingerprint and query, cut at each job's "
+                       "threshold), intervals and every-chunk cosines computed from the same inputs, and the "
+                       "bootstrap's resample indices; jobs that differ only in plain values are derived from the "
+                       "first job's composition. What each further job still pays: Hydra's per-job set-up (config "
+                       "copies, logging, its three .hydra files: about 40 ms), then its own intervals for the metrics "
+                       "whose values changed, per-question scoring and rows, and writing its report, cases, trace, "
+                       "exports and HTML (about 0.2 s on the core suite); the sweep's ranking, paired tests over "
+                       "every job, adds about 0.15 s. A one-run start-up of about 1.5 s (imports, scipy among them) "
+                       "is paid once, so the ratio moves with how fast that start-up is on the day.",
     "ingest_overhead": "chunking, the cache lookups and the store writes are small next to embedding; a ratio above "
                        "the target on a noisy machine is usually the other core being busy.",
 }
