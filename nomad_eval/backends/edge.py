@@ -102,7 +102,7 @@ class EdgeStore:
             if key not in schema:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
         if part == 0 and self.fast:
-            self._parts = edge_parts.reopen(self)
+            self._parts = edge_parts.reopen(self, open_part_1)
 
     def open_part(self, create: bool = False) -> EdgeStore:
         """Part 1 of this store, opened in this process; it must exist unless the split is creating it."""
@@ -155,7 +155,7 @@ class EdgeStore:
             err_console.print(f"[dim]splitting the {self._count_here(tagged=False)} points at {self.path} in two, "
                               "to search them on two cores[/]")
             t = time.perf_counter()
-            self._parts = edge_parts.split(self)
+            self._parts = edge_parts.split(self, open_part_1)
             self.split_s = time.perf_counter() - t
             built = True
         if self._parts is not None:
@@ -278,3 +278,8 @@ class EdgeStore:
             self._parts.close()
         self._shard.flush()
         self._shard.close()
+
+
+def open_part_1(root: str, dim: int, tag_key: str, tag: str) -> EdgeStore:
+    """Part 1 of the split store at `root`, as the search worker opens it (edge_parts.serve)."""
+    return EdgeStore(root, dim, tag_key, tag, rebuild_corrupt=False, part=1)

@@ -26,9 +26,10 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +37,15 @@ from nomad_eval.backends.base import Hit
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.sqlite_store import move_aside
 
-if TYPE_CHECKING:
-    from nomad_eval.backends.edge import EdgeStore
+# One shard of the embedded store: backends/edge.py's EdgeStore, which imports this module. It is named `Any` here
+# rather than imported back, so the two modules do not import each other; what this module uses of it is `_qe`,
+# `_shard`, `root`, `dim`, `tag_key`, `tag`, `_always_filter`, `open_part`, `prepare_search`, `_search_here` and
+# `close`.
+PartStore = Any
+# Opens part 1 in the worker process from (root, dim, tag_key, tag): a module-level function of the store's, so the
+# spawned process can be handed it by name.
+Opener = Callable[[str, int, str, str], PartStore]
+
 
 COPIED, SPLIT = "copied", "split"
 BATCH = 512
@@ -99,7 +107,7 @@ def _ids_of_part_1(shard: Any, qe: Any) -> list[Any]:
             return out
 
 
-def split(main: EdgeStore, crash_after: str | None = None) -> Parts | None:
+def split(main: PartStore, opener: Opener, crash_after: str | None = None) -> Parts | None:
     """Move the points hashed to part 1 out of `main` into a new part-1 shard, in the crash-safe order above.
 
     `crash_after` ("copying", "copied") stops half way, as a crash would, for the recovery tests: it returns None
@@ -124,10 +132,10 @@ def split(main: EdgeStore, crash_after: str | None = None) -> Parts | None:
         part.close()
         return None
     _finish(main, moved)
-    return Parts(main, part)
+    return Parts(main, opener, part)
 
 
-def _finish(main: EdgeStore, moved: list[Any] | None = None) -> None:
+def _finish(main: PartStore, moved: list[Any] | None = None) -> None:
     qe = main._qe
     ids = _ids_of_part_1(main._shard, qe) if moved is None else moved
     for i in range(0, len(ids), BATCH):
@@ -136,7 +144,7 @@ def _finish(main: EdgeStore, moved: list[Any] | None = None) -> None:
     _write_state(main.root, main.dim, SPLIT)
 
 
-def reopen(main: EdgeStore) -> Parts | None:
+def reopen(main: PartStore, opener: Opener) -> Parts | None:
     """The parts of a store just opened, after recovering from a split a crash interrupted; None if not split."""
     state = read_state(main.root, main.dim)
     if state is None:
@@ -145,7 +153,7 @@ def reopen(main: EdgeStore) -> Parts | None:
         return None
     if state == COPIED:
         _finish(main)
-    return Parts(main)
+    return Parts(main, opener)
 
 
 def merge(results: list[list[Hit]], limit: int) -> list[Hit]:
@@ -158,12 +166,13 @@ def merge(results: list[list[Hit]], limit: int) -> list[Hit]:
 class Parts:
     """Part 1 of a split store: open in this process (`here`) or searched by the worker."""
 
-    def __init__(self, main: EdgeStore, local: EdgeStore | None = None) -> None:
+    def __init__(self, main: PartStore, opener: Opener, local: PartStore | None = None) -> None:
         self._main = main
+        self._opener = opener
         self._local = local
         self._worker: _Worker | None = None
 
-    def here(self) -> EdgeStore:
+    def here(self) -> PartStore:
         """Part 1 open in this process, the worker stopped first: a shard directory admits one process."""
         self._stop_worker()
         if self._local is None:
@@ -178,7 +187,7 @@ class Parts:
             self._local.close()
             self._local = None
         m = self._main
-        self._worker = _Worker(m.root, m.dim, m.tag_key, m.tag)
+        self._worker = _Worker(part_dir(m.root, m.dim), self._opener, (str(m.root), m.dim, m.tag_key, m.tag))
 
     def wait_ready(self) -> None:
         self.start()
@@ -222,14 +231,14 @@ class Parts:
 
 
 class _Worker:
-    def __init__(self, root: Path, dim: int, tag_key: str, tag: str) -> None:
+    def __init__(self, where: Path, opener: Opener, args: tuple[str, int, str, str]) -> None:
         # spawn, never fork: the parent may run torch or other threads, which a forked child inherits broken.
         ctx = mp.get_context("spawn")
-        self._dir = part_dir(root, dim)
+        self._dir = where
         self._conn, child = ctx.Pipe()
         # daemon: ended when the parent exits normally; if the parent is killed the pipe closes and the worker
         # closes its shard and exits (serve's EOFError).
-        self._proc = ctx.Process(target=serve, args=(child, str(root), dim, tag_key, tag), daemon=True,
+        self._proc = ctx.Process(target=serve, args=(child, opener, args), daemon=True,
                                  name=f"nomad-eval search worker {self._dir.name}")
         self._proc.start()
         child.close()  # only the worker holds its end, so the worker's exit reads as EOF here
@@ -293,12 +302,11 @@ class _Worker:
         self._conn.close()
 
 
-def serve(conn: Connection, root: str, dim: int, tag_key: str, tag: str) -> None:
-    """The worker: opens part 1, builds its int8 copies if missing, then answers searches until told to stop."""
-    from nomad_eval.backends.edge import EdgeStore
-
+def serve(conn: Connection, opener: Opener, args: tuple[str, int, str, str]) -> None:
+    """The worker: opens part 1 (`opener(*args)`), builds its int8 copies if missing, then answers searches until
+    told to stop."""
     try:
-        store = EdgeStore(root, dim, tag_key, tag, rebuild_corrupt=False, part=1)
+        store = opener(*args)
         store.prepare_search()
     except Exception as exc:  # reported to the parent, which raises it as a NomadError
         conn.send(("error", f"{type(exc).__name__}: {exc}"))

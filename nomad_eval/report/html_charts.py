@@ -37,7 +37,9 @@ def separation_histograms(scores: dict[str, Any], threshold: float | None, min_f
     pop = scores.get("population") or {}
     panels = []
     for key, flag, line in (("raw", "threshold", threshold), ("final", "min_final_score", min_final)):
-        sides = {label: distribution(v) for label, v in scores[key].items()}
+        # Lists become arrays once here: span and binning both read them (51k values a side over every chunk).
+        sides = {label: d if isinstance(d := distribution(v), Histogram) else np.asarray(d, dtype=np.float64)
+                 for label, v in scores[key].items()}
         # The title says which side came binned: the axis title is already as long as a half-width panel holds.
         binned = "".join(f" · {label} binned at {v.width:g}" for label, v in sides.items() if isinstance(v, Histogram))
         title = f"{'raw cosine' if key == 'raw' else 'final score'}, {pop.get(key, 'candidate pool')}{binned}"
@@ -62,14 +64,14 @@ def separation_histograms(scores: dict[str, Any], threshold: float | None, min_f
     return Panels(panels)
 
 
-def _span(values: list[float] | Histogram) -> tuple[float, float]:
+def _span(values: list[float] | np.ndarray | Histogram) -> tuple[float, float]:
     if isinstance(values, Histogram):
         return values.min, values.max
     a = np.asarray(values, dtype=np.float64)
     return float(a.min()), float(a.max())
 
 
-def _rebinned(values: list[float] | Histogram, edges: np.ndarray) -> np.ndarray:
+def _rebinned(values: list[float] | np.ndarray | Histogram, edges: np.ndarray) -> np.ndarray:
     """Counts per chart bin: the values binned, or a histogram's fine bins moved whole into the chart bin holding
     their middle (clamped into the data's range, so the end bins keep the min's and max's pairs)."""
     if not isinstance(values, Histogram):

@@ -34,6 +34,7 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report
+from nomad_eval.report.sweep_rank import remember
 from nomad_eval.tiers.finish import finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, ranked_documents, retrieved_rows
 
@@ -87,14 +88,26 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
         if key not in _every_chunk:
             rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, queries, relevant)
             _every_chunk.clear()
-            _every_chunk[key] = (rounded(rel), rounded(irr))
-        kept_rel, kept_irr = _every_chunk[key]
+            raw = {"relevant": rounded(rel), "irrelevant": rounded(irr)}
+            _every_chunk[key] = (raw["relevant"], raw["irrelevant"], json.dumps(raw))
+        kept_rel, kept_irr = _every_chunk[key][:2]
         out["raw"] = {"relevant": _copied(kept_rel), "irrelevant": _copied(kept_irr)}
         out["population"]["raw"] = EVERY_CHUNK
     return out
 
 
-_every_chunk: dict[tuple[object, ...], tuple[Any, Any]] = {}  # score_lists' last every-chunk cosines
+# score_lists' last every-chunk cosines: relevant, irrelevant, and the two as scores.json writes them.
+_every_chunk: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
+
+
+def scores_json(scores: dict[str, Any]) -> str:
+    """json.dumps(scores), byte for byte, with the every-chunk side taken as already written when it is score_lists'
+    last: over every chunk it is most of the file (51k values on the core suite) and the same in every job."""
+    kept = next(iter(_every_chunk.values()), None)
+    if kept is None or list(scores) != ["raw", "final", "population"] or scores["raw"] != {
+            "relevant": kept[0], "irrelevant": kept[1]}:
+        return json.dumps(scores)
+    return '{"raw": ' + kept[2] + ", " + json.dumps({"final": scores["final"], "population": scores["population"]})[1:]
 
 
 def _copied(side: list[float] | dict[str, Any]) -> list[float] | dict[str, Any]:
@@ -212,7 +225,8 @@ def run(cfg: DictConfig) -> int:
         }
         for g, r, m in zip(goldens, retrievals, per_case, strict=True)
     ]
-    metrics, intervals = summarize_report(questions_from_cases(cases), names, cfg)
+    questions = questions_from_cases(cases)
+    metrics, intervals = summarize_report(questions, names, cfg)
     resolved = rt.resolved_config()
     report = Report(
         tier="retrieval",
@@ -244,7 +258,8 @@ def run(cfg: DictConfig) -> int:
     timings["metrics"] = time.perf_counter() - t
     t = time.perf_counter()
     write_jsonl(out / "cases.jsonl", cases)
-    write_atomic(out / "scores.json", json.dumps(scores))
+    remember(out / "cases.jsonl", questions)  # a sweep's ranking reads them from here, not back from the file
+    write_atomic(out / "scores.json", scores_json(scores))
     write_exports(out, cases)
     warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
                            float(cfg.trace.get("otlp_timeout_s", 10)))

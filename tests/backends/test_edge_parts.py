@@ -14,7 +14,7 @@ import pytest
 
 from nomad_eval.backends import edge_parts
 from nomad_eval.backends.base import Hit, StoredPoint
-from nomad_eval.backends.edge import EdgeStore
+from nomad_eval.backends.edge import EdgeStore, open_part_1
 from nomad_eval.base.errors import NomadError
 
 TAG = "__nomad_eval__"
@@ -142,7 +142,7 @@ def test_an_interrupted_split_loses_no_point(tmp_path: Path, crash_after: str) -
     pts = _points(N, 1)
     whole.upsert(pts)
     store.upsert(pts)
-    assert edge_parts.split(store, crash_after=crash_after) is None
+    assert edge_parts.split(store, open_part_1, crash_after=crash_after) is None
     part1 = edge_parts.part_dir(store.root, DIM)
     half = EdgeStore(str(store.root), DIM, part=1)
     copied = half.count(tagged=False)
