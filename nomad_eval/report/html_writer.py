@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,13 @@ from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report, headline_k
 
 
+@lru_cache(maxsize=16)
+def _baseline_file_metrics(path: Path, stat: os.stat_result) -> Any:
+    # A baseline file carries every question (220 KB for core's): read once per process and version of the file
+    # (the stat is in the key), not once per job of a sweep.
+    return json.loads(path.read_text())["report"]["metrics"]
+
+
 def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None] | None:
     from nomad_eval.report.baseline import baseline_path, default_variant
 
@@ -27,7 +36,7 @@ def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None
     if not path.exists():
         return None
     try:
-        metrics = json.loads(path.read_text())["report"]["metrics"]
+        metrics = _baseline_file_metrics(path, path.stat())
     except (KeyError, TypeError, ValueError):
         return None
     # Numbers only: the file is data, and a string here would reach the page (or fail the subtraction).
