@@ -122,11 +122,37 @@ def _sign_flips(n: int, resamples: int, seed: int) -> NDArray[np.int8]:
     return signs
 
 
+_count_cache: dict[tuple[int, int, int], Array] = {}
+
+
+def _resample_counts(n: int, resamples: int, seed: int) -> Array:
+    """How often each question is drawn in each resample of `_resample_indices` (resamples x n), kept alike."""
+    key = (n, resamples, seed)
+    if (counts := _count_cache.get(key)) is None:
+        idx = _resample_indices(n, resamples, seed)
+        flat = (idx + np.arange(resamples)[:, None] * n).ravel()
+        counts = np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+        if n * resamples <= _RESAMPLE_CACHE_MAX:
+            if len(_count_cache) >= 8:
+                _count_cache.pop(next(iter(_count_cache)))
+            _count_cache[key] = counts
+    return counts
+
+
 def _bootstrap_means(values: Array, resamples: int, seed: int) -> Array:
     """The bootstrap distribution of the mean as scipy computes it from `rng=default_rng(seed)`: the same indices
     and the same mean, so the intervals scipy derives from it are bit for bit those of drawing afresh
-    (tests/core/test_stats.py), at half the cost."""
-    return _mean(values[..., _resample_indices(len(values), resamples, seed)])
+    (tests/core/test_stats.py), at half the cost.
+
+    Whole-number values (hit@k, a pass, a single-document recall) take a matrix product with the resamples'
+    draw counts instead of gathering every resample: each resample's sum is then a whole number below 2**53, exact
+    in any order of addition, and divided by n as numpy's mean divides it, so the means are the same to the bit
+    at a fifth of the cost. Any other value keeps numpy's own summation."""
+    n = len(values)
+    if n * resamples <= _RESAMPLE_CACHE_MAX and np.all(np.isfinite(values)) and np.all(values == np.round(values)) \
+            and float(np.max(np.abs(values))) * n < 2.0**52:
+        return np.asarray(np.true_divide(_resample_counts(n, resamples, seed) @ values, n))
+    return _mean(values[..., _resample_indices(n, resamples, seed)])
 
 
 # Intervals already computed in this process, by their exact inputs: in a sweep most metrics of most jobs have the
