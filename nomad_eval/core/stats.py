@@ -11,6 +11,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Literal
 
@@ -162,6 +163,37 @@ _INTERVAL_MEMO_MAX = 512
 _interval_memo: dict[tuple[object, ...], Interval | None] = {}
 
 
+@lru_cache(maxsize=8)
+def _jackknife_indices(n: int) -> NDArray[np.intp]:
+    """Row i: 0..n-1 without i (n x (n - 1)), as scipy's jackknife resamples them."""
+    keep = ~np.eye(n, dtype=bool)
+    out: NDArray[np.intp] = np.broadcast_to(np.arange(n), (n, n))[keep].reshape(n, n - 1)
+    return out
+
+
+def _bca_from(values: Array, dist: Array, level: float) -> tuple[float, float]:
+    """scipy's BCa interval of the mean (scipy.stats.bootstrap, method="BCa") from its bootstrap distribution
+    `dist`, step for step with the same numpy operations, so the ends are scipy's to the bit
+    (tests/core/test_stats.py compares them); without scipy's input checks and array-API layers, which cost 1 ms
+    a call, as much as the rest. Efron and Tibshirani eq. 14.14-14.15: the bias from the share of resampled means
+    below the estimate (ties counted half), the acceleration from the jackknife means, then the adjusted quantiles.
+    NaN where they are undefined, as scipy's are."""
+    from scipy.special import ndtr, ndtri
+
+    n = len(values)
+    estimate = np.mean(values)
+    z0 = ndtri((np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)).astype(np.float64)
+               / (2 * len(dist)))
+    # The jackknife as scipy builds it: row i is the sample without question i, in order, and its mean.
+    jack = np.mean(values[_jackknife_indices(n)], axis=-1)
+    u = (float(n) - 1) * (np.mean(jack, keepdims=True) - jack)
+    accel = 1 / 6 * (0 + np.sum(u**3) / float(n) ** 3) / (0 + np.sum(u**2) / float(n) ** 2) ** (3 / 2)
+    z = float(ndtri((1 - level) / 2))
+    ends = [ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz))) for zz in (z, -z)]
+    q = stats.quantile(dist, np.stack(ends, axis=-1))
+    return float(q[0]), float(q[1])
+
+
 def _interval(
     values: Array, clusters: Sequence[str] | None, level: float, resamples: int, seed: int, method: BootstrapMethod
 ) -> Interval | None:
@@ -205,6 +237,8 @@ def _interval_of(
                 return float(est - t_high * se), float(est - t_low * se)
             if how == "BCa" and clusters is None and len(values) > BCA_JACKKNIFE_MAX:
                 return _bca_of_mean(values, level, resamples, seed)
+            if clusters is None and how == "BCa":
+                return _bca_from(values, _bootstrap_means(values, resamples, seed), level)
             if clusters is None:
                 # scipy is handed the distribution (n_resamples=0) and derives the interval from it as usual.
                 res = stats.bootstrap((values,), _mean, confidence_level=level, method=how,

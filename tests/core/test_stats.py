@@ -215,8 +215,10 @@ def test_shared_resamples_give_scipys_interval_bit_for_bit(method: str) -> None:
     # be exactly what scipy gives when it draws them itself, on the first call and on a cached one.
     rng = np.random.default_rng(3)
     # Whole numbers (0/1, and -1/0/1 deltas) take the draw-count product; fractions numpy's own summation.
+    # BCa's own steps (stats._bca_from) are checked against scipy's here too, degenerate samples included.
     samples = [rng.integers(0, 2, 230).astype(float), rng.integers(-1, 2, 120).astype(float),
-               rng.choice([0, 1 / 3, 0.5, 2 / 3, 1], 230), rng.random(57)]
+               rng.choice([0, 1 / 3, 0.5, 2 / 3, 1], 230), rng.random(57), np.r_[1.0, np.zeros(229)],
+               rng.random(3)]
     for x in samples:
         ref = stats.bootstrap((x,), lambda v, axis=-1: np.mean(v, axis=axis), n_resamples=2000, vectorized=True,
                               rng=np.random.default_rng(7), method=method).confidence_interval
