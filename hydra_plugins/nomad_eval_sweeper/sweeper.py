@@ -9,8 +9,9 @@ config checked is the config run: the launcher is handed it instead of composing
 Most sweeps vary plain values (`threshold=0.2,0.3`): such a job's config is the first job's with those values
 set, because a plain `key=value` override never changes the defaults list and Hydra applies it to the composed
 config as an assignment. Those jobs are derived from the first one (a copy, then Hydra's own override step and
-its bookkeeping of `hydra.overrides` and `override_dirname`) in ~6 ms instead of ~100 ms; anything else, a
-group choice, `+`/`~`, a dict or list value or a `hydra.` key, is composed in full. tests/cli/test_sweeper.py
+its bookkeeping of `hydra.overrides` and `override_dirname`) in ~6 ms instead of ~100 ms, and the first one from
+the sweep's own config, which Hydra composed without the swept key; anything else, a group choice, `+`/`~`, a dict
+or list value or a `hydra.` key, is composed in full. tests/cli/test_sweeper.py
 holds every derived config equal to Hydra's own composition.
 """
 
@@ -33,15 +34,24 @@ from omegaconf import DictConfig, OmegaConf
 _PLAIN = (str, int, float, bool, type(None))
 
 
-def _plain_change(a: Override, b: Override, choices: DictConfig) -> bool:
-    """Whether override b differs from a only in a plain value that Hydra assigns after composing."""
-    return (a.key_or_group == b.key_or_group and a.package is None and b.package is None
+def _plain_change(a: Override, b: Override, first: DictConfig) -> bool:
+    """Whether override b differs from a only in a plain value that Hydra assigns after composing.
+
+    `a` may also be the sweep itself (`threshold=0.2,0.3`) when `first` is the sweep's own config: Hydra composed
+    that without the sweep override, so the key holds its default there, and the job's value is assigned the same.
+    """
+    if not (a.key_or_group == b.key_or_group and a.package is None and b.package is None
             and a.type == b.type == OverrideType.CHANGE and not b.is_hydra_override()
-            and a.value_type == b.value_type == ValueType.ELEMENT
-            and isinstance(a.value(), _PLAIN) and isinstance(b.value(), _PLAIN)
-            # A group's choice changes the defaults list; a key is a group if the first job's composition chose
-            # one for it (the first job composed with the same key, so an unchosen group would have failed there).
-            and b.key_or_group not in choices)
+            and b.value_type == ValueType.ELEMENT and isinstance(b.value(), _PLAIN)
+            # A group's choice changes the defaults list; a key is a group if the first composition chose one for
+            # it (it composed with the same key, so an unchosen group would have failed there).
+            and b.key_or_group not in first.hydra.runtime.choices):
+        return False
+    if a.is_sweep_override():  # the key must be a plain value there: a group not chosen is no key of the config
+        node = OmegaConf.select(first, b.key_or_group, default=None, throw_on_missing=False)
+        return node is not None and not OmegaConf.is_config(node) \
+            and a.value_type in (ValueType.SIMPLE_CHOICE_SWEEP, ValueType.RANGE_SWEEP)
+    return a.value_type == ValueType.ELEMENT and isinstance(a.value(), _PLAIN)
 
 
 @cache
@@ -60,8 +70,8 @@ def derive(first: DictConfig, first_overrides: Sequence[str], overrides: Sequenc
     if len(a) != len(b):
         return None
     changed = [(i, y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.input_line != y.input_line]
-    choices = first.hydra.runtime.choices
-    if any(not _plain_change(a[i], y, choices) for i, y in changed):
+    # A group left unset ("???") is skipped when Hydra composes a sweep's own config, and refused for a job.
+    if any(not _plain_change(a[i], y, first) for i, y in changed) or "???" in first.hydra.runtime.choices.values():
         return None
     cfg = copy.deepcopy(first)
     ConfigLoaderImpl._apply_overrides_to_config([y for _, y in changed], cfg)
@@ -87,7 +97,15 @@ class ComposedOnce:
         # Composing is the check: a bad override raises here, before any job of the batch runs. Every config is
         # made before any job runs, so the first job's run cannot change what the others are derived from.
         full = [*OmegaConf.to_container(master_config.hydra.overrides.hydra), *overrides]  # type: ignore[misc]
-        cfg = derive(self._first[1], self._first[0], full) if self._first is not None else None
+        if self._first is not None:
+            cfg = derive(self._first[1], self._first[0], full)
+        else:  # the first job from the sweep's own config, composed already (one composition less a sweep)
+            own = [*full[: len(full) - len(overrides)],
+                   *OmegaConf.to_container(master_config.hydra.overrides.task)]  # type: ignore[misc]
+            cfg = derive(master_config, own, full)
+            if cfg is not None:
+                OmegaConf.copy_cache(from_config=master_config, to_config=cfg)
+                self._first = (full, copy.deepcopy(cfg))
         if cfg is None:
             cfg = self._loader.load_sweep_config(master_config, list(overrides))
             if self._first is None:

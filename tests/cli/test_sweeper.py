@@ -78,3 +78,47 @@ def test_jobs_that_differ_in_plain_values_get_hydras_own_config() -> None:
             changed = [new if o == old else o for o in batch[0]]
             base = ["hydra.job.chdir=false" if o == old and new.startswith("hydra.") else o for o in batch[0]]
             assert derive(first, base, changed) is None, new
+
+
+def test_the_first_job_from_the_sweeps_own_config_is_hydras_composition() -> None:
+    """The sweep's config is composed without the swept value (Hydra skips a sweep override): the first job is
+    derived from it, and must equal what Hydra composes for the job."""
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        common = ["quiet=true", "pipeline.top_k=3"]
+        for sweep, jobs in [("threshold=0.2,0.3", ["threshold=0.2", "threshold=0.3"]),
+                            ("threshold=range(0.1,0.3,0.1)", ["threshold=0.1", "threshold=0.2"])]:
+            master = loader.load_configuration("config", ["hydra.mode=MULTIRUN", *common, sweep], RunMode.MULTIRUN)
+            counted = _Counting(loader)
+            once = ComposedOnce(counted)
+            batch = [[*common, j] for j in jobs]
+            for overrides in batch:
+                once.validate(master, overrides)
+            assert counted.composed == 0  # every job derived, the first from the sweep's own config
+            for overrides in batch:
+                ours, hydras = once.load_sweep_config(master, overrides), loader.load_sweep_config(master, overrides)
+                assert OmegaConf.to_yaml(ours) == OmegaConf.to_yaml(hydras)
+        # A swept group is composed in full: the sweep's config has no such value to assign.
+        master = loader.load_configuration("config", ["hydra.mode=MULTIRUN", "pipeline=default,nomad"],
+                                           RunMode.MULTIRUN)
+        counted = _Counting(loader)
+        once = ComposedOnce(counted)
+        once.validate(master, ["pipeline=nomad"])
+        assert counted.composed == 1
+        assert OmegaConf.to_yaml(once.load_sweep_config(master, ["pipeline=nomad"])) == OmegaConf.to_yaml(
+            loader.load_sweep_config(master, ["pipeline=nomad"]))
+
+
+class _Counting:
+    """A config loader that counts the compositions asked of it."""
+
+    def __init__(self, loader: object) -> None:
+        self._loader, self.composed = loader, 0
+
+    def load_sweep_config(self, master: object, overrides: list[str]) -> object:
+        self.composed += 1
+        return self._loader.load_sweep_config(master, overrides)  # type: ignore[attr-defined]
