@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,7 +53,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def _share(terms: list[str], text: str) -> float:
+def _share(terms: Sequence[str], text: str) -> float:
     if not terms:
         return 0.0
     words = _words(text)
@@ -61,9 +62,17 @@ def _share(terms: list[str], text: str) -> float:
 
 def boosted(c: Candidate, terms: list[str], keys: list[str], term_boost: float, keyword_boost: float,
             heading_boost: float) -> float:
-    bonus = term_boost * _share(terms, c.text) + keyword_boost * _share(keys, c.text)
-    bonus += heading_boost * _share(terms, c.heading)
-    return c.score * (1.0 + bonus)
+    return c.score * (1.0 + _bonus(tuple(terms), tuple(keys), c.text, c.heading, term_boost, keyword_boost,
+                                   heading_boost))
+
+
+@lru_cache(maxsize=200_000)
+def _bonus(terms: tuple[str, ...], keys: tuple[str, ...], text: str, heading: str, term_boost: float,
+           keyword_boost: float, heading_boost: float) -> float:
+    """A chunk's boost for a query, kept: the jobs of a sweep rerank the same questions' same chunks."""
+    bonus = term_boost * _share(terms, text) + keyword_boost * _share(keys, text)
+    bonus += heading_boost * _share(terms, heading)
+    return bonus
 
 
 def order(scored: list[tuple[Candidate, float]]) -> list[tuple[Candidate, float]]:
