@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -89,55 +89,49 @@ def _bca_of_mean(values: Array, level: float, resamples: int, seed: int) -> tupl
     return float(ends[0]), float(ends[1])
 
 
-# Resample indices drawn for one (questions, resamples, seed) are the same for every metric of a run (each interval
-# is seeded alike), so they are drawn once and kept while they are small: 2000 x 230 indices take 3.7 MB.
+# Draws for one (questions, resamples, seed) are the same for every metric of a run and every test of a sweep's
+# ranking (each is seeded alike), so they are made once and kept while they are small: 2000 x 230 take 3.7 MB.
 _RESAMPLE_CACHE_MAX = 4_000_000
-_resample_cache: dict[tuple[int, int, int], NDArray[np.int64]] = {}
+_draws: dict[tuple[str, int, int, int], Any] = {}
+
+
+def _kept_draws(kind: str, n: int, resamples: int, seed: int, make: Callable[[], Any]) -> Any:
+    """`make()` for this kind of draw, kept (the 24 most recent) when n x resamples is small enough."""
+    key = (kind, n, resamples, seed)
+    if (found := _draws.get(key)) is not None:
+        return found
+    made = make()
+    if n * resamples <= _RESAMPLE_CACHE_MAX:
+        if len(_draws) >= 24:
+            _draws.pop(next(iter(_draws)))
+        _draws[key] = made
+    return made
 
 
 def _resample_indices(n: int, resamples: int, seed: int) -> NDArray[np.int64]:
-    """The indices scipy's bootstrap draws for one sample of n from default_rng(seed), drawn here once."""
-    key = (n, resamples, seed)
-    if (idx := _resample_cache.get(key)) is None:
-        idx = np.random.default_rng(seed).integers(0, n, (resamples, n))
-        if n * resamples <= _RESAMPLE_CACHE_MAX:
-            if len(_resample_cache) >= 8:
-                _resample_cache.pop(next(iter(_resample_cache)))
-            _resample_cache[key] = idx
-    return idx
-
-
-_sign_cache: dict[tuple[int, int, int], NDArray[np.int8]] = {}
+    """The indices scipy's bootstrap draws for one sample of n from default_rng(seed)."""
+    out: NDArray[np.int64] = _kept_draws("indices", n, resamples, seed,
+                                         lambda: np.random.default_rng(seed).integers(0, n, (resamples, n)))
+    return out
 
 
 def _sign_flips(n: int, resamples: int, seed: int) -> NDArray[np.int8]:
-    """The +1/-1 flips the seeded sign-flip test draws; every test of a sweep's ranking over the same questions
-    draws the same ones, so they are drawn once (bounded like the resample indices)."""
-    key = (n, resamples, seed)
-    if (signs := _sign_cache.get(key)) is None:
-        signs = np.random.default_rng(seed).integers(0, 2, size=(resamples, n), dtype=np.int8) * 2 - 1
-        if n * resamples <= 4 * _RESAMPLE_CACHE_MAX:
-            if len(_sign_cache) >= 8:
-                _sign_cache.pop(next(iter(_sign_cache)))
-            _sign_cache[key] = signs
-    return signs
-
-
-_count_cache: dict[tuple[int, int, int], Array] = {}
+    """The +1/-1 flips the seeded sign-flip test draws from default_rng(seed)."""
+    out: NDArray[np.int8] = _kept_draws(
+        "signs", n, resamples, seed,
+        lambda: np.random.default_rng(seed).integers(0, 2, size=(resamples, n), dtype=np.int8) * 2 - 1)
+    return out
 
 
 def _resample_counts(n: int, resamples: int, seed: int) -> Array:
-    """How often each question is drawn in each resample of `_resample_indices` (resamples x n), kept alike."""
-    key = (n, resamples, seed)
-    if (counts := _count_cache.get(key)) is None:
+    """How often each question is drawn in each resample of `_resample_indices` (resamples x n)."""
+    def make() -> Array:
         idx = _resample_indices(n, resamples, seed)
         flat = (idx + np.arange(resamples)[:, None] * n).ravel()
-        counts = np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
-        if n * resamples <= _RESAMPLE_CACHE_MAX:
-            if len(_count_cache) >= 8:
-                _count_cache.pop(next(iter(_count_cache)))
-            _count_cache[key] = counts
-    return counts
+        return np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+
+    out: Array = _kept_draws("counts", n, resamples, seed, make)
+    return out
 
 
 def _bootstrap_means(values: Array, resamples: int, seed: int) -> Array:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,9 @@ from nomad_eval.report.schema import Report, headline_k
 
 
 @lru_cache(maxsize=16)
-def _baseline_file_metrics(path: Path, stat: os.stat_result) -> Any:
+def _baseline_file_metrics(path: Path, version: tuple[int, int]) -> Any:
     # A baseline file carries every question (220 KB for core's): read once per process and version of the file
-    # (the stat is in the key), not once per job of a sweep.
+    # (its size and modification time are in the key), not once per job of a sweep.
     return json.loads(path.read_text())["report"]["metrics"]
 
 
@@ -36,7 +35,7 @@ def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None
     if not path.exists():
         return None
     try:
-        metrics = _baseline_file_metrics(path, path.stat())
+        metrics = _baseline_file_metrics(path, (path.stat().st_size, path.stat().st_mtime_ns))
     except (KeyError, TypeError, ValueError):
         return None
     # Numbers only: the file is data, and a string here would reach the page (or fail the subtraction).
