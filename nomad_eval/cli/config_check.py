@@ -6,13 +6,13 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from rich.markup import escape
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.paths import CONF
+from nomad_eval.harness.config_trees import config_trees
 
 # Strict: pydantic's lax mode reads `limit=true` as 1 and `threshold="0.4"` as a number; a config value of the
 # wrong type is a typo to name, not to guess at. A Float takes an int (0 is a fine threshold) but never a bool,
@@ -233,13 +233,11 @@ def _section(tree: dict[str, Any], path: str) -> tuple[Any, bool]:
     return node, True
 
 
-def _resolved(cfg: DictConfig, raw: Any) -> Any:
+def _resolved(cfg: DictConfig) -> Any:
     """The config with interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes);
     where one cannot be resolved here, its text, which the type check then names."""
-    try:
-        return OmegaConf.to_container(cfg, resolve=True)
-    except OmegaConfBaseException:  # OmegaConf wraps a resolver's own failure in one of its errors
-        return raw
+    raw, resolved = config_trees(cfg)
+    return raw if isinstance(resolved, Exception) else resolved
 
 
 def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
@@ -247,7 +245,7 @@ def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
     @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above. `tree`:
     the config as `_resolved` gives it, when the caller has it already."""
     if tree is None:
-        tree = _resolved(cfg, OmegaConf.to_container(cfg, resolve=False))
+        tree = _resolved(cfg)
     (tier, _), (pipe, _) = _section(tree, "tier"), _section(tree, "pipeline")
     if not isinstance(tier, dict) or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), list):
         return []
@@ -284,10 +282,10 @@ def section_problems(tree: dict[str, Any]) -> list[str]:
 
 
 def check_config(cfg: DictConfig) -> None:
-    tree: Any = OmegaConf.to_container(cfg, resolve=False)
+    tree, _ = config_trees(cfg)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
-    resolved = _resolved(cfg, tree)
+    resolved = _resolved(cfg)
     problems = section_problems(resolved)
     fail_under, _ = _section(tree, "gate.fail_under")
     for name in fail_under if isinstance(fail_under, dict) else {}:  # a wrong type is named above

@@ -20,6 +20,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.cli.config_check import check_config
+from nomad_eval.harness.config_trees import job_trees
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.merge import UNMEASURED
@@ -137,9 +138,10 @@ def run_tier(cfg: DictConfig) -> int:
         return 0
     try:
         try:
-            check_config(cfg)
-            require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
-            code = int(get_method(cfg.tier._target_)(cfg))
+            with job_trees(cfg):
+                check_config(cfg)
+                require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
+                code = int(get_method(cfg.tier._target_)(cfg))
         except InstantiationException as exc:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
             if isinstance(exc.__cause__, NomadError):
@@ -156,11 +158,27 @@ def run_tier(cfg: DictConfig) -> int:
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         code = 1
-    if not multirun:
+    if multirun:
+        _settle_between_jobs()
+    else:
         _drop_empty_run_dir(cfg)
     if code and not multirun:
         sys.exit(code)
     return code
+
+
+def _settle_between_jobs() -> None:
+    """After a sweep job, move what is still alive into the collector's permanent generation (gc.freeze).
+
+    What outlives a job is what the next ones reuse: imported modules, the loaded models, the open store, the kept
+    searches and intervals, hundreds of thousands of objects that every full collection would otherwise walk
+    again. A full collection then costs ~50-80 ms and a 5-job sweep met one more than a single run; frozen, they
+    are skipped and a later job's collections walk only what it made. Reference counting still frees frozen
+    objects; only cyclic garbage alive at this moment is never collected, about 600 objects a job measured.
+    """
+    import gc
+
+    gc.freeze()
 
 
 def _drop_empty_run_dir(cfg: DictConfig) -> None:

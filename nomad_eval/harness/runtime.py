@@ -20,6 +20,7 @@ from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
+from nomad_eval.harness.config_trees import config_trees
 from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
 
@@ -248,5 +249,7 @@ class Runtime:
         and baselines are shared and committed."""
         from nomad_eval.base.secrets import redact
 
-        return redact(OmegaConf.to_container(self.cfg, resolve=False),  # type: ignore[no-any-return]
-                      OmegaConf.to_container(self.cfg, resolve=True))
+        raw, resolved = config_trees(self.cfg)
+        if isinstance(resolved, Exception):
+            raise resolved
+        return redact(raw, resolved)  # type: ignore[no-any-return]

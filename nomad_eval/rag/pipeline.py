@@ -101,7 +101,8 @@ class Pipeline:
 
     def cut(self, ranked: list[RetrievedChunk]) -> list[RetrievedChunk]:
         kept = [c for c in ranked if c.final_score >= self.min_final_score][: self.top_k]
-        return [replace(c, rank=i) for i, c in enumerate(kept, 1)]
+        # A chunk whose rank does not change is kept as it is (they are frozen): usually none is dropped.
+        return [c if c.rank == i else replace(c, rank=i) for i, c in enumerate(kept, 1)]
 
     def retrieve(self, query: str, searcher: Searcher, stages: Stages | None = None) -> Retrieval:
         t0 = time.perf_counter()

@@ -30,21 +30,24 @@ class Scored:
     final_score: float
 
 
-def query_terms(query: str) -> list[str]:
+# Both kept per query text (pure functions of it): every job of a sweep reranks the same questions.
+@lru_cache(maxsize=50_000)
+def query_terms(query: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for w in _WORD.findall(query.lower()):
         if w not in _STOP and (len(w) > 2 or w.isdigit()):
             seen.setdefault(w)
-    return list(seen)
+    return tuple(seen)
 
 
-def keywords(query: str) -> list[str]:
+@lru_cache(maxsize=50_000)
+def keywords(query: str) -> tuple[str, ...]:
     """Rare tokens worth an exact match: numbers, acronyms and model names such as HX-7."""
     out: dict[str, None] = {}
     for w in _WORD.findall(query):
         if any(ch.isdigit() for ch in w) or (len(w) > 1 and w.isupper()):
             out.setdefault(w.lower())
-    return list(out)
+    return tuple(out)
 
 
 @lru_cache(maxsize=50_000)
@@ -60,7 +63,7 @@ def _share(terms: Sequence[str], text: str) -> float:
     return sum(1 for t in terms if t in words) / len(terms)
 
 
-def boosted(c: Candidate, terms: list[str], keys: list[str], term_boost: float, keyword_boost: float,
+def boosted(c: Candidate, terms: Sequence[str], keys: Sequence[str], term_boost: float, keyword_boost: float,
             heading_boost: float) -> float:
     return c.score * (1.0 + _bonus(tuple(terms), tuple(keys), c.text, c.heading, term_boost, keyword_boost,
                                    heading_boost))

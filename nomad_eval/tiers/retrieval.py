@@ -22,7 +22,6 @@ from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.system import system_settings
 from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
-from nomad_eval.metrics.recall import recall_at_k
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import SeparationRow, separation_row
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
@@ -30,13 +29,13 @@ from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.intervals import summarize_report
-from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report
 from nomad_eval.report.sweep_rank import remember
 from nomad_eval.tiers.finish import finish
-from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, ranked_documents, retrieved_rows
+from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
 
 
 def identity(rt: Runtime) -> Identity:
@@ -49,13 +48,6 @@ def identity(rt: Runtime) -> Identity:
         embedder=str(cfg.embedder.name), pipeline=str(p._target_), distractors=rt.distractor_name,
         measures=[f"@{int(k)}" for k in cfg.tier.get("ks") or []],
     )
-
-
-def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str | None:
-    if g.expect_refusal:
-        return f"{len(chunks)} chunk(s) returned for a question the corpus cannot answer" if chunks else None
-    missing = [d for d in g.relevant_doc_ids if d not in {c.doc_id for c in chunks[:top_k]}]
-    return f"not in the top {top_k}: {', '.join(missing)}" if missing else None
 
 
 def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime | None = None) -> dict[str, Any]:
@@ -213,18 +205,9 @@ def run(cfg: DictConfig) -> int:
     top_k = int(cfg.pipeline.get("top_k") or max(ks))
     scores = score_lists(retrievals, goldens, rt if isinstance(pipeline, Pipeline) else None)
     names = metric_names(ks)
-    per_case = [case_metrics(g, r.chunks, ks) for g, r in zip(goldens, retrievals, strict=True)]
-    cases = [
-        {
-            "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-            "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
-            "retrieved": retrieved_rows(r.chunks), "metrics": m,
-            "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
-                                                                set(g.relevant_doc_ids), top_k) == 1.0,
-            "why": retrieval_miss(g, r.chunks, top_k),
-        }
-        for g, r, m in zip(goldens, retrievals, per_case, strict=True)
-    ]
+    rows = [retrieval_case(g, r, ks, top_k) for g, r in zip(goldens, retrievals, strict=True)]
+    cases = [row for row, _ in rows]
+    per_case = [row["metrics"] for row in cases]
     questions = questions_from_cases(cases)
     metrics, intervals = summarize_report(questions, names, cfg)
     resolved = rt.resolved_config()
@@ -257,7 +240,7 @@ def run(cfg: DictConfig) -> int:
         report.warnings.append(warning)
     timings["metrics"] = time.perf_counter() - t
     t = time.perf_counter()
-    write_jsonl(out / "cases.jsonl", cases)
+    write_atomic(out / "cases.jsonl", "".join(line + "\n" for _, line in rows))  # write_jsonl's bytes
     remember(out / "cases.jsonl", questions)  # a sweep's ranking reads them from here, not back from the file
     write_atomic(out / "scores.json", scores_json(scores))
     write_exports(out, cases)

@@ -6,6 +6,7 @@ chunks as returned, each at every k of `tier.ks` when it takes a cut-off.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +14,8 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
-from nomad_eval.rag.pipeline import RetrievedChunk
+from nomad_eval.metrics.recall import recall_at_k
+from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
 
 _LEVELS = {"document": 0, "chunk": 1, "case": 2}
 
@@ -88,3 +90,41 @@ def retrieved_rows(chunks: list[RetrievedChunk]) -> list[dict[str, Any]]:
         {"rank": c.rank, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "score": c.score, "final_score": c.final_score}
         for c in chunks
     ]
+
+
+def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str | None:
+    if g.expect_refusal:
+        return f"{len(chunks)} chunk(s) returned for a question the corpus cannot answer" if chunks else None
+    missing = [d for d in g.relevant_doc_ids if d not in {c.doc_id for c in chunks[:top_k]}]
+    return f"not in the top {top_k}: {', '.join(missing)}" if missing else None
+
+
+def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> tuple[dict[str, Any], str]:
+    """One golden's row of cases.jsonl, and that row as its line (without the newline).
+
+    A pure function of the golden, the retrieval's queries and chunks, the cut-offs and top_k, so it is kept by
+    them: the jobs of a threshold sweep mostly retrieve the same chunks for a question, and scoring, building and
+    encoding the row again was a fifth of such a job. Callers must not change a returned row: it is shared.
+    """
+    key = (id(g), g.final_query, r.expanded_query, tuple(r.chunks), tuple(ks), top_k)
+    kept = _cases.get(key)
+    if kept is not None and kept[0] is g:  # the golden held in the entry, so its id was not reused
+        return kept[1], kept[2]
+    row = {
+        "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
+        "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
+        "retrieved": retrieved_rows(r.chunks), "metrics": case_metrics(g, r.chunks, ks),
+        "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
+                                                            set(g.relevant_doc_ids), top_k) == 1.0,
+        "why": retrieval_miss(g, r.chunks, top_k),
+    }
+    line = json.dumps(row, ensure_ascii=False)  # as base/atomic.py's write_jsonl encodes a row
+    if len(_cases) >= _CASES_MAX:
+        _cases.pop(next(iter(_cases)))
+    _cases[key] = (g, row, line)
+    return row, line
+
+
+# retrieval_case's rows of this process, oldest out first past the bound.
+_CASES_MAX = 20_000
+_cases: dict[tuple[object, ...], tuple[Golden, dict[str, Any], str]] = {}
