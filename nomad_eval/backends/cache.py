@@ -58,9 +58,14 @@ class CachedEmbedder:
         self.batch = batch
         self.model_calls = 0
         self._memo: dict[str, np.ndarray] = {}  # this run's lookups, so a repeated text skips SQLite
+        self._head: str | None = None
 
     def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
-        head = key_head(self.embedder.identity())
+        # An embedder's identity does not change while it lives (an Ollama digest is asked once, then remembered),
+        # and building it reads package metadata: once per embedder, not once per question.
+        if self._head is None:
+            self._head = key_head(self.embedder.identity())
+        head = self._head
         keys = [_key(head, t) for t in texts]
         found = {k: self._memo[k] for k in keys if k in self._memo}
         if len(found) < len(set(keys)):

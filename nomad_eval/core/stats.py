@@ -85,7 +85,7 @@ def _bca_of_mean(values: Array, level: float, resamples: int, seed: int) -> tupl
     accel = float(np.sum(u**3) / n**3 / (6 * (np.sum(u**2) / n**2) ** 1.5))
     z = ndtri((1 - level) / 2)
     low, high = (ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz))) for zz in (z, -z))
-    ends = stats.quantile(dist, np.asarray([low, high]))
+    ends = _quantiles(dist, np.asarray([low, high], dtype=np.float64))
     return float(ends[0]), float(ends[1])
 
 
@@ -144,10 +144,23 @@ def _bootstrap_means(values: Array, resamples: int, seed: int) -> Array:
     in any order of addition, and divided by n as numpy's mean divides it, so the means are the same to the bit
     at a fifth of the cost. Any other value keeps numpy's own summation."""
     n = len(values)
-    if n * resamples <= _RESAMPLE_CACHE_MAX and np.all(np.isfinite(values)) and np.all(values == np.round(values)) \
-            and float(np.max(np.abs(values))) * n < 2.0**52:
+    if n * resamples <= _RESAMPLE_CACHE_MAX and _sums_exact(values, n):
         return np.asarray(np.true_divide(_resample_counts(n, resamples, seed) @ values, n))
     return _mean(values[..., _resample_indices(n, resamples, seed)])
+
+
+def _sums_exact(values: Array, terms: int) -> bool:
+    """Whether every sum of `terms` of these values, each taken a whole number of times or with either sign, is
+    exact in float64 whatever the order of addition: every value a whole multiple of 2**-k for some k <= 8 (0/1
+    hits and passes, -1/0/1 deltas, recall over 2, 4 or 8 relevant documents) and the largest possible sum below
+    2**52 such units. Such a sum then equals numpy's pairwise one to the bit, and so does its mean."""
+    if not np.all(np.isfinite(values)):
+        return False
+    for k in range(9):
+        scaled = values * 2.0**k  # exact: a power of two only moves the exponent
+        if np.all(scaled == np.round(scaled)):
+            return float(np.max(np.abs(scaled), initial=0.0)) * terms < 2.0**52
+    return False
 
 
 # Intervals already computed in this process, by their exact inputs: in a sweep most metrics of most jobs have the
@@ -184,8 +197,31 @@ def _bca_from(values: Array, dist: Array, level: float) -> tuple[float, float]:
     accel = 1 / 6 * (0 + np.sum(u**3) / float(n) ** 3) / (0 + np.sum(u**2) / float(n) ** 2) ** (3 / 2)
     z = float(ndtri((1 - level) / 2))
     ends = [ndtr(z0 + (z0 + zz) / (1 - accel * (z0 + zz))) for zz in (z, -z)]
-    q = stats.quantile(dist, np.stack(ends, axis=-1))
+    q = _quantiles(dist, np.stack(ends, axis=-1))
     return float(q[0]), float(q[1])
+
+
+def _quantiles(dist: Array, p: Array) -> Array:
+    """scipy.stats.quantile(dist, p) (its default method "linear", Hyndman and Fan's 7) of a one-dimensional `dist`,
+    in scipy's own steps and arithmetic, so the same to the bit (tests/core/test_stats.py compares them); without
+    its input checks and array-API layers, most of its ~0.7 ms a call. A p outside [0, 1] or NaN gives NaN, as
+    scipy's; a `dist` holding NaN goes to scipy itself."""
+    if dist.ndim != 1 or p.ndim != 1 or len(dist) == 0 or np.isnan(dist).any():
+        out: Array = np.asarray(stats.quantile(dist, p), dtype=np.float64)
+        return out
+    y = np.sort(dist)
+    n = np.asarray([float(len(y))])
+    outside = (p > 1) | (p < 0) | np.isnan(p)
+    p = np.where(outside, 0.5, p)
+    jg = p * n + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j, jp1 = np.clip(j, 0.0, n - 1), np.clip(jp1, 0.0, n - 1)
+    res: Array = (1 - g) * y[j.astype(np.int64)] + g * y[jp1.astype(np.int64)]
+    res[outside] = np.nan
+    return res
 
 
 def _interval(
@@ -343,7 +379,17 @@ def paired_p_value(
         return min(1.0, float(exact.pvalue))
     # The same sign-flip null drawn directly: permutation_test's generic pairing machinery costs ~0.2 s
     # at n=230 and 10,000 resamples, this ~10 ms, with the same (hits + 1) / (resamples + 1) p-value.
-    signs = _sign_flips(len(data), resamples, seed)
+    n = len(data)
+    if n * resamples <= _RESAMPLE_CACHE_MAX and _sums_exact(data, n):
+        # Each flipped mean as one product with the +1/-1 matrix, the same means to the bit (_sums_exact), without
+        # making the resamples x n matrix of flipped deltas. scipy is handed a sample of ones and the flips as its
+        # resamples, so its statistic x @ data / n is the observed mean on the ones and each flipped mean on a row.
+        flips = _kept_draws("signs-f", n, resamples, seed, lambda: _sign_flips(n, resamples, seed).astype(np.float64))
+        res = stats.monte_carlo_test(
+            np.ones(n), lambda size: flips[: size[0]], lambda x, axis=-1: np.true_divide(x @ data, n),
+            vectorized=True, n_resamples=resamples, alternative=side)
+        return min(1.0, float(res.pvalue))
+    signs = _sign_flips(n, resamples, seed)
     res = stats.monte_carlo_test(
         data,
         lambda size: data * signs[: size[0]],

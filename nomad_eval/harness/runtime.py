@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from nomad_eval.backends.base import Embedder, Store
 from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache
 from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.kept import Kept
 from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
@@ -66,6 +67,14 @@ def _suite(path: Path, doc_ids: frozenset[str]) -> tuple[list[Golden], list[Defe
     return list(goldens), list(found)
 
 
+# What every job of a sweep derives again from the same files (base/kept.py): the corpus's documents, their chunks,
+# the fingerprint, and the suite's hash, about 15 ms a job on the core corpus.
+_documents: Kept[list[Document]] = Kept(4)
+_chunked: Kept[list[Chunk]] = Kept(4)
+_fingerprints: Kept[str] = Kept(16)
+_golden_hashes: Kept[tuple[list[Golden], str]] = Kept(4)
+
+
 @dataclass
 class Runtime:
     cfg: DictConfig
@@ -101,7 +110,13 @@ class Runtime:
         # `data.extra_corpus_dirs`: more folders read into the same corpus (an attack variant's planted
         # documents); they enter the fingerprint like any document, so each variant is its own store content.
         extra = [Path(str(p)) for p in (self.cfg.data.get("extra_corpus_dirs") or [])]
-        return load_markdown_dirs([Path(self.cfg.data.corpus_dir), *extra])
+        folders = [Path(self.cfg.data.corpus_dir), *extra]
+        if not all(f.is_dir() for f in folders):  # the loader names the missing folder
+            return load_markdown_dirs(folders)
+        # Kept by every file's path, size and modification time: a file changed between two jobs is read again.
+        state = tuple((str(f.resolve()), tuple((str(p), st.st_size, st.st_mtime_ns) for p in sorted(f.rglob("*.md"))
+                                               for st in [p.stat()])) for f in folders)
+        return list(_documents.get(state, lambda: load_markdown_dirs(folders)))
 
     @cached_property
     def documents(self) -> list[Document]:
@@ -131,16 +146,18 @@ class Runtime:
         whole = str(self.cfg.store.get("distractor_chunking", "pipeline")) == "whole"
         params = ChunkerParams(self.chunker.chunk_size, self.chunker.overlap, whole_document=True) if whole \
             else self.chunker
-        return chunk_corpus(own, self.chunker) + chunk_corpus(self.distractors, params)
+        return list(_chunked.get((tuple(own), self.chunker, tuple(self.distractors), params),
+                                 lambda: chunk_corpus(own, self.chunker) + chunk_corpus(self.distractors, params)))
 
     @cached_property
     def fingerprint(self) -> str:
         extra: dict[str, object] | None = {"distractors": self.distractor_name,
                  "distractor_chunking": str(self.cfg.store.get("distractor_chunking", "pipeline"))} \
             if self.distractor_name else None
-        if not self.uses_store:
-            return corpus_fingerprint(self.documents, None, None, extra)
-        return corpus_fingerprint(self.documents, self.chunker, self.embedder.identity(), extra)
+        chunker, embedder = (self.chunker, self.embedder.identity()) if self.uses_store else (None, None)
+        key = (tuple(self.documents), chunker, json.dumps(embedder, sort_keys=True, default=str),
+               json.dumps(extra, sort_keys=True))
+        return _fingerprints.get(key, lambda: corpus_fingerprint(self.documents, chunker, embedder, extra))
 
     @cached_property
     def uses_store(self) -> bool:
@@ -187,7 +204,10 @@ class Runtime:
 
     @cached_property
     def goldens_hash(self) -> str:
-        return goldens_hash(self.all_goldens)
+        goldens = self.all_goldens
+        # Kept by the goldens' identities, the goldens held in the entry so that no other object can take one of
+        # their ids: a suite read once per process (_suite) gives every job the same goldens.
+        return _golden_hashes.get(tuple(map(id, goldens)), lambda: (goldens, goldens_hash(goldens)))[1]
 
     @contextmanager
     def store(self) -> Iterator[Store]:

@@ -37,21 +37,25 @@ def trec_qrels(cases: list[dict[str, Any]]) -> str:
     return "".join(lines)
 
 
-def write_parquet(cases: list[dict[str, Any]], path: Path) -> None:
+def flat_row(case: dict[str, Any]) -> dict[str, Any]:
+    """A case as one parquet row: lists and mappings as JSON text, each metric a `metric.<name>` column."""
+    row = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in case.items() if k != "metrics"}
+    row.update({f"metric.{k}": v for k, v in (case.get("metrics") or {}).items()})
+    return row
+
+
+def write_parquet(cases: list[dict[str, Any]], path: Path, flat: list[dict[str, Any]] | None = None) -> None:
+    """`flat`: the cases' flat_row()s, when the caller has them already."""
     import polars as pl
 
-    flat = []
-    for c in cases:
-        row = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in c.items() if k != "metrics"}
-        row.update({f"metric.{k}": v for k, v in (c.get("metrics") or {}).items()})
-        flat.append(row)
     tmp = path.with_name(f".{path.name}.tmp")
-    pl.DataFrame(flat, infer_schema_length=None).write_parquet(tmp)
+    pl.DataFrame(flat if flat is not None else [flat_row(c) for c in cases], infer_schema_length=None
+                 ).write_parquet(tmp)
     tmp.replace(path)
 
 
-def write_exports(out: Path, cases: list[dict[str, Any]]) -> None:
+def write_exports(out: Path, cases: list[dict[str, Any]], flat: list[dict[str, Any]] | None = None) -> None:
     if cases and "retrieved" in cases[0] and "mode" not in cases[0]:
         write_atomic(out / "run.trec", trec_run(cases))
         write_atomic(out / "qrels.trec", trec_qrels(cases))
-    write_parquet(cases, out / "cases.parquet")
+    write_parquet(cases, out / "cases.parquet", flat)

@@ -206,7 +206,7 @@ def run(cfg: DictConfig) -> int:
     scores = score_lists(retrievals, goldens, rt if isinstance(pipeline, Pipeline) else None)
     names = metric_names(ks)
     rows = [retrieval_case(g, r, ks, top_k) for g, r in zip(goldens, retrievals, strict=True)]
-    cases = [row for row, _ in rows]
+    cases = [c.row for c in rows]
     per_case = [row["metrics"] for row in cases]
     questions = questions_from_cases(cases)
     metrics, intervals = summarize_report(questions, names, cfg)
@@ -240,10 +240,10 @@ def run(cfg: DictConfig) -> int:
         report.warnings.append(warning)
     timings["metrics"] = time.perf_counter() - t
     t = time.perf_counter()
-    write_atomic(out / "cases.jsonl", "".join(line + "\n" for _, line in rows))  # write_jsonl's bytes
+    write_atomic(out / "cases.jsonl", "".join(c.line + "\n" for c in rows))  # write_jsonl's bytes
     remember(out / "cases.jsonl", questions)  # a sweep's ranking reads them from here, not back from the file
     write_atomic(out / "scores.json", scores_json(scores))
-    write_exports(out, cases)
+    write_exports(out, cases, [c.flat for c in rows])
     warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
                            float(cfg.trace.get("otlp_timeout_s", 10)))
     if warning:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nomad_eval.base.errors import NomadError
@@ -16,6 +17,7 @@ from nomad_eval.data.golden import Golden
 from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
 from nomad_eval.metrics.recall import recall_at_k
 from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
+from nomad_eval.report.exports import flat_row
 
 _LEVELS = {"document": 0, "chunk": 1, "case": 2}
 
@@ -99,17 +101,24 @@ def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str |
     return f"not in the top {top_k}: {', '.join(missing)}" if missing else None
 
 
-def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> tuple[dict[str, Any], str]:
-    """One golden's row of cases.jsonl, and that row as its line (without the newline).
+@dataclass(frozen=True)
+class CaseRow:
+    """One golden's row of cases.jsonl, as a mapping, as its line (without the newline) and as its parquet row."""
 
-    A pure function of the golden, the retrieval's queries and chunks, the cut-offs and top_k, so it is kept by
+    row: dict[str, Any]
+    line: str
+    flat: dict[str, Any]
+
+
+def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> CaseRow:
+    """A pure function of the golden, the retrieval's queries and chunks, the cut-offs and top_k, so it is kept by
     them: the jobs of a threshold sweep mostly retrieve the same chunks for a question, and scoring, building and
-    encoding the row again was a fifth of such a job. Callers must not change a returned row: it is shared.
+    encoding the row again was a fifth of such a job. Callers must not change what it returns: it is shared.
     """
     key = (id(g), g.final_query, r.expanded_query, tuple(r.chunks), tuple(ks), top_k)
     kept = _cases.get(key)
     if kept is not None and kept[0] is g:  # the golden held in the entry, so its id was not reused
-        return kept[1], kept[2]
+        return kept[1]
     row = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
@@ -118,13 +127,14 @@ def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> tu
                                                             set(g.relevant_doc_ids), top_k) == 1.0,
         "why": retrieval_miss(g, r.chunks, top_k),
     }
-    line = json.dumps(row, ensure_ascii=False)  # as base/atomic.py's write_jsonl encodes a row
+    # The line as base/atomic.py's write_jsonl encodes a row.
+    case = CaseRow(row, json.dumps(row, ensure_ascii=False), flat_row(row))
     if len(_cases) >= _CASES_MAX:
         _cases.pop(next(iter(_cases)))
-    _cases[key] = (g, row, line)
-    return row, line
+    _cases[key] = (g, case)
+    return case
 
 
 # retrieval_case's rows of this process, oldest out first past the bound.
 _CASES_MAX = 20_000
-_cases: dict[tuple[object, ...], tuple[Golden, dict[str, Any], str]] = {}
+_cases: dict[tuple[object, ...], tuple[Golden, CaseRow]] = {}

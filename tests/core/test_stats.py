@@ -216,9 +216,11 @@ def test_shared_resamples_give_scipys_interval_bit_for_bit(method: str) -> None:
     rng = np.random.default_rng(3)
     # Whole numbers (0/1, and -1/0/1 deltas) take the draw-count product; fractions numpy's own summation.
     # BCa's own steps (stats._bca_from) are checked against scipy's here too, degenerate samples included.
+    # Halves and quarters (recall over 2 or 4 relevant documents, and their deltas) take the product too.
     samples = [rng.integers(0, 2, 230).astype(float), rng.integers(-1, 2, 120).astype(float),
                rng.choice([0, 1 / 3, 0.5, 2 / 3, 1], 230), rng.random(57), np.r_[1.0, np.zeros(229)],
-               rng.random(3)]
+               rng.random(3), rng.choice([0, 0.25, 0.5, 0.75, 1], 230), rng.choice([-1, -0.5, 0, 0.5, 1], 230),
+               rng.choice([0, 0.5, 1], 230) * 1e13]
     for x in samples:
         ref = stats.bootstrap((x,), lambda v, axis=-1: np.mean(v, axis=axis), n_resamples=2000, vectorized=True,
                               rng=np.random.default_rng(7), method=method).confidence_interval
@@ -237,8 +239,11 @@ def test_shared_sign_flips_give_the_seeded_tests_p_value_exactly() -> None:
     from nomad_eval.core.stats import paired_p_value
 
     rng = np.random.default_rng(12)
-    for n in (40, 230):
-        base, cur = rng.random(n), rng.random(n) + 0.05
+    # Fractions take the flipped deltas' own means; whole numbers and halves one product with the flips.
+    for n, kind in [(40, "fractions"), (230, "fractions"), (40, "halves"), (230, "halves"), (230, "whole")]:
+        base, cur = {"fractions": (rng.random(n), rng.random(n) + 0.05),
+                     "halves": (rng.choice([0, 0.5, 1], n), rng.choice([0, 0.5, 1], n, p=[0.2, 0.3, 0.5])),
+                     "whole": (rng.choice([0.0, 1.0], n), rng.choice([0.0, 1.0], n, p=[0.3, 0.7]))}[kind]
         for alternative, side in [("two-sided", "two-sided"), ("worse_if_lower", "less")]:
             flips = np.random.default_rng(3)
             d = cur - base
@@ -248,3 +253,18 @@ def test_shared_sign_flips_give_the_seeded_tests_p_value_exactly() -> None:
                                          n_resamples=10000, alternative=side).pvalue
             for _ in range(2):
                 assert paired_p_value(base, cur, binary=False, alternative=alternative, seed=3) == min(1.0, ref)
+
+
+def test_quantiles_are_scipys_to_the_bit() -> None:
+    # The BCa ends are read off the bootstrap distribution with scipy's own quantile steps (stats._quantiles).
+    from nomad_eval.core.stats import _quantiles
+
+    rng = np.random.default_rng(21)
+    dists = [rng.random(2000), rng.choice([0.0, 0.25, 0.5, 1.0], 2000), rng.normal(size=7), np.array([3.0]),
+             np.full(50, 0.125), np.r_[rng.random(20), np.nan]]
+    ps = [np.array([0.025, 0.975]), np.array([0.0, 1.0]), np.array([np.nan, 0.5]), np.array([-0.1, 1.1]),
+          rng.random(5), np.array([1e-12, 1 - 1e-12])]
+    for dist in dists:
+        for p in ps:
+            ref = np.asarray(stats.quantile(dist, p))
+            np.testing.assert_array_equal(_quantiles(dist, p), ref)
