@@ -18,6 +18,7 @@ holds every derived config equal to Hydra's own composition.
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -122,6 +123,25 @@ class ComposedOnce:
         return getattr(self._loader, name)
 
 
+def _settling(task: TaskFunction) -> TaskFunction:
+    """The task, followed by gc.freeze() after each job of an in-process sweep.
+
+    What outlives a job is what the next ones reuse: imported modules, the loaded models, the open store, the kept
+    searches and intervals, hundreds of thousands of objects that each full collection of the next jobs would walk
+    again (~50-80 ms each; a 5-job sweep met one or two more than a single run). Frozen, they are skipped, and a
+    later job's collections walk only what it made. Reference counting still frees frozen objects; cyclic garbage
+    alive at that moment waits for the sweep's end (NomadSweeper.sweep unfreezes), about 600 objects a job.
+    """
+
+    def run(cfg: DictConfig) -> Any:
+        try:
+            return task(cfg)
+        finally:
+            gc.freeze()
+
+    return run
+
+
 class NomadSweeper(BasicSweeper):
     def __init__(self, max_batch_size: int | None = None, params: dict[str, str] | None = None) -> None:
         super().__init__(max_batch_size=max_batch_size, params=params)
@@ -134,6 +154,7 @@ class NomadSweeper(BasicSweeper):
             self._once = ComposedOnce(hydra_context.config_loader)
             self.launcher.hydra_context = HydraContext(config_loader=self._once,  # type: ignore[arg-type]
                                                        callbacks=hydra_context.callbacks)
+            self.launcher.task_function = _settling(task_function)
 
     def sweep(self, arguments: list[str]) -> Any:
         if self._once is None:
@@ -142,8 +163,11 @@ class NomadSweeper(BasicSweeper):
 
         # The jobs run one after another in this process: they share the opened store, closed when the sweep
         # ends (before the end-of-sweep callbacks, which may open it themselves), even if a job failed.
-        with keep_stores_open():
-            return super().sweep(arguments)
+        try:
+            with keep_stores_open():
+                return super().sweep(arguments)
+        finally:
+            gc.unfreeze()  # what the jobs froze (_settling) is the collector's again
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         if self._once is None:

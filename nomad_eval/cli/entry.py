@@ -158,27 +158,11 @@ def run_tier(cfg: DictConfig) -> int:
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         code = 1
-    if multirun:
-        _settle_between_jobs()
-    else:
+    if not multirun:
         _drop_empty_run_dir(cfg)
     if code and not multirun:
         sys.exit(code)
     return code
-
-
-def _settle_between_jobs() -> None:
-    """After a sweep job, move what is still alive into the collector's permanent generation (gc.freeze).
-
-    What outlives a job is what the next ones reuse: imported modules, the loaded models, the open store, the kept
-    searches and intervals, hundreds of thousands of objects that every full collection would otherwise walk
-    again. A full collection then costs ~50-80 ms and a 5-job sweep met one more than a single run; frozen, they
-    are skipped and a later job's collections walk only what it made. Reference counting still frees frozen
-    objects; only cyclic garbage alive at this moment is never collected, about 600 objects a job measured.
-    """
-    import gc
-
-    gc.freeze()
 
 
 def _drop_empty_run_dir(cfg: DictConfig) -> None:

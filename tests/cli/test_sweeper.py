@@ -122,3 +122,19 @@ class _Counting:
     def load_sweep_config(self, master: object, overrides: list[str]) -> object:
         self.composed += 1
         return self._loader.load_sweep_config(master, overrides)  # type: ignore[attr-defined]
+
+
+def test_in_process_jobs_freeze_their_survivors_until_the_sweep_ends() -> None:
+    import gc
+
+    from hydra_plugins.nomad_eval_sweeper.sweeper import _settling
+
+    gc.unfreeze()
+    ran: list[int] = []
+    task = _settling(lambda cfg: ran.append(1) or 0)
+    assert task(None) == 0 and ran == [1]  # type: ignore[arg-type]
+    try:
+        assert gc.get_freeze_count() > 0  # what outlived the job is skipped by the next jobs' collections
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0

@@ -215,7 +215,7 @@ def test_shared_resamples_give_scipys_interval_bit_for_bit(method: str) -> None:
     # be exactly what scipy gives when it draws them itself, on the first call and on a cached one.
     rng = np.random.default_rng(3)
     # Whole numbers (0/1, and -1/0/1 deltas) take the draw-count product; fractions numpy's own summation.
-    # BCa's own steps (stats._bca_from) are checked against scipy's here too, degenerate samples included.
+    # BCa's own steps (core/resampling.py bca_from) are checked against scipy's here too, degenerate samples included.
     # Halves and quarters (recall over 2 or 4 relevant documents, and their deltas) take the product too.
     samples = [rng.integers(0, 2, 230).astype(float), rng.integers(-1, 2, 120).astype(float),
                rng.choice([0, 1 / 3, 0.5, 2 / 3, 1], 230), rng.random(57), np.r_[1.0, np.zeros(229)],
@@ -256,8 +256,8 @@ def test_shared_sign_flips_give_the_seeded_tests_p_value_exactly() -> None:
 
 
 def test_quantiles_are_scipys_to_the_bit() -> None:
-    # The BCa ends are read off the bootstrap distribution with scipy's own quantile steps (stats._quantiles).
-    from nomad_eval.core.stats import _quantiles
+    # The BCa ends are read off the bootstrap distribution in scipy's own quantile steps (resampling.quantiles).
+    from nomad_eval.core.resampling import quantiles
 
     rng = np.random.default_rng(21)
     dists = [rng.random(2000), rng.choice([0.0, 0.25, 0.5, 1.0], 2000), rng.normal(size=7), np.array([3.0]),
@@ -267,4 +267,4 @@ def test_quantiles_are_scipys_to_the_bit() -> None:
     for dist in dists:
         for p in ps:
             ref = np.asarray(stats.quantile(dist, p))
-            np.testing.assert_array_equal(_quantiles(dist, p), ref)
+            np.testing.assert_array_equal(quantiles(dist, p), ref)

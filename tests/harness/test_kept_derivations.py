@@ -1,0 +1,85 @@
+"""What a process keeps between runs (documents, chunks, fingerprint, the suite's hash, the glossary, the config's
+trees) is what reading and computing afresh gives, and a changed file is read again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from nomad_eval.harness.config_trees import config_trees, job_trees
+from nomad_eval.harness.fingerprint import corpus_fingerprint
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.rag.chunking import chunk_corpus
+from nomad_eval.rag.glossary import load_glossary
+from tests.conftest import FIXTURES, MINI
+
+
+def _fresh(rt: Runtime) -> tuple[str, int]:
+    docs = rt.documents
+    return corpus_fingerprint(docs, rt.chunker, rt.embedder.identity(), None), len(chunk_corpus(docs, rt.chunker))
+
+
+def test_a_corpus_file_changed_between_runs_is_read_again(make_cfg: Callable[..., DictConfig],
+                                                           tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "corpus", corpus)
+    cfg = make_cfg(*MINI, f"data.corpus_dir={corpus}")
+    first = Runtime(cfg)
+    assert (first.fingerprint, len(first.chunks)) == _fresh(first)
+    again = Runtime(cfg)
+    assert again.fingerprint == first.fingerprint and again.chunks == first.chunks
+    assert again.chunks is not first.chunks  # each run gets its own list
+
+    doc = sorted(corpus.glob("*.md"))[0]
+    doc.write_text(doc.read_text() + "\nA new paragraph about something else entirely.\n")
+    grown = Runtime(cfg)
+    assert grown.fingerprint != first.fingerprint
+    assert (grown.fingerprint, len(grown.chunks)) == _fresh(grown)
+
+    # The same size, another time: still read again.
+    text = doc.read_text()
+    doc.write_text(text.replace("entirely", "Entirely"))
+    st = doc.stat()
+    os.utime(doc, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    edited = Runtime(cfg)
+    assert any("Entirely" in d.text for d in edited.documents)
+    assert edited.fingerprint not in (first.fingerprint, grown.fingerprint)
+
+
+def test_the_suites_hash_follows_its_content(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    shutil.copytree(FIXTURES / "goldens", goldens)
+    cfg = make_cfg(*MINI, f"data.goldens_dir={goldens}")
+    h = Runtime(cfg).goldens_hash
+    assert Runtime(cfg).goldens_hash == h
+    suite = goldens / "mini.jsonl"
+    lines = suite.read_text().splitlines()
+    suite.write_text("\n".join(lines[:-1]) + "\n")
+    assert Runtime(cfg).goldens_hash != h
+
+
+def test_a_changed_glossary_is_parsed_again(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.yaml"
+    path.write_text("CO: carbon monoxide\n")
+    first = load_glossary(path)
+    first["XX"] = "changed by a caller"
+    assert load_glossary(path) == {"CO": "carbon monoxide"}  # each caller gets its own mapping
+    path.write_text("CO: carbon monoxide\nUV: ultraviolet\n")
+    assert load_glossary(path) == {"CO": "carbon monoxide", "UV": "ultraviolet"}
+
+
+def test_a_jobs_config_is_converted_once_and_only_within_the_job(make_cfg: Callable[..., DictConfig]) -> None:
+    cfg = make_cfg(*MINI)
+    outside = config_trees(cfg)
+    assert config_trees(cfg)[0] is not outside[0]  # no job: converted each time
+    with job_trees(cfg):
+        raw, resolved = config_trees(cfg)
+        assert config_trees(cfg)[1] is resolved
+        assert (raw, resolved) == outside
+        assert config_trees(make_cfg(*MINI))[1] is not resolved  # another config object is converted itself
+        assert Runtime(cfg).resolved_config() == Runtime(make_cfg(*MINI)).resolved_config()
+    assert config_trees(cfg)[1] is not resolved
