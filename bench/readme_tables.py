@@ -89,8 +89,10 @@ def _warm(s: Step) -> tuple[str, str]:
 def _sweep(s: Step) -> tuple[str, str]:
     if isinstance(s["single_s"], list):  # alternating pairs: the median ratio, then each pair's
         pairs = ", ".join(f"{w} s vs {o} s" for w, o in zip(s["sweep_5_s"], s["single_s"], strict=True))
+        ci = f" (95% CI {s['ratio_ci95'][0]}–{s['ratio_ci95'][1]}, n={len(s['single_s'])} pairs)" \
+            if s.get("ratio_ci95") else ""
         return (f"{s['jobs']}-point threshold sweep vs one run, both warm, {len(s['single_s'])} alternating pairs"
-                + _note(s), f"{s['ratio']}× median of the pairs' ratios {s['pair_ratios']} ({pairs}); load "
+                + _note(s), f"{s['ratio']}× median of the pairs' ratios{ci} {s['pair_ratios']} ({pairs}); load "
                 f"average {s['load_avg_1min']}")
     return (f"{s['jobs']}-point threshold sweep vs one run" + _note(s),
             f"{s['ratio']}× ({s['sweep_5_s']} s vs {s['single_s']} s)")

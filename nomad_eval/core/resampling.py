@@ -98,10 +98,10 @@ def bootstrap_means(values: Array, resamples: int, seed: int) -> Array:
     and the same mean, so the intervals scipy derives from it are bit for bit those of drawing afresh
     (tests/core/test_stats.py), at half the cost.
 
-    Whole-number values (hit@k, a pass, a single-document recall) take a matrix product with the resamples'
-    draw counts instead of gathering every resample: each resample's sum is then a whole number below 2**53, exact
-    in any order of addition, and divided by n as numpy's mean divides it, so the means are the same to the bit
-    at a fifth of the cost. Any other value keeps numpy's own summation."""
+    Values whose sums are exact (sums_exact: hit@k, a pass, recall over 1, 2 or 4 relevant documents, their deltas)
+    take a matrix product with the resamples' draw counts instead of gathering every resample: each resample's sum
+    is then exact in any order of addition, and divided by n as numpy's mean divides it, so the means are the same
+    to the bit at a fifth of the cost. Any other value keeps numpy's own summation."""
     n = len(values)
     if n * resamples <= RESAMPLE_CACHE_MAX and sums_exact(values, n):
         return np.asarray(np.true_divide(resample_counts(n, resamples, seed) @ values, n))

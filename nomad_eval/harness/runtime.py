@@ -75,6 +75,22 @@ _fingerprints: Kept[str] = Kept(16)
 _golden_hashes: Kept[tuple[list[Golden], str]] = Kept(4)
 
 
+def _files_state(folders: list[Path]) -> tuple[object, ...] | None:
+    """Every markdown file's path, size and modification time, folder by folder: what keeps a corpus's documents
+    (a file changed between two jobs is read again). None when a folder or a file cannot be looked at."""
+    state = []
+    try:
+        for folder in folders:
+            if not folder.is_dir():
+                return None
+            files = tuple((str(p), st.st_size, st.st_mtime_ns) for p in sorted(folder.rglob("*.md"))
+                          for st in [p.stat()])
+            state.append((str(folder.resolve()), files))
+    except OSError:
+        return None
+    return tuple(state)
+
+
 @dataclass
 class Runtime:
     cfg: DictConfig
@@ -111,11 +127,9 @@ class Runtime:
         # documents); they enter the fingerprint like any document, so each variant is its own store content.
         extra = [Path(str(p)) for p in (self.cfg.data.get("extra_corpus_dirs") or [])]
         folders = [Path(self.cfg.data.corpus_dir), *extra]
-        if not all(f.is_dir() for f in folders):  # the loader names the missing folder
+        state = _files_state(folders)
+        if state is None:  # a missing folder or an unreadable file: the loader names it
             return load_markdown_dirs(folders)
-        # Kept by every file's path, size and modification time: a file changed between two jobs is read again.
-        state = tuple((str(f.resolve()), tuple((str(p), st.st_size, st.st_mtime_ns) for p in sorted(f.rglob("*.md"))
-                                               for st in [p.stat()])) for f in folders)
         return list(_documents.get(state, lambda: load_markdown_dirs(folders)))
 
     @cached_property

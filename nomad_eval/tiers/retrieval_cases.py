@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.kept import Kept
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
@@ -115,10 +116,12 @@ def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> Ca
     them: the jobs of a threshold sweep mostly retrieve the same chunks for a question, and scoring, building and
     encoding the row again was a fifth of such a job. Callers must not change what it returns: it is shared.
     """
+    # The golden by identity, and held in the entry so that no other object can take its id while it is kept.
     key = (id(g), g.final_query, r.expanded_query, tuple(r.chunks), tuple(ks), top_k)
-    kept = _cases.get(key)
-    if kept is not None and kept[0] is g:  # the golden held in the entry, so its id was not reused
-        return kept[1]
+    return _cases.get(key, lambda: (g, _case(g, r, ks, top_k)))[1]
+
+
+def _case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> CaseRow:
     row = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
@@ -128,13 +131,7 @@ def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> Ca
         "why": retrieval_miss(g, r.chunks, top_k),
     }
     # The line as base/atomic.py's write_jsonl encodes a row.
-    case = CaseRow(row, json.dumps(row, ensure_ascii=False), flat_row(row))
-    if len(_cases) >= _CASES_MAX:
-        _cases.pop(next(iter(_cases)))
-    _cases[key] = (g, case)
-    return case
+    return CaseRow(row, json.dumps(row, ensure_ascii=False), flat_row(row))
 
 
-# retrieval_case's rows of this process, oldest out first past the bound.
-_CASES_MAX = 20_000
-_cases: dict[tuple[object, ...], tuple[Golden, CaseRow]] = {}
+_cases: Kept[tuple[Golden, CaseRow]] = Kept(20_000)

@@ -83,3 +83,16 @@ def test_a_jobs_config_is_converted_once_and_only_within_the_job(make_cfg: Calla
         assert config_trees(make_cfg(*MINI))[1] is not resolved  # another config object is converted itself
         assert Runtime(cfg).resolved_config() == Runtime(make_cfg(*MINI)).resolved_config()
     assert config_trees(cfg)[1] is not resolved
+
+
+def test_a_file_that_cannot_be_looked_at_still_gets_the_loaders_message(make_cfg: Callable[..., DictConfig],
+                                                                         tmp_path: Path) -> None:
+    import pytest
+
+    from nomad_eval.base.errors import InvalidInput
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "corpus", corpus)
+    (corpus / "broken.md").symlink_to(tmp_path / "nowhere.md")
+    with pytest.raises(InvalidInput, match="broken.md: not a regular file"):
+        _ = Runtime(make_cfg(*MINI, f"data.corpus_dir={corpus}")).corpus_documents
