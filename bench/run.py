@@ -139,7 +139,7 @@ def parallel_generation(data_dir: Path, limit: int = 6) -> dict[str, Any]:
             "target": "parallel <= sequential"}
 
 
-def metrics_vs_trec() -> dict[str, Any]:
+def metrics_vs_trec(rounds: int = 9) -> dict[str, Any]:
     import pytrec_eval
 
     from nomad_eval.metrics.hit import hit_at_k
@@ -155,20 +155,34 @@ def metrics_vs_trec() -> dict[str, Any]:
         ranked = rng.sample(docs, 100)
         runs[f"q{q}"] = {d: 1.0 - i / 100 for i, d in enumerate(ranked)}
         qrels[f"q{q}"] = {d: 1 for d in rng.sample(docs, rng.randint(1, 5))}
-    t = time.perf_counter()
-    for q, run in runs.items():
-        ranked, rel = list(run), set(qrels[q])
-        for k in (1, 3, 5, 10):
-            recall_at_k(ranked, rel, k), ndcg_at_k(ranked, rel, k), mrr_at_k(ranked, rel, k)
-            hit_at_k(ranked, rel, k), chunk_precision_at_k(ranked, rel, k)
-    ours = time.perf_counter() - t
-    t = time.perf_counter()
-    ev = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank", "P.1,3,5,10",
-                                                "success.1,3,5,10"})
-    ev.evaluate(runs)
-    trec = time.perf_counter() - t
-    return {"queries": 10_000, "results_per_query": 100, "nomad_eval_s": round(ours, 3),
-            "pytrec_eval_s": round(trec, 3), "ratio": round(ours / trec, 2), "target": "<= 1"}
+    def ours() -> float:
+        t = time.perf_counter()
+        for q, run in runs.items():
+            ranked, rel = list(run), set(qrels[q])
+            for k in (1, 3, 5, 10):
+                recall_at_k(ranked, rel, k), ndcg_at_k(ranked, rel, k), mrr_at_k(ranked, rel, k)
+                hit_at_k(ranked, rel, k), chunk_precision_at_k(ranked, rel, k)
+        return time.perf_counter() - t
+
+    def trec() -> float:
+        t = time.perf_counter()
+        ev = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank",
+                                                    "P.1,3,5,10", "success.1,3,5,10"})
+        ev.evaluate(runs)
+        return time.perf_counter() - t
+
+    # Alternating rounds, the median of the per-round ratios with its distribution-free 95% interval: one round on
+    # a shared machine is noise (0.62 one day, 1.13 the next, same code).
+    from scipy import stats
+
+    pairs = [(ours(), trec()) for _ in range(rounds)]
+    ratios = sorted(o / t for o, t in pairs)
+    median = ratios[len(ratios) // 2]
+    ci = stats.quantile_test(ratios, q=median, p=0.5).confidence_interval(0.95)
+    o_med, t_med = sorted(o for o, _ in pairs)[rounds // 2], sorted(t for _, t in pairs)[rounds // 2]
+    return {"queries": 10_000, "results_per_query": 100, "rounds": rounds, "nomad_eval_s": round(o_med, 3),
+            "pytrec_eval_s": round(t_med, 3), "round_ratios": [round(r, 2) for r in ratios], "ratio": round(median, 2),
+            "ratio_ci95": [round(float(ci.low), 2), round(float(ci.high), 2)], "target": "<= 1"}
 
 
 def generation_cache(data_dir: Path, limit: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ def hit_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> floa
     rel = relevant(rels)
     if not rel:
         return None
-    return 1.0 if any(d in rel for d in window(ranked_docs, k)) else 0.0
+    return 0.0 if rel.isdisjoint(window(ranked_docs, k)) else 1.0
 
 
 SPEC = register(MetricSpec(

@@ -14,7 +14,7 @@ def _precision(ranked: Sequence[str], rels: Relevance, k: int | None) -> float |
         return None
     top = window(ranked, k)
     denominator = k if k is not None else len(top)
-    return sum(1 for d in top if d in rel) / denominator if denominator else 0.0
+    return sum(map(rel.__contains__, top)) / denominator if denominator else 0.0  # a repeated document counts again
 
 
 def precision_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> float | None:

@@ -19,6 +19,8 @@ def grades(rels: Relevance) -> Mapping[str, int]:
 
 def relevant(rels: Relevance) -> Set[str]:
     """The ids that count as relevant: grade > 0. A set is used as it is (kernels run per query and cutoff)."""
+    if type(rels) is set or type(rels) is frozenset:  # the common case, without the ABC check (~0.3 us a call)
+        return rels
     if isinstance(rels, Mapping):
         return {d for d, g in rels.items() if g > 0}
     return rels

@@ -10,7 +10,8 @@ def recall_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> f
     rel = relevant(rels)
     if not rel:
         return None
-    return len(rel & set(window(ranked_docs, k))) / len(rel)
+    concrete = rel if isinstance(rel, set | frozenset) else set(rel)
+    return len(concrete.intersection(window(ranked_docs, k))) / len(rel)  # distinct documents, without a set of them
 
 
 SPEC = register(MetricSpec(
