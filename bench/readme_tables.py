@@ -99,8 +99,11 @@ def _sweep(s: Step) -> tuple[str, str]:
 
 
 def _trec(s: Step) -> tuple[str, str]:
-    return (f"metrics on {s['queries'] // 1000}k queries × {s['results_per_query']} results vs pytrec_eval" + _note(s),
-            f"{s['ratio']}× ({s['nomad_eval_s']} s vs {s['pytrec_eval_s']} s)")
+    rounds = f", {s['rounds']} alternating rounds" if s.get("rounds") else ""
+    ci = f" median of the rounds' ratios (95% CI {s['ratio_ci95'][0]}–{s['ratio_ci95'][1]}, n={s['rounds']})" \
+        if s.get("ratio_ci95") else ""
+    return (f"metrics on {s['queries'] // 1000}k queries × {s['results_per_query']} results vs pytrec_eval{rounds}"
+            + _note(s), f"{s['ratio']}×{ci} ({s['nomad_eval_s']} s vs {s['pytrec_eval_s']} s, medians)")
 
 
 def _store(s: Step) -> tuple[str, str]:

@@ -241,14 +241,17 @@ def paired_p_value(
             vectorized=True, n_resamples=resamples, alternative=side)
         return min(1.0, float(res.pvalue))
     signs = sign_flips(n, resamples, seed)
-    res = stats.monte_carlo_test(
-        data,
-        lambda size: data * signs[: size[0]],
-        mean_along,
-        vectorized=True,
-        n_resamples=resamples,
-        alternative=side,
-    )
+    drawn = [0]
+
+    def flipped(size: tuple[int, ...]) -> Array:
+        # scipy asks for the resamples in batches, in order: each batch takes the next rows of the same flips.
+        start, drawn[0] = drawn[0], drawn[0] + size[0]
+        return data * signs[start: start + size[0]]
+
+    # Batches of 500 keep each flipped block in cache: a row's mean is the same whatever the batch (numpy sums each
+    # row on its own), at less than half the time of one 10,000-row block.
+    res = stats.monte_carlo_test(data, flipped, mean_along, vectorized=True, n_resamples=resamples, batch=500,
+                                 alternative=side)
     return min(1.0, float(res.pvalue))
 
 
