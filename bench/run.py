@@ -83,12 +83,20 @@ def warm_run(data_dir: Path) -> dict[str, Any]:
             "model_loaded": bool(report["counts"]["model_loaded"])}
 
 
+def median_ci(ratios: list[float]) -> tuple[float, list[float]]:
+    """The median of paired ratios and its distribution-free 95% interval (scipy's quantile_test, from the order
+    statistics): one pair on a shared machine is noise."""
+    from scipy import stats
+
+    median = sorted(ratios)[len(ratios) // 2]
+    ci = stats.quantile_test(ratios, q=median, p=0.5).confidence_interval(0.95)
+    return median, [round(float(ci.low), 2), round(float(ci.high), 2)]
+
+
 def sweep_vs_single(data_dir: Path, pairs: int = 9) -> dict[str, Any]:
     """A warm single run against a warm 5-point threshold sweep, run alternately `pairs` times; the median of the
     per-pair ratios is the figure (one pair on a shared machine is noise), with its distribution-free 95% interval
-    (scipy's quantile_test, from the order statistics)."""
-    from scipy import stats
-
+    (median_ci)."""
     cli(f"paths.data_dir={data_dir}", f"paths.run_dir={data_dir / 'warm-up'}")  # caches and store filled first
     singles, sweeps = [], []
     for i in range(pairs):
@@ -98,11 +106,10 @@ def sweep_vs_single(data_dir: Path, pairs: int = 9) -> dict[str, Any]:
                           f"hydra.sweep.dir={data_dir / f'sweep{suffix}'}", "-m"))
     jobs = [p for p in (data_dir / "sweep").iterdir() if (p / "report.json").exists()]
     ratios = sorted(w / s for s, w in zip(singles, sweeps, strict=True))
-    median = ratios[len(ratios) // 2]
-    ci = stats.quantile_test(ratios, q=median, p=0.5).confidence_interval(0.95)
+    median, ci = median_ci(ratios)
     return {"single_s": [round(x, 2) for x in singles], "sweep_5_s": [round(x, 2) for x in sweeps], "jobs": len(jobs),
             "pairs": pairs, "pair_ratios": [round(r, 2) for r in ratios], "ratio": round(median, 2),
-            "ratio_ci95": [round(float(ci.low), 2), round(float(ci.high), 2)],
+            "ratio_ci95": ci,
             "load_avg_1min": round(os.getloadavg()[0], 2), "target": "<= 1.5"}
 
 
@@ -173,16 +180,13 @@ def metrics_vs_trec(rounds: int = 9) -> dict[str, Any]:
 
     # Alternating rounds, the median of the per-round ratios with its distribution-free 95% interval: one round on
     # a shared machine is noise (0.62 one day, 1.13 the next, same code).
-    from scipy import stats
-
     pairs = [(ours(), trec()) for _ in range(rounds)]
     ratios = sorted(o / t for o, t in pairs)
-    median = ratios[len(ratios) // 2]
-    ci = stats.quantile_test(ratios, q=median, p=0.5).confidence_interval(0.95)
+    median, ci = median_ci(ratios)
     o_med, t_med = sorted(o for o, _ in pairs)[rounds // 2], sorted(t for _, t in pairs)[rounds // 2]
     return {"queries": 10_000, "results_per_query": 100, "rounds": rounds, "nomad_eval_s": round(o_med, 3),
             "pytrec_eval_s": round(t_med, 3), "round_ratios": [round(r, 2) for r in ratios], "ratio": round(median, 2),
-            "ratio_ci95": [round(float(ci.low), 2), round(float(ci.high), 2)], "target": "<= 1"}
+            "ratio_ci95": ci, "target": "<= 1"}
 
 
 def generation_cache(data_dir: Path, limit: int) -> dict[str, Any]:

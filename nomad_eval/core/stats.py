@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from nomad_eval.base.kept import Kept
 from nomad_eval.core.resampling import (
     BCA_JACKKNIFE_MAX,
     RESAMPLE_CACHE_MAX,
@@ -71,8 +72,7 @@ def _cluster_sums(values: Array, clusters: Sequence[str]) -> tuple[Array, Array]
 # Intervals already computed in this process, by their exact inputs: in a sweep most metrics of most jobs have the
 # same per-question values as another metric or job (130 arrays, 73 distinct in a 5-point threshold sweep), and an
 # interval is a pure function of them.
-_INTERVAL_MEMO_MAX = 512
-_interval_memo: dict[tuple[object, ...], Interval | None] = {}
+_interval_memo: Kept[Interval | None] = Kept(512)
 
 
 def _interval(
@@ -81,11 +81,7 @@ def _interval(
     if len(values) > 10_000:  # large suites are rare and their keys large: computed afresh
         return _interval_of(values, clusters, level, resamples, seed, method)
     key = (values.tobytes(), None if clusters is None else tuple(clusters), level, resamples, seed, method)
-    if key not in _interval_memo:
-        if len(_interval_memo) >= _INTERVAL_MEMO_MAX:
-            _interval_memo.pop(next(iter(_interval_memo)))
-        _interval_memo[key] = _interval_of(values, clusters, level, resamples, seed, method)
-    return _interval_memo[key]
+    return _interval_memo.get(key, lambda: _interval_of(values, clusters, level, resamples, seed, method))
 
 
 def _interval_of(
