@@ -99,6 +99,11 @@ class CompareKeys(_Keys):
     headline_k: Count = 5
     after_run: Bool = False
     strict: Bool = False
+    exclude_unstable: Bool = False
+
+
+class PromoteKeys(_Keys):
+    force: Bool = False
 
 
 class StatsKeys(_Keys):
@@ -157,8 +162,8 @@ class BrowseKeys(_Keys):
 SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
     ("", PlainKeys), ("pipeline", PipelineKeys), ("tier", TierKeys), ("embedder", EmbedderKeys),
     ("model", BackendKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
-    ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys), ("calibrate", CalibrateKeys),
-    ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys), ("gate", GateKeys),
+    ("promote", PromoteKeys), ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys),
+    ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys), ("gate", GateKeys),
     ("browse", BrowseKeys),
 )
 

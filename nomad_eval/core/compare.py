@@ -1,21 +1,23 @@
 """The gate: compare a run's questions with a baseline's, metric by metric, and say what the difference means.
 
-Pure logic over per-question records (no files, no reports). The rules:
-- both sides cover the same questions: the common keys, minus every question unstable on either side;
-- a gated metric the baseline measured but the run did not is a failure, never a pass;
-- each metric gets its delta on the common set, a 95% interval from resampling whole questions (or whole
-  source documents), a paired test suited to it, and the minimum effect the suite could have detected;
-- the verdict is "regression" (worse than tolerance and significant after Holm across the gated metrics),
-  "within noise", or "too small to tell" (the detectable effect exceeds the tolerance).
+Pure logic over per-question records (no files, no reports). Two uncertainties, each for its own question:
+- *run-to-run noise* (from the repeats; zero for retrieval and for answers whose repeats agree) decides the gate:
+  a drop past the tolerance that this noise does not explain is a regression. A deterministic metric that drops
+  past its tolerance has regressed: the questions that flipped did flip.
+- *question sampling* (resampling whole questions, a paired test, Holm across the gated metrics) says how far the
+  change would generalise to questions like these. It is shown beside the verdict, and a suite too small to see
+  a tolerance-sized change in general gets a warning with the detectable change (tier=plan's figure).
+Nulls never pass: a gated metric (or question) the baseline measured and the run did not is "not measured".
 """
 
 from __future__ import annotations
 
-import statistics
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from nomad_eval.core.pairing import QuestionSets, pair_questions
 from nomad_eval.core.questions import Question
 from nomad_eval.core.stats import (
     Alternative,
@@ -24,12 +26,15 @@ from nomad_eval.core.stats import (
     minimum_detectable_effect,
     paired_interval,
     paired_p_value,
+    planning_sd,
 )
 from nomad_eval.metrics.registry import EPS, spec_for
 
-Outcome = Literal["regression", "within noise", "too small to tell", "not measured", "not gated"]
+Outcome = Literal["regression", "within tolerance", "too small to tell", "not measured", "not gated"]
 ALPHA = 0.05
 POWER = 0.8
+Z_NOISE = 1.6448536269514722  # one-sided 95%: a drop this many run-to-run standard errors past the tolerance
+FAILING = ("regression", "not measured")
 
 
 @dataclass(frozen=True)
@@ -40,12 +45,14 @@ class MetricVerdict:
     baseline: float | None   # mean over the common questions
     current: float | None
     n: int                   # questions in the pairing
-    interval: Interval | None = None
+    interval: Interval | None = None   # question sampling: 95% interval of the delta
     p_value: float | None = None
-    p_adjusted: float | None = None
-    mde: float | None = None
+    p_adjusted: float | None = None    # Holm across the gated metrics
+    mde: float | None = None           # the suite's detectable change in general (tier=plan's figure)
     tolerance: str = "—"
     reason: str = ""
+    noise: float | None = None         # run-to-run standard error of the delta (0: deterministic)
+    worse: tuple[str, ...] = ()        # questions worse on this metric than in the baseline
 
     @property
     def delta(self) -> float | None:
@@ -58,18 +65,24 @@ class MetricVerdict:
 class Verdict:
     refused: list[str] = field(default_factory=list)   # not comparable: exit 2
     metrics: list[MetricVerdict] = field(default_factory=list)
-    differences: list[str] = field(default_factory=list)  # system-under-test settings, "key base → run"
+    differences: list[str] = field(default_factory=list)  # what changed, "key baseline → run"
+    questions: QuestionSets = field(default_factory=QuestionSets)
     newly_failing: list[str] = field(default_factory=list)
-    unstable: list[str] = field(default_factory=list)   # excluded from both sides
-    common: int = 0
-    only_baseline: int = 0
-    only_run: int = 0
+    warnings: list[str] = field(default_factory=list)
     clustered: bool = False
-    strict: bool = False  # "too small to tell" fails the gate
+    strict: bool = False  # a worse metric the suite is too small to judge in general fails too
+
+    @property
+    def common(self) -> int:
+        return len(self.questions.common)
 
     @property
     def regressions(self) -> list[MetricVerdict]:
-        return [m for m in self.metrics if m.gated and m.outcome in ("regression", "not measured")]
+        return [m for m in self.metrics if m.gated and m.outcome == "regression"]
+
+    @property
+    def unmeasured(self) -> list[MetricVerdict]:
+        return [m for m in self.metrics if m.gated and m.outcome == "not measured"]
 
     @property
     def too_small(self) -> list[MetricVerdict]:
@@ -81,113 +94,154 @@ class Verdict:
             return "not comparable"
         if self.regressions:
             return "regression"
-        return "too small to tell" if self.too_small else "within noise"
+        if self.unmeasured or self.questions.missing:
+            return "not measured"
+        return "too small to tell" if self.too_small else "pass"
 
     @property
     def exit_code(self) -> int:
         if self.refused:
             return 2
-        if self.regressions or (self.strict and self.too_small):
-            return 1
-        return 0
+        return 1 if self.outcome in ("regression", "not measured", "too small to tell") else 0
 
 
-def _pairs(base: Mapping[str, Question], run: Mapping[str, Question], keys: Sequence[str], name: str
-           ) -> tuple[list[float], list[float], list[str], list[str]]:
-    """Aligned values of questions both sides measured, and the questions the run left unmeasured."""
-    b, c, clusters, lost = [], [], [], []
-    for k in keys:
-        bv, cv = base[k].values.get(name), run[k].values.get(name)
-        if bv is not None and cv is None:
-            lost.append(k)
-        elif bv is not None and cv is not None:
-            b.append(float(bv))
-            c.append(float(cv))
-            clusters.append(base[k].cluster)
-    return b, c, clusters, lost
+def detectable_change(values: Sequence[float], gated: int, correlation: float) -> float | None:
+    """The smallest true change in general the compare's question-sampling test finds at 80% power: one-sided,
+    at the level Holm gives the first of `gated` metrics (alpha / gated), with the spread a paired delta has when a
+    question's value correlates `correlation` between two runs. tier=plan prints the same figure.
+
+    A 0/1 metric at 0 or 1 on every question has no spread to plan from, yet a change is not free to see: its rate
+    is taken as (hits + 1/2) / (n + 1), the spread a suite of this size cannot tell from none."""
+    sd = planning_sd(values, correlation)
+    if len(values) > 1 and sd == 0 and set(values) <= {0.0, 1.0}:
+        rate = (sum(values) + 0.5) / (len(values) + 1)
+        sd = math.sqrt(rate * (1 - rate) * len(values) / (len(values) - 1)) * math.sqrt(2 * (1 - correlation))
+    return minimum_detectable_effect(sd, len(values), alpha=ALPHA / max(1, gated), power=POWER)
 
 
 def compare_questions(
     base: Sequence[Question], run: Sequence[Question], gated: Sequence[str], *,
     base_metrics: Mapping[str, float | None], run_metrics: Mapping[str, float | None],
-    informational: Sequence[str] = (), cluster: bool = False, resamples: int = 2000, seed: int = 0,
-    strict: bool = False,
+    informational: Sequence[str] = (), base_goldens: Mapping[str, str] | None = None,
+    run_goldens: Mapping[str, str] | None = None, exclude_unstable: bool = False, cluster: bool = False,
+    resamples: int = 2000, seed: int = 0, strict: bool = False, correlation: float = 0.5,
 ) -> Verdict:
     v = Verdict(clustered=cluster, strict=strict)
-    b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
-    unstable = {k for k, q in b_by.items() if q.unstable} | {k for k, q in r_by.items() if q.unstable}
-    v.unstable = sorted(unstable & (b_by.keys() | r_by.keys()))
-    keys = [k for k in b_by if k in r_by and k not in unstable]
-    v.common, v.only_baseline, v.only_run = len(keys), len(b_by.keys() - r_by.keys()), len(r_by.keys() - b_by.keys())
+    v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
+                                 exclude_unstable=exclude_unstable)
+    keys = v.questions.common
     if not keys:
-        why = f"{len(v.unstable)} unstable on either side" if v.unstable else "no question ids in common"
-        v.refused.append(f"no questions to compare ({why}); a gate over nothing cannot pass")
+        v.refused.append("no questions in common with the same judgement; a gate over nothing cannot pass")
         return v
+    b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     rows: list[MetricVerdict] = []
     tests: list[tuple[int, float]] = []
     for name in list(gated) + [n for n in informational if n not in gated]:
-        is_gated = name in gated
-        spec = spec_for(name)
-        tol = spec.tolerance_text() if spec else "—"
-        if is_gated and base_metrics.get(name) is not None and run_metrics.get(name) is None:
-            why = "missing from the run" if name not in run_metrics else "null in the run (not measured)"
-            rows.append(MetricVerdict(name, True, "not measured", base_metrics.get(name), None, 0, tolerance=tol,
-                                      reason=f"{name} is {why}; the baseline measured it"))
+        row, p = _measure(name, name in gated, [b_by[k] for k in keys], [r_by[k] for k in keys], base_metrics,
+                          run_metrics, cluster=cluster, resamples=resamples, seed=seed, gated_count=len(gated),
+                          correlation=correlation)
+        if row is None:
             continue
-        b, c, clusters, lost = _pairs(b_by, r_by, keys, name)
-        if is_gated and lost:
-            # Dropping them would compare fewer questions than the baseline measured: null never passes.
-            rows.append(MetricVerdict(name, True, "not measured", None, None, len(b), tolerance=tol,
-                                      reason=f"{name}: {len(lost)} question(s) the baseline measured are null in "
-                                             f"the run ({', '.join(lost[:5])})"))
-            continue
-        if not b:
-            if is_gated:
-                rows.append(MetricVerdict(name, True, "not measured", None, None, 0, tolerance=tol,
-                                          reason=f"{name}: no common question measured it on both sides"))
-            elif (base_metrics.get(name) is None) != (run_metrics.get(name) is None):
-                # One side measured it (a metric newer than the baseline): shown, never counted as passing.
-                side = "baseline" if base_metrics.get(name) is None else "run"
-                rows.append(MetricVerdict(name, False, "not measured", base_metrics.get(name), run_metrics.get(name),
-                                          0, tolerance=tol, reason=f"{name}: the {side} did not measure it"))
-            continue
-        bm, cm = sum(b) / len(b), sum(c) / len(c)
-        cl = clusters if cluster else None
-        interval = paired_interval(b, c, cl, resamples=resamples, seed=seed)
-        if not is_gated or spec is None:
-            rows.append(MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol))
-            continue
-        alternative: Alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
-        p = paired_p_value(b, c, binary=spec.binary and all(x in (0.0, 1.0) for x in b + c),
-                           alternative=alternative, clusters=cl, seed=seed)
-        deltas = [y - x for x, y in zip(b, c, strict=True)]
-        mde = minimum_detectable_effect(statistics.stdev(deltas) if len(deltas) > 1 else 0.0, len(deltas),
-                                        alpha=ALPHA, power=POWER)
-        tests.append((len(rows), p))
-        rows.append(MetricVerdict(name, True, "within noise", bm, cm, len(b), interval, p, None, mde, tol))
-    adjusted = adjust([p for _, p in tests], "holm")
-    for (i, _), p_adj in zip(tests, adjusted, strict=True):
-        rows[i] = _decide(rows[i], p_adj)
+        if p is not None:
+            tests.append((len(rows), p))
+        rows.append(row)
+    for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
+        rows[i] = _decide(rows[i], p_adj, strict)
     v.metrics = rows
-    v.newly_failing = sorted({r_by[k].id for k in keys if b_by[k].passed == 1.0 and r_by[k].passed == 0.0})
+    v.newly_failing = sorted(k for k in keys if b_by[k].passed == 1.0 and (r_by[k].passed or 0.0) < 1.0
+                             and r_by[k].passed is not None)
+    small = [m for m in rows if _too_small(m)]
+    if small:
+        v.warnings.append("the suite is too small to tell a tolerance-sized change in general (question sampling, "
+                          "Holm included, 80% power): " + "; ".join(_too_small_text(m) for m in small)
+                          + "; the verdict stands for these questions; tier=plan says how many questions would do")
     return v
 
 
-def _decide(row: MetricVerdict, p_adj: float) -> MetricVerdict:
+def _too_small(m: MetricVerdict) -> bool:
+    allowed = _allowed(m)
+    return m.gated and m.outcome != "not measured" and m.mde is not None and allowed is not None \
+        and m.mde > allowed + EPS
+
+
+def _allowed(m: MetricVerdict) -> float | None:
+    spec = spec_for(m.name)
+    return None if spec is None or m.baseline is None else spec.allowed(m.baseline)
+
+
+def _too_small_text(m: MetricVerdict) -> str:
+    spec = spec_for(m.name)
+    seen = "no change at all" if (m.mde or 0.0) >= 1.0 and spec is not None and spec.unit == "rate" \
+        else f"{m.mde:.4f}"
+    return f"{m.name} detects {seen} over {m.n} questions, tolerance {_allowed(m):g}"
+
+
+def _measure(name: str, gated: bool, base: Sequence[Question], run: Sequence[Question],
+             base_metrics: Mapping[str, float | None], run_metrics: Mapping[str, float | None], *, cluster: bool,
+             resamples: int, seed: int, gated_count: int, correlation: float
+             ) -> tuple[MetricVerdict | None, float | None]:
+    """One metric's row before Holm, and its one-sided p-value when it is gated and measured on both sides."""
+    spec = spec_for(name)
+    tol = spec.tolerance_text() if spec else "—"
+    if gated and base_metrics.get(name) is not None and run_metrics.get(name) is None:
+        why = "missing from the run" if name not in run_metrics else "null in the run (not measured)"
+        return MetricVerdict(name, True, "not measured", base_metrics.get(name), None, 0, tolerance=tol,
+                             reason=f"{name} is {why}; the baseline measured it"), None
+    pairs = [(b, r) for b, r in zip(base, run, strict=True) if b.values.get(name) is not None]
+    lost = [r.key for b, r in pairs if r.values.get(name) is None]
+    if gated and lost:
+        return MetricVerdict(name, True, "not measured", None, None, len(pairs), tolerance=tol, worse=tuple(lost),
+                             reason=f"{name}: {len(lost)} question(s) the baseline measured are null in the run "
+                                    f"({', '.join(lost[:8])})"), None
+    pairs = [(b, r) for b, r in pairs if r.values.get(name) is not None]
+    if not pairs:
+        if gated:
+            return MetricVerdict(name, True, "not measured", None, None, 0, tolerance=tol,
+                                 reason=f"{name}: no common question measured it on both sides"), None
+        if (base_metrics.get(name) is None) != (run_metrics.get(name) is None):
+            side = "baseline" if base_metrics.get(name) is None else "run"
+            return MetricVerdict(name, False, "not measured", base_metrics.get(name), run_metrics.get(name), 0,
+                                 tolerance=tol, reason=f"{name}: the {side} did not measure it"), None
+        return None, None
+    b = [float(x.values[name] or 0.0) for x, _ in pairs]
+    c = [float(y.values[name] or 0.0) for _, y in pairs]
+    clusters = [x.cluster for x, _ in pairs] if cluster else None
+    interval = paired_interval(b, c, clusters, resamples=resamples, seed=seed)
+    bm, cm = sum(b) / len(b), sum(c) / len(c)
+    if not gated or spec is None:
+        return MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol), None
+    noise = math.sqrt(sum(x.noise.get(name, 0.0) + y.noise.get(name, 0.0) for x, y in pairs)) / len(pairs)
+    worse = tuple(y.key for (x, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)
+    alternative: Alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
+    p = paired_p_value(b, c, binary=spec.binary and all(x in (0.0, 1.0) for x in b + c),
+                       alternative=alternative, clusters=clusters, seed=seed)
+    mde = detectable_change(b, gated_count, correlation)
+    return MetricVerdict(name, True, "within tolerance", bm, cm, len(b), interval, p, None, mde, tol,
+                         noise=noise, worse=worse), p
+
+
+def _decide(row: MetricVerdict, p_adj: float, strict: bool) -> MetricVerdict:
     spec = spec_for(row.name)
     assert spec is not None and row.baseline is not None and row.current is not None
     worse = spec.worsening(row.baseline, row.current)
     allowed = spec.allowed(row.baseline)
-    significant = p_adj < ALPHA
-    if worse > allowed + EPS and significant:
-        outcome: Outcome = "regression"
-        reason = f"worse by {worse:.4f} > tolerance {allowed:g}, significant (Holm p={p_adj:.3g})"
-    elif row.mde is not None and row.mde > allowed + EPS:
+    noise = row.noise or 0.0
+    general = f"in general: Holm p={p_adj:.3g}" + (", the drop generalises" if p_adj < ALPHA and worse > EPS else "")
+    outcome: Outcome = "within tolerance"
+    if worse > allowed + Z_NOISE * noise + EPS:
+        outcome = "regression"
+        why = (f"past run-to-run noise ({Z_NOISE:.3g} × {noise:.4f})" if noise > 0
+               else "deterministic, so every flipped question did flip")
+        reason = f"worse by {worse:.4f} > tolerance {allowed:g}, {why}; {len(row.worse)} question(s) worse"
+    elif worse > allowed + EPS:
+        reason = (f"worse by {worse:.4f}, past the tolerance {allowed:g} but within run-to-run noise "
+                  f"({Z_NOISE:.3g} × {noise:.4f}); more repeats would tell")
+    elif strict and worse > EPS and row.mde is not None and row.mde > allowed + EPS:
         outcome = "too small to tell"
-        reason = (f"the suite detects {row.mde:.4f} at 80% power (n={row.n}), more than the tolerance {allowed:g}; "
-                  f"delta {row.current - row.baseline:+.4f}")
+        reason = (f"worse by {worse:.4f} and the suite detects only {row.mde:.4f} in general (n={row.n}), more than "
+                  f"the tolerance {allowed:g} (compare.strict=true)")
     else:
-        outcome = "within noise"
-        reason = ("not significant" if worse > allowed + EPS else "inside tolerance") + f" (Holm p={p_adj:.3g})"
+        reason = "better" if worse < -EPS else ("unchanged" if abs(worse) <= EPS else f"worse by {worse:.4f}, "
+                                                f"inside the tolerance {allowed:g}")
     return MetricVerdict(row.name, True, outcome, row.baseline, row.current, row.n, row.interval, row.p_value, p_adj,
-                         row.mde, row.tolerance, reason)
+                         row.mde, row.tolerance, f"{reason}; {general}", row.noise, row.worse)

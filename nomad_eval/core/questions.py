@@ -26,6 +26,9 @@ class Question:
     repeats: int
     unstable: bool
     tags: list[str] = field(default_factory=list)
+    # Run-to-run noise of each value: the squared standard error of the mean over the repeats (0 for one repeat,
+    # or repeats that agree). The gate's own uncertainty; question sampling is a different question.
+    noise: dict[str, float] = field(default_factory=dict)
 
 
 def cluster_of(case: Mapping[str, Any]) -> str:
@@ -42,21 +45,38 @@ def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
     out = []
     for (mode, qid), group in groups.items():
         prefix = f"{mode}." if mode else ""
+        noise: dict[str, float] = {}
         if len(group) == 1:  # one repeat (every retrieval case): the mean of one value, (0 + v) / 1, as mean() gives
             values = {f"{prefix}{n}": None if v is None else (0 + v) / 1
                       for n, v in (group[0].get("metrics") or {}).items()}
         else:
             names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
             values = {f"{prefix}{n}": mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
-        rate, flips = question_outcome([c.get("passed") for c in group])
+            for n in names:
+                noise[f"{prefix}{n}"] = squared_se([(c.get("metrics") or {}).get(n) for c in group])
+        passes = [c.get("passed") for c in group]
+        rate, flips = question_outcome(passes)
         if mode:
             values[f"{prefix}pass_rate"] = rate
+            noise[f"{prefix}pass_rate"] = squared_se([None if p is None else float(p) for p in passes])
+            # Whether the repeats disagree: measured only with two or more judged repeats.
+            judged = [p for p in passes if p is not None]
+            values[f"{prefix}instability"] = (1.0 if flips else 0.0) if len(judged) > 1 else None
         out.append(Question(
             key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]), values=values,
             passed=rate, repeats=len(group), unstable=flips,
-            tags=list(group[0].get("tags") or []),
+            tags=list(group[0].get("tags") or []), noise=noise,
         ))
     return out
+
+
+def squared_se(values: Sequence[float | None]) -> float:
+    """The squared standard error of the mean of one question's repeats (sample variance / repeats)."""
+    xs = [float(v) for v in values if v is not None]
+    if len(xs) < 2:
+        return 0.0
+    m = sum(xs) / len(xs)
+    return sum((x - m) ** 2 for x in xs) / (len(xs) - 1) / len(xs)
 
 
 def stable(questions: Iterable[Question]) -> list[Question]:

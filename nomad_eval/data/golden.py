@@ -294,3 +294,12 @@ def select(goldens: list[Golden], tags: list[str], limit: int | None) -> list[Go
     """The subset a run works on: goldens carrying any of `tags` (all when empty), then the first `limit`."""
     chosen = [g for g in goldens if not tags or set(tags) & set(g.tags)]
     return chosen if limit is None else chosen[:limit]
+
+
+def judgement_hash(g: Golden) -> str:
+    """What a golden asks and how its answer is judged (query, history, relevant documents with grades, patterns,
+    refusal flag, attack): two runs compare a question only when this is the same on both sides."""
+    parts = {"query": g.query, "turns": g.history, "relevant": sorted(g.grades.items()),
+             "include": g.must_include, "exclude": g.must_not_include, "refusal": g.expect_refusal,
+             "attack": None if g.attack is None else g.attack.model_dump()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:12]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nomad_eval.backends.base import Store, StoredPoint
-from nomad_eval.base.console import err_console, progress_bar
+from nomad_eval.base.console import console, err_console, progress_bar
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk
 
@@ -113,7 +113,8 @@ def ready_store(rt: Runtime, quiet: bool = False) -> Iterator[Store]:
         if store_state(rt, store).current:
             yield store
             return
-    err_console.print(f"store lacks fingerprint {rt.fingerprint}: embedding and writing {len(rt.chunks)} chunks")
+    # Information, not trouble: stdout, so a failing run's first stderr line is its cause.
+    console.print(f"store lacks fingerprint {rt.fingerprint}: embedding and writing {len(rt.chunks)} chunks")
     vecs = embed_chunks(rt, quiet)
     with rt.store() as store:
         if not store_state(rt, store).current:  # another job may have written the same set meanwhile

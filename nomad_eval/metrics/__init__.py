@@ -17,6 +17,7 @@ from nomad_eval.metrics.answer import (
     budget_metrics,
     correctness,
     groundedness,
+    instability,
     leakage,
     markdown_rate,
     pass_rate,
@@ -26,5 +27,5 @@ from nomad_eval.metrics.answer import (
 from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 
 __all__ = ["REGISTRY", "MetricSpec", "spec_for", "attack", "average_precision", "budget_metrics", "correctness",
-           "empty_rate", "groundedness", "hit", "leakage", "markdown_rate", "mrr", "ndcg", "pass_rate", "precision",
-           "recall", "refusal", "refusal_retrieval", "returned", "rprec", "think_leak"]
+           "empty_rate", "groundedness", "hit", "instability", "leakage", "markdown_rate", "mrr", "ndcg", "pass_rate",
+           "precision", "recall", "refusal", "refusal_retrieval", "returned", "rprec", "think_leak"]

@@ -7,8 +7,9 @@ import html
 import re
 from typing import Any
 
+from nomad_eval.metrics.registry import EPS, spec_for
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
-from nomad_eval.report.schema import MetricInterval
+from nomad_eval.report.schema import GateMetric, MetricInterval
 from nomad_eval.report.svg import Figure, render
 
 PAGE = """<!doctype html>
@@ -60,12 +61,36 @@ def headline(metrics: dict[str, float | None], base: dict[str, float | None] | N
         b = base.get(n) if base else None
         iv = (intervals or {}).get(n)
         delta = "" if v is None or b is None else f"{v - b:+.4f}"
-        cls = "" if not delta else ("up" if v > b else "down" if v < b else "")  # type: ignore[operator]
+        cls = "" if v is None or b is None else direction_class(n, v - b)
         cells = [html.escape(x) for x in (n, fmt(v), fmt_interval(iv), fmt_n(iv), fmt(b))]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + f"<td class='{cls}'>{delta or '—'}</td></tr>")
     head = ("<tr><th>metric</th><th>this run</th><th>95% interval</th><th>n</th><th>baseline</th>"
             "<th>delta</th></tr>")
     return f"<table id='headline'>{head}{''.join(rows)}</table>"
+
+
+def direction_class(name: str, delta: float) -> str:
+    """"up" (green) when the change is an improvement in the metric's own direction, "down" (red) when worse:
+    a fall of a lower-is-better rate is good news."""
+    spec = spec_for(name)
+    if spec is None or abs(delta) <= EPS:
+        return ""
+    return "down" if spec.worsening(0.0, delta) > 0 else "up"
+
+
+def gate_table(metrics: list[GateMetric]) -> str:
+    head = "".join(f"<th>{c}</th>" for c in ("metric", "n", "baseline", "run", "delta", "run-to-run noise",
+                                             "in general: 95% CI", "p (Holm)", "detectable", "tolerance", "outcome"))
+    rows = []
+    for m in metrics:
+        ci = "—" if m.low is None or m.high is None else f"[{m.low:+.4f}, {m.high:+.4f}]"
+        cells = [m.name, str(m.n), fmt(m.baseline), fmt(m.run), "—" if m.delta is None else f"{m.delta:+.4f}",
+                 fmt(m.noise), ci, fmt(m.p_holm), fmt(m.detectable), m.tolerance, m.outcome]
+        cls = direction_class(m.name, m.delta or 0.0)
+        cls_row = "fail" if m.outcome in ("regression", "not measured", "too small to tell") else ""
+        tds = "".join(f"<td class='{cls if i == 4 else ''}'>{html.escape(c)}</td>" for i, c in enumerate(cells))
+        rows.append(f"<tr class='{cls_row}'>{tds}</tr>")
+    return f"<table id='gate'><tr>{head}</tr>{''.join(rows)}</table>"
 
 
 def question_table(rows: list[dict[str, Any]], columns: list[str], causes: dict[str, str] | None = None) -> str:

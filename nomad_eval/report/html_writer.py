@@ -3,44 +3,44 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
-from nomad_eval.report.html import attack_table, cause_table, figure_div, headline, page, question_table, text_list
+from nomad_eval.report.gate import gate_markdown
+from nomad_eval.report.html import (
+    attack_table,
+    cause_table,
+    figure_div,
+    gate_table,
+    headline,
+    page,
+    question_table,
+    text_list,
+)
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report, headline_k
 
 
-@lru_cache(maxsize=16)
-def _baseline_file_metrics(path: Path, version: tuple[int, int]) -> Any:
-    # A baseline file carries every question (220 KB for core's): read once per process and version of the file
-    # (its size and modification time are in the key), not once per job of a sweep.
-    return json.loads(path.read_text())["report"]["metrics"]
+def _baseline_metrics(report: Report) -> dict[str, float | None] | None:
+    """The compared baseline's values over the questions both runs hold, as the gate recorded them."""
+    if report.gate is None or not report.gate.metrics:
+        return None
+    return {m.name: m.baseline for m in report.gate.metrics}
 
 
-def _baseline_metrics(report: Report, cfg: DictConfig) -> dict[str, float | None] | None:
-    from nomad_eval.report.baseline import baseline_path, default_variant
-
-    if report.identity is None:
-        return None
-    path = baseline_path(Path(cfg.paths.baselines_dir), report.identity.fingerprint, report.tier,
-                         default_variant(report))
-    if not path.exists():
-        return None
-    try:
-        metrics = _baseline_file_metrics(path, (path.stat().st_size, path.stat().st_mtime_ns))
-    except (KeyError, TypeError, ValueError):
-        return None
-    # Numbers only: the file is data, and a string here would reach the page (or fail the subtraction).
-    return {str(k): float(v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)} \
-        if isinstance(metrics, dict) else None
+def gate_section(report: Report) -> list[tuple[str, str]]:
+    """The verdict first: what a reviewer opening the artifact of a failed CI job needs to see."""
+    g = report.gate
+    if g is None:
+        return []
+    lines = gate_markdown(g)[2:]  # the same lines as report.md, without its heading
+    items = [x.removeprefix("- ").strip("*") for x in lines if x and not x.startswith("|")]
+    table = gate_table(g.metrics) if g.metrics else ""
+    return [("Gate", text_list(items) + table)]
 
 
 def _meta(report: Report) -> str:
@@ -58,7 +58,8 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
     hk = headline_k(report)
     names = [n for n in headline_names("retrieval", hk) if n in report.metrics]
     ident = report.identity
-    sections = [("Headline", headline(report.metrics, base, names, report.intervals)
+    sections = [*gate_section(report),
+                ("Headline", headline(report.metrics, base, names, report.intervals)
                  + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
                 ("Score separation", figure_div(charts.separation_histograms(
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
@@ -78,7 +79,8 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
 def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str, float | None] | None) -> str:
     names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_correctness", ".leakage_rate",
                                                        ".groundedness", ".pass_rate"))]
-    sections = [("Headline", headline(report.metrics, base, names, report.intervals)
+    sections = [*gate_section(report),
+                ("Headline", headline(report.metrics, base, names, report.intervals)
                  + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
                 ("Decomposition", figure_div(charts.decomposition_bars(report.metrics, report.mock_line,
                                                                        report.intervals), "chart-decomposition"))]
@@ -119,7 +121,8 @@ def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
 
     c = report.position_curve
     names = [n for n in report.metrics if n.startswith("position")]
-    sections = [("Correctness by position", headline(report.metrics, None, names, report.intervals)
+    sections = [*gate_section(report),
+                ("Correctness by position", headline(report.metrics, None, names, report.intervals)
                  + (figure_div(charts.position_curve(c.points), "chart-position-curve") if c else "")
                  + (text_list(position_summary(c)) if c else ""))]
     rows = [{"id": x["id"], "position": x["position"], "relevant at": x["relevant_at"] or "dropped",
@@ -132,10 +135,9 @@ def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
     return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
 
 
-def write_html(out: Path, report: Report, cases: list[dict[str, Any]], cfg: DictConfig,
-               scores: dict[str, Any] | None = None) -> None:
+def write_html(out: Path, report: Report, cases: list[dict[str, Any]], scores: dict[str, Any] | None = None) -> None:
     """`scores`: a retrieval run's scores.json as it was just written (read back from `out` when not given)."""
-    base = _baseline_metrics(report, cfg)
+    base = _baseline_metrics(report)
     if report.tier == "position":
         write_atomic(out / "report.html", position_page(report, cases))
         return

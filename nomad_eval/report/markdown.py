@@ -6,6 +6,7 @@ from typing import Any
 
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import headline_names
+from nomad_eval.report.gate import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, headline_k
 
@@ -49,7 +50,7 @@ def interval_note(r: Report) -> list[str]:
 
 def retrieval_markdown(r: Report) -> str:
     ident = r.identity
-    lines = [f"# nomad-eval {r.tier} report", ""]
+    lines = [f"# nomad-eval {r.tier} report", "", *gate_markdown(r.gate)]
     if ident:
         lines += [f"- fingerprint `{ident.fingerprint}`, goldens `{ident.goldens_hash}` ({ident.suite})",
                   f"- top_k {ident.top_k}, threshold {ident.threshold}, min_final_score {ident.min_final_score}, "
@@ -84,12 +85,12 @@ def generation_markdown(r: Report) -> str:
     ident = r.identity
     model, mode = (ident.model, ident.mode) if ident else ("?", "?")
     lines = [f"# nomad-eval generation report — model {model}, mode {mode}",
-             ""]
+             "", *gate_markdown(r.gate)]
     modes = sorted({k.split(".", 1)[0] for k in r.metrics})
     fams = sorted({k.split(".", 1)[1] for k in r.metrics})
     rows = [[f, *(fmt_value(r.metrics.get(k), r.intervals.get(k)) for k in (f"{m}.{f}" for m in modes))]
             for f in fams]
-    lines += ["## Metrics (stable questions)", "", f"Each cell: value [{_level(r)} interval] n questions.", "",
+    lines += ["## Metrics", "", f"Each cell: value [{_level(r)} interval] n questions.", "",
               *interval_note(r),
               *_table(["metric", *modes], rows), ""]
     if r.mock_line:
@@ -124,7 +125,7 @@ def generation_markdown(r: Report) -> str:
     lines += cause_lines(r.causes)
     lines += attack_lines(r)
     if r.unstable:
-        lines += ["## Unstable questions (left out of the means)", "", ", ".join(r.unstable), ""]
+        lines += ["## Unstable questions (repeats disagree: counted in instability)", "", ", ".join(r.unstable), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     return "\n".join(lines) + "\n"
 
@@ -199,7 +200,7 @@ def position_summary(c: PositionCurve) -> list[str]:
 def position_markdown(r: Report) -> str:
     ident = r.identity
     c = r.position_curve
-    lines = [f"# nomad-eval position curve — model {ident.model if ident else '?'}", ""]
+    lines = [f"# nomad-eval position curve — model {ident.model if ident else '?'}", "", *gate_markdown(r.gate)]
     if c is None:
         return "\n".join(lines) + "\n"
     lines += [f"The relevant passage at each position 1..{c.passages} among the same {c.passages - 1} retrieved "

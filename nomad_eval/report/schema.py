@@ -33,8 +33,59 @@ class Identity(BaseModel):
     measures: list[str] = Field(default_factory=list)  # the cutoffs measured, e.g. ["@1", "@3", "@5"]
 
 
-# Differing in any of these (or in the fingerprint or tier) means the runs measured different things: exit 2.
-TASK_FIELDS = ("goldens_hash", "suite", "tags", "limit", "mode", "measures")
+# Differing in any of these (or in the tier) means the runs measured different things: exit 2. The corpus, the
+# goldens' contents and every setting may differ: compare names those changes and compares across them.
+TASK_FIELDS = ("suite", "tags", "limit", "mode", "measures")
+
+
+class Subject(BaseModel):
+    """What a run measured on, item by item, so compare can name what changed between two runs: each document's
+    content hash and chunk count (the corpus's own documents, not distractors), each golden's judgement hash."""
+
+    documents: dict[str, str] = Field(default_factory=dict)   # doc id -> sha256 of its text (12 hex)
+    chunks: dict[str, int] = Field(default_factory=dict)      # doc id -> chunks made of it
+    goldens: dict[str, str] = Field(default_factory=dict)     # golden id -> data/golden.judgement_hash
+
+
+class GateMetric(BaseModel):
+    """One gated metric's outcome, as every record of a run states it."""
+
+    name: str
+    outcome: str                 # regression | within tolerance | not measured | too small to tell
+    baseline: float | None
+    run: float | None
+    delta: float | None
+    n: int                       # questions paired
+    tolerance: str
+    noise: float | None = None   # run-to-run standard error of the delta, from the repeats (0: deterministic)
+    low: float | None = None     # question sampling: 95% interval of the delta
+    high: float | None = None
+    p_holm: float | None = None  # question sampling: one-sided paired test, Holm across the gated metrics
+    detectable: float | None = None  # the change in general the suite detects at 80% power (tier=plan's figure)
+    reason: str = ""
+
+
+class GateFloor(BaseModel):
+    metric: str
+    floor: float
+    value: float | None
+    broken: bool
+    reason: str = ""
+
+
+class Gate(BaseModel):
+    """The verdict of a run, written into report.json, report.md, report.html and junit.xml alike."""
+
+    verdict: str                 # pass | regression | floor broken | not measured | not comparable
+    cause: str                   # one line: what decided the verdict
+    exit_code: int
+    baseline: str | None = None  # the baseline compared with, and why that one
+    baseline_reason: str | None = None
+    changes: list[str] = Field(default_factory=list)       # what differs from the baseline, baseline -> run
+    questions: dict[str, list[str]] = Field(default_factory=dict)  # added / removed / changed / not measured
+    metrics: list[GateMetric] = Field(default_factory=list)
+    floors: list[GateFloor] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
 
 class MetricInterval(BaseModel):
@@ -133,6 +184,8 @@ class Report(BaseModel):
     # Generation: one cause per failed question, counted per mode with shares of the failed (core/causes.py).
     causes: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
+    subject: Subject | None = None  # documents and goldens item by item: what compare names as changed
+    gate: Gate | None = None        # the verdict (floors, and the compare when it ran)
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)
 

@@ -15,17 +15,18 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_changes
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
-from nomad_eval.harness.system import differences, system_settings
+from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
-from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, load_baseline, load_run
-from nomad_eval.report.junit import write_junit
+from nomad_eval.report.baseline import Baseline, load_run
+from nomad_eval.report.changes import corpus_changes
 from nomad_eval.report.markdown import fmt
 from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
 from nomad_eval.report.schema import TASK_FIELDS, Report
 from nomad_eval.report.upstream import is_upstream, upstream_differences, upstream_refusals
+from nomad_eval.tiers.baseline_choice import system_of
 
-OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell": "yellow", "within noise": "green",
-                 "not gated": "dim"}
+OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell": "red",
+                 "within tolerance": "green", "not gated": "dim"}
 
 
 def _expand(patterns: list[str]) -> list[Path]:
@@ -61,20 +62,16 @@ def merge_runs(cfg: DictConfig) -> int:
 
 
 def task_differences(run: Report, base: Report) -> list[str]:
-    """What the runs measured on: differing here means their numbers are about different things (exit 2)."""
+    """What the runs measured: differing here means their numbers are about different things (exit 2). The corpus,
+    the goldens' contents and every setting may differ; compare names those instead."""
     if run.identity is None or base.identity is None:
-        return ["one of the reports has no identity (a failed run?)"]
-    if run.identity.fingerprint != base.identity.fingerprint:
-        return [f"fingerprint differs: run {run.identity.fingerprint}, baseline {base.identity.fingerprint} "
-                "(corpus, chunker or embedder changed); promote a new baseline for this fingerprint"]
+        return ["one of the reports has no identity (a failed run?); re-run it"]
     if run.tier != base.tier:
-        return [f"tier differs: run {run.tier}, baseline {base.tier}"]
+        return [f"tier differs: run {run.tier}, baseline {base.tier}; compare with a baseline of the same tier"]
     a, b = run.identity.model_dump(), base.identity.model_dump()
-    return [f"{k} differs: run {a.get(k)!r}, baseline {b.get(k)!r}" for k in TASK_FIELDS if a.get(k) != b.get(k)]
-
-
-def _system(report: Report) -> dict[str, str]:
-    return report.system or system_settings(report.config, report.tier)
+    return [f"{k} differs: run {a.get(k)!r}, baseline {b.get(k)!r}; run with the baseline's {k}, or promote a "
+            f"baseline for this task (nomad-eval tier=promote promote.run=<run dir>)"
+            for k in TASK_FIELDS if a.get(k) != b.get(k)]
 
 
 def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[str, Any]]) -> list[str]:
@@ -96,6 +93,10 @@ def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[s
             if base.metrics.get(n) is not None]
 
 
+def _goldens(report: Report) -> dict[str, str] | None:
+    return dict(report.subject.goldens) if report.subject and report.subject.goldens else None
+
+
 def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, cfg: DictConfig) -> Verdict:
     upstream = is_upstream(base.report)  # NOMAD's own baseline: its fingerprint never equals ours (reported below)
     refused = upstream_refusals(run, base.report) if upstream else task_differences(run, base.report)
@@ -113,14 +114,18 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
     v = compare_questions(
         questions_from_cases(base.cases), questions_from_cases(cases), gated,
         base_metrics=base.report.metrics, run_metrics=run.metrics, informational=informational,
+        base_goldens=_goldens(base.report), run_goldens=_goldens(run),
+        exclude_unstable=bool(cfg.compare.get("exclude_unstable", False)),
         cluster=bool(stats.get("cluster", False)), resamples=int(stats.get("resamples", 2000)),
         seed=int(cfg.get("seed") or 0), strict=bool(cfg.compare.get("strict", False)),
+        correlation=float((cfg.get("plan") or {}).get("correlation", 0.5)),
     )
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "
                          "name them with compare.metrics=[...]")
     v.differences = (upstream_differences(run, base.report, cases, base.cases) if upstream
-                     else differences(_system(base.report), _system(run)))
+                     else corpus_changes(base.report.subject, run.subject)
+                     + differences(system_of(base.report), system_of(run)))
     return v
 
 
@@ -134,38 +139,43 @@ def print_verdict(v: Verdict) -> None:
             console.print(f"[red]not comparable:[/] {escape(line)}")
         return
     if v.differences:
-        console.print(f"system under test differs in {len(v.differences)} setting(s) (baseline → run):")
+        console.print(f"what changed since the baseline ({len(v.differences)}; baseline → run):")
         for line in v.differences:
             console.print(f"  {escape(line)}")
     else:
-        console.print("system under test: no setting differs from the baseline")
-    t = Table(title=f"compare against baseline — {v.common} questions in common"
+        console.print("what changed since the baseline: nothing in the documents or settings")
+    for label, keys in v.questions.listing().items():
+        note = {"added": "scored, not gated", "changed": "judgement changed, not gated",
+                "removed": "no longer in the suite", "not measured": "in the suite, no record: fails"}.get(label, "")
+        console.print(f"questions {label} ({len(keys)}{'; ' + note if note else ''}): {escape(', '.join(keys[:12]))}"
+                      + (" …" if len(keys) > 12 else ""))
+    t = Table(title=f"compare against baseline: {v.common} questions in common"
                     + (", resampled by source document" if v.clustered else ""))
-    for col in ("metric", "n", "baseline", "run", "delta", "95% CI of delta", "p (Holm)", "detectable", "tolerance",
-                "outcome"):
+    for col in ("metric", "n", "baseline", "run", "delta", "run-to-run noise", "in general: 95% CI", "p (Holm)",
+                "detectable", "tolerance", "outcome"):
         t.add_column(col)
-    for m in v.metrics:
+    shown = [m for m in v.metrics if m.gated or m.outcome == "not measured" or abs(m.delta or 0.0) > 1e-9]
+    for m in shown:
         delta = "—" if m.delta is None else f"{m.delta:+.4f}"
         p = "—" if m.p_adjusted is None else f"{m.p_adjusted:.3g}"
         mde = "—" if m.mde is None else f"{m.mde:.4f}"
+        noise = "—" if m.noise is None else f"±{m.noise:.4f}"
         style = OUTCOME_STYLE.get(m.outcome, "")
-        t.add_row(m.name, str(m.n), fmt(m.baseline), fmt(m.current), delta, _ci(m), p, mde, m.tolerance,
+        t.add_row(m.name, str(m.n), fmt(m.baseline), fmt(m.current), delta, noise, _ci(m), p, mde, m.tolerance,
                   f"[{style}]{m.outcome}[/]")
-    console.print(t)
+    console.print(t, overflow="fold")
+    if len(shown) < len(v.metrics):
+        console.print(f"{len(v.metrics) - len(shown)} other metric(s) unchanged (all in report.json's gate section "
+                      "when gated; the run's own report for the rest)")
     for m in v.metrics:
-        if m.gated and m.outcome != "within noise":
-            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}: {escape(m.reason)}; "
-                          f"{fmt(m.baseline)} -> {fmt(m.current)}, 95% CI of delta {_ci(m)}")
-    if v.only_baseline or v.only_run:
-        console.print(f"questions in only one side, left out: {v.only_baseline} baseline-only, {v.only_run} run-only")
-    if v.unstable:
-        console.print(f"{len(v.unstable)} unstable question(s) (outcome flips across repeats on either side) left "
-                      f"out of both sides: {', '.join(v.unstable)}")
+        if m.gated and m.outcome != "within tolerance":
+            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}: {escape(m.reason)}")
+            if m.worse:
+                console.print(f"  questions: {escape(', '.join(m.worse[:20]))}" + (" …" if len(m.worse) > 20 else ""))
+    for w in v.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w)}")
     if v.newly_failing:
         console.print(f"questions that went from pass to fail: {', '.join(v.newly_failing)}")
-    style = {"regression": "red", "too small to tell": "yellow"}.get(v.outcome, "green")
-    console.print(f"verdict: [{style}]{v.outcome}[/]"
-                  + (" (compare.strict=true: fails the gate)" if v.strict and v.outcome == "too small to tell" else ""))
 
 
 def print_cause_changes(base_cases: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
@@ -182,30 +192,17 @@ def print_cause_changes(base_cases: list[dict[str, Any]], cases: list[dict[str, 
         console.print(f"  {escape(ch.key)}: {ch.before or '—'} → {ch.after or '—'}")
 
 
-def judge(run: Path, baseline: Path | None, cfg: DictConfig, junit_base: Path | None = None) -> int:
-    report, cases = load_run(run)
-    if report.status != "ok" or report.identity is None:
-        raise NomadError(f"{run}: the run failed ({report.error}); nothing to compare", 2)
-    variant = cfg.compare.get("variant") or default_variant(report)
-    path = baseline or baseline_path(Path(cfg.paths.baselines_dir), report.identity.fingerprint, report.tier,
-                                     variant)
-    base = load_baseline(path)
-    verdict = verdict_for(report, cases, base, cfg)
-    console.print(f"baseline: {path}")
-    print_verdict(verdict)
-    if report.tier == "generation" and cases and base.cases and not verdict.refused:
-        print_cause_changes(base.cases, cases)
-    if cfg.compare.get("junit"):
-        junit = Path(cfg.compare.junit)
-        write_junit(verdict, junit if junit.is_absolute() or junit_base is None else junit_base / junit)
-    return verdict.exit_code
-
-
 def run(cfg: DictConfig) -> int:
     if cfg.compare.get("runs"):
         return merge_runs(cfg)
     if not cfg.compare.get("run"):
         raise NomadError("tier=compare needs compare.run=<run dir or report.json> "
                          "(or compare.runs=[...] to merge runs into one table)", 2)
-    base = Path(cfg.compare.baseline) if cfg.compare.get("baseline") else None
-    return judge(Path(cfg.compare.run), base, cfg)
+    from nomad_eval.tiers.finish import announce, decide
+
+    path = Path(cfg.compare.run)
+    report, cases = load_run(path)
+    if report.status != "ok" or report.identity is None:
+        raise NomadError(f"{path}: the run failed ({report.error}); nothing to compare; re-run it", 2)
+    outcome = decide(cfg, report, cases, floors=False, compare=True)
+    return announce(cfg, outcome, path if path.is_dir() else path.parent)

@@ -26,6 +26,7 @@ from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.harness.trace import Tracer
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
@@ -40,8 +41,8 @@ from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import Report
-from nomad_eval.tiers.finish import finish
+from nomad_eval.report.schema import Report, Subject
+from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation_cases import (
     MODES,
     attack_rates,
@@ -170,7 +171,9 @@ def run(cfg: DictConfig) -> int:
     # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
     faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
-    questions = stable(questions_from_cases(cases))
+    questions = questions_from_cases(cases)
+    if cfg.compare.get("exclude_unstable"):  # upstream NOMAD's means, for drop-in comparisons with its numbers
+        questions = stable(questions)
     names = [n for m in modes for n in mode_metric_names(m)]
     names += [f"e2e.{f}@{k}" for f in E2E_RETRIEVAL for k in ks] if "e2e" in modes else []
     metrics, intervals = summarize_report(questions, names, cfg)
@@ -189,6 +192,7 @@ def run(cfg: DictConfig) -> int:
         mock_line=mock_line, unstable=unstable, chars_per_token=est.chars_per_token, judges=judges,
         position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
         attacks=attack_rates(cases, mock_cases),
+        subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, goldens)),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )
     if judges:
@@ -199,6 +203,8 @@ def run(cfg: DictConfig) -> int:
     report.warnings += rt.golden_warnings
     report.warnings += [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not "
                         "judged; simplify the pattern" for gid in timed_out]
+    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
+    report.gate = outcome.gate
     write_jsonl(out / "cases.jsonl", cases)
     if tracer.spans:
         warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
@@ -208,12 +214,12 @@ def run(cfg: DictConfig) -> int:
     write_atomic(out / "report.md", generation_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_exports(out, cases)
-    write_html(out, report, cases, cfg)
+    write_html(out, report, cases)
     print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
     if cache is not None:
         cache.close()
     model.close()
-    return finish(cfg, report, out)
+    return finish(cfg, out, outcome)
 
 
 def corrected_judges(cfg: DictConfig, report: Report, cases: list[dict[str, Any]], out: Path

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from nomad_eval.core.questions import means, questions_from_cases, stable
+from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics.answer.attack import attack_succeeded, family_rates
 from nomad_eval.metrics.answer.budget_metrics import token_error
@@ -20,7 +20,9 @@ from nomad_eval.report.schema import AttackRate
 
 # Every generation measure the registry holds is scored per case, except the pass rate, which is a
 # question's (over its repeats) and is added by core/questions.py.
-CASE_METRICS = tuple(s.family for s in REGISTRY.values() if s.tier == "generation" and s.family != "pass_rate")
+# Per-question, not per-case: pass_rate and instability are read off a question's repeats together.
+QUESTION_METRICS = ("pass_rate", "instability")
+CASE_METRICS = tuple(s.family for s in REGISTRY.values() if s.tier == "generation" and s.family not in QUESTION_METRICS)
 MODES = ("oracle", "e2e", "noretrieval")
 
 
@@ -83,14 +85,14 @@ def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:
 
 
 def mode_metrics(cases: list[dict[str, Any]], mode: str) -> dict[str, float | None]:
-    """Means over this mode's stable questions (each question's repeats averaged first): an unstable
-    question's flips must not move a gated number. Compare re-pairs questions across runs by itself."""
-    questions = stable(q for q in questions_from_cases(cases) if q.mode == mode)
+    """Means over this mode's questions, each question's repeats averaged first (an unstable question counts at
+    its pass rate; how many flip is the mode's instability)."""
+    questions = [q for q in questions_from_cases(cases) if q.mode == mode]
     return means(questions, mode_metric_names(mode))
 
 
 def mode_metric_names(mode: str) -> list[str]:
-    return [f"{mode}.{m}" for m in (*CASE_METRICS, "pass_rate")]
+    return [f"{mode}.{m}" for m in (*CASE_METRICS, *QUESTION_METRICS)]
 
 
 def attack_rates(cases: list[dict[str, Any]], mock_cases: list[dict[str, Any]]) -> list[AttackRate]:

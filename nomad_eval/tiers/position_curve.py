@@ -39,7 +39,7 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
-from nomad_eval.tiers.finish import finish
+from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation import _answer, calibrate_estimator
 from nomad_eval.tiers.generation_cases import score_case
 from nomad_eval.tiers.generation_context import _passage, oracle_passages, rewrite_query
@@ -221,15 +221,17 @@ def run(cfg: DictConfig) -> int:
             f"the budget dropped a passage for {len(dropped)} question(s) ({', '.join(dropped[:5])}"
             f"{' …' if len(dropped) > 5 else ''}): not a clean experiment for them, left out of the curve; "
             "raise tier.chunk_share or model.num_ctx, or lower tier.passages")
+    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
+    report.gate = outcome.gate
     write_jsonl(out / "cases.jsonl", cases)
     write_atomic(out / "report.md", position_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases, cfg)
+    write_html(out, report, cases)
     print_position(report, quiet=bool(cfg.quiet), run_dir=out)
     if cache is not None:
         cache.close()
     model.close()
-    return finish(cfg, report, out)
+    return finish(cfg, out, outcome)
 
 
 def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positions: list[int], kept: set[str]

@@ -1,20 +1,68 @@
-"""tier=promote: file a run as the baseline for its fingerprint."""
+"""tier=promote: file a run as the baseline for its fingerprint, protecting the baseline it replaces.
+
+Shows each headline metric old → new, and refuses (unless promote.force=true) a run that failed, broke a floor,
+or regresses against the baseline compare would have used for it.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from omegaconf import DictConfig
+from rich.markup import escape
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.report.baseline import promote
+from nomad_eval.report.baseline import load_run, promote
+from nomad_eval.report.gate import floor_rows
+from nomad_eval.report.markdown import fmt
+from nomad_eval.report.schema import Report
+from nomad_eval.tiers.finish import decide
+
+
+def _floors(report: Report) -> dict[str, float]:
+    """The floors the run was made with (its saved config), so a promote anywhere applies the same ones."""
+    raw = (report.config.get("gate") or {}).get("fail_under") or {}
+    return {str(k): float(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+def objections(cfg: DictConfig, run: Path) -> list[str]:
+    """Why this run should not become a baseline; prints old → new for every gated metric on the way."""
+    if (run / "matrix.json").exists():
+        return []
+    report, cases = load_run(run)
+    if report.status != "ok" or report.identity is None:
+        return []  # promote() refuses a failed run itself, with its own message (exit 2)
+    out = [f"floor broken: {f.reason}" for f in floor_rows(report.metrics, _floors(report),
+                                                          {k: v.get("mean") for k, v in report.judges.items()})
+           if f.broken]
+    if report.gate is not None and report.gate.exit_code == 1 and report.gate.verdict != "floor broken":
+        out.append(f"the run's own gate said {report.gate.verdict}: {report.gate.cause}")
+    outcome = decide(cfg, report, cases, floors=False, compare=True)
+    g = outcome.gate
+    if g.verdict == "not comparable":
+        console.print(f"no baseline to protect: {escape(g.cause)}", markup=False)
+        return out
+    console.print(f"replacing, as the suite's reference, {escape(g.baseline or '')} "
+                  f"({escape(g.baseline_reason or '')})")
+    for m in g.metrics:
+        console.print(f"  {escape(m.name)}: {fmt(m.baseline)} → {fmt(m.run)} ({m.outcome})")
+    if g.exit_code == 1:
+        out.append(f"against that baseline: {g.verdict}: {g.cause}")
+    return out
 
 
 def run(cfg: DictConfig) -> int:
     if not cfg.promote.get("run"):
         raise NomadError("tier=promote needs promote.run=<run dir or report.json>", 2)
+    run_path = Path(cfg.promote.run)
+    found = objections(cfg, run_path if run_path.suffix != ".json" else run_path.parent)
+    if found and not cfg.promote.get("force"):
+        raise NomadError("promote refused: " + "; ".join(found) + "; if this is intended (the drop is accepted), "
+                         "promote again with promote.force=true", 1)
+    for line in found:
+        console.print(f"[yellow]promoted despite:[/] {escape(line)}")
     variant = cfg.promote.get("variant")  # Hydra reads `promote.variant=2` as a number; a name is text
-    target = promote(Path(cfg.promote.run), Path(cfg.paths.baselines_dir), None if variant is None else str(variant))
+    target = promote(run_path, Path(cfg.paths.baselines_dir), None if variant is None else str(variant))
     console.print(f"promoted {cfg.promote.run} to {target}; commit it to make it the CI baseline")
     return 0

@@ -19,6 +19,7 @@ from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
@@ -32,9 +33,9 @@ from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import Identity, Report
+from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.report.sweep_rank import remember
-from nomad_eval.tiers.finish import finish
+from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
 
 
@@ -231,6 +232,8 @@ def run(cfg: DictConfig) -> int:
         },
         separation=separation(scores),
         ablation=ablation,
+        subject=Subject.model_validate(subject_parts(
+            rt.documents, rt.chunks if isinstance(pipeline, Pipeline) else [], goldens)),
         provenance=provenance(),
         overrides=overrides(),
         sweep_id=sweep_id(),
@@ -251,11 +254,13 @@ def run(cfg: DictConfig) -> int:
     timings["write"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     report.timings = timings
+    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
+    report.gate = outcome.gate
     write_atomic(out / "report.md", retrieval_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases, cfg, scores)
+    write_html(out, report, cases, scores)
     print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
-    return finish(cfg, report, out)
+    return finish(cfg, out, outcome)
 
 
 def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], ks: list[int]

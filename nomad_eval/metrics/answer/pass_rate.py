@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from nomad_eval.metrics.registry import MetricSpec, register
 
 SPEC = register(MetricSpec(
-    "pass_rate", "share of stable questions that pass (correct answer, or a correct refusal) over repeats",
+    "pass_rate", "share of questions that pass (correct answer, or a correct refusal), each averaged over its repeats",
     tier="generation", headline=True,
 ))
 

@@ -1,0 +1,60 @@
+"""Which questions two runs compare on: the ones both hold with the same judgement, and what each side lacks.
+
+A golden added since the baseline is scored but not gated; one removed is listed; one whose judgement changed
+(its relevant documents, patterns or refusal flag) is listed and not gated, since its two values answer different
+questions. A question the run's suite holds but the run did not measure is "not measured", which fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nomad_eval.core.questions import Question
+
+
+@dataclass(frozen=True)
+class QuestionSets:
+    common: list[str] = field(default_factory=list)       # keys compared (and gated)
+    added: list[str] = field(default_factory=list)        # goldens the baseline did not have
+    removed: list[str] = field(default_factory=list)      # goldens the run's suite no longer has
+    changed: list[str] = field(default_factory=list)      # same id, different judgement
+    missing: list[str] = field(default_factory=list)      # in the run's suite, absent from its records
+    unstable: list[str] = field(default_factory=list)     # left out of both sides (compare.exclude_unstable)
+
+    def listing(self) -> dict[str, list[str]]:
+        """The non-empty sets by the names reports use."""
+        named = {"added": self.added, "removed": self.removed, "changed": self.changed,
+                 "not measured": self.missing, "unstable, left out": self.unstable}
+        return {k: v for k, v in named.items() if v}
+
+
+def _key(mode: str | None, qid: str) -> str:
+    return f"{mode}:{qid}" if mode else qid
+
+
+def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
+                   base_goldens: Mapping[str, str] | None = None, run_goldens: Mapping[str, str] | None = None,
+                   exclude_unstable: bool = False) -> QuestionSets:
+    """`*_goldens`: golden id -> judgement hash, as each side's report recorded its suite (None: not recorded,
+    then the side's own records stand for its suite and judgements are taken as unchanged)."""
+    b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
+    modes = sorted({q.mode for q in base} | {q.mode for q in run}, key=lambda m: m or "")
+    run_ids = list(run_goldens) if run_goldens else list(dict.fromkeys(q.id for q in run))
+    base_ids = set(base_goldens) if base_goldens else {q.id for q in base}
+    changed_ids = {i for i in run_ids if base_goldens and run_goldens and i in base_goldens
+                   and base_goldens[i] != run_goldens[i]}
+    expected = [_key(m, i) for i in run_ids for m in modes]
+    run_id_set = set(run_ids)
+    unstable = {k for k, q in b_by.items() if q.unstable} | {k for k, q in r_by.items() if q.unstable} \
+        if exclude_unstable else set()
+    common = [k for k in b_by if k in r_by and b_by[k].id in run_id_set and b_by[k].id not in changed_ids
+              and k not in unstable]
+    return QuestionSets(
+        common=common,
+        added=[_key(m, i) for i in run_ids if i not in base_ids for m in modes],
+        removed=sorted({k for k, q in b_by.items() if q.id not in run_id_set}),
+        changed=sorted(_key(m, i) for i in changed_ids for m in modes),
+        missing=[k for k in expected if k not in r_by],
+        unstable=sorted(unstable),
+    )
