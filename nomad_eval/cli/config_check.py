@@ -163,8 +163,8 @@ SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
     ("", PlainKeys), ("pipeline", PipelineKeys), ("tier", TierKeys), ("embedder", EmbedderKeys),
     ("model", BackendKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
     ("promote", PromoteKeys), ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys),
-    ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys), ("gate", GateKeys),
-    ("browse", BrowseKeys),
+    ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys),
+    ("gate", GateKeys), ("browse", BrowseKeys),
 )
 
 
