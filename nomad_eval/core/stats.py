@@ -11,32 +11,22 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import stats
 
-from nomad_eval.base.kept import Kept
-from nomad_eval.core.resampling import (
-    BCA_JACKKNIFE_MAX,
-    RESAMPLE_CACHE_MAX,
-    Array,
-    bca_from,
-    bca_of_mean,
-    bootstrap_means,
-    kept_draws,
-    mean_along,
-    sign_flips,
-    sums_exact,
-)
-
+Array = NDArray[np.float64]
 Alternative = Literal["two-sided", "worse_if_lower", "worse_if_higher"]
 BootstrapMethod = Literal["auto", "BCa", "percentile", "basic", "studentized"]
 Correction = Literal["holm", "fdr_bh"]
 
 # scipy names the alternative by the sign of mean(current - base).
 _SIDES = {"two-sided": "two-sided", "worse_if_lower": "less", "worse_if_higher": "greater"}
+# Values scipy's bootstrap (and the sign-flip test) hold at once: the resampled rows x questions come in batches
+# of about this many, so a large suite's resamples and BCa's n x (n - 1) jackknife stay small in memory.
+BLOCK = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -69,31 +59,59 @@ def _cluster_sums(values: Array, clusters: Sequence[str]) -> tuple[Array, Array]
     return np.bincount(index, weights=values).astype(np.float64), np.bincount(index).astype(np.float64)
 
 
-# Intervals already computed in this process, by their exact inputs: in a sweep most metrics of most jobs have the
-# same per-question values as another metric or job (130 arrays, 73 distinct in a 5-point threshold sweep), and an
-# interval is a pure function of them.
-_interval_memo: Kept[Interval | None] = Kept(512)
+def _row_intervals(data: Array, how: BootstrapMethod, level: float, resamples: int, seed: int
+                   ) -> tuple[Array, Array]:
+    """scipy's bootstrap interval of the mean of each row of `data` (rows x questions), every row from the same
+    resampled questions; a row whose `how` interval is undefined (BCa of a sample whose bias or acceleration
+    cannot be estimated) takes the percentile interval of the same resamples."""
+    common = dict(axis=-1, vectorized=True, confidence_level=level, batch=max(1, BLOCK // data.size))
+    with warnings.catch_warnings():
+        # Degenerate samples show up as NaN ends, handled below.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = stats.bootstrap((data,), np.mean, method=how, n_resamples=resamples, rng=np.random.default_rng(seed),
+                              **common)
+        low, high = np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high)
+        bad = ~(np.isfinite(low) & np.isfinite(high))
+        if bad.any():
+            pct = stats.bootstrap((data,), np.mean, method="percentile", n_resamples=0, bootstrap_result=res,
+                                  **common).confidence_interval
+            low, high = np.where(bad, pct.low, low), np.where(bad, pct.high, high)
+    return low, high
+
+
+def mean_intervals(rows: Sequence[Sequence[float] | Array], *, level: float = 0.95, resamples: int = 2000, seed: int = 0
+                   ) -> list[Interval | None]:
+    """BCa intervals of the mean of each row (rows x questions, every row over the same questions), resampling the
+    questions jointly for all rows in one scipy call: row by row, the intervals mean_interval gives each alone."""
+    data = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+    if data.shape[1] < 2:
+        return [None] * len(data)
+    out: list[Interval | None] = [Interval(float(r[0]) + 0.0, float(r[0]) + 0.0, level) for r in data]
+    # All values equal: the zero-width interval, which BCa cannot give (+ 0.0 turns -0.0 into 0.0, so identical
+    # runs compare equal to Interval(0.0, 0.0)).
+    varied = np.flatnonzero(np.ptp(data, axis=1) > 0)
+    if len(varied):
+        low, high = _row_intervals(data[varied], "BCa", level, resamples, seed)
+        for i, lo, hi in zip(varied, low, high, strict=True):
+            out[i] = Interval(float(lo), float(hi), level)
+    return out
 
 
 def _interval(
     values: Array, clusters: Sequence[str] | None, level: float, resamples: int, seed: int, method: BootstrapMethod
 ) -> Interval | None:
-    if len(values) > 10_000:  # large suites are rare and their keys large: computed afresh
-        return _interval_of(values, clusters, level, resamples, seed, method)
-    key = (values.tobytes(), None if clusters is None else tuple(clusters), level, resamples, seed, method)
-    return _interval_memo.get(key, lambda: _interval_of(values, clusters, level, resamples, seed, method))
-
-
-def _interval_of(
-    values: Array, clusters: Sequence[str] | None, level: float, resamples: int, seed: int, method: BootstrapMethod
-) -> Interval | None:
+    if clusters is None and method in ("auto", "BCa"):
+        return mean_intervals([values], level=level, resamples=resamples, seed=seed)[0]
     sums, counts = (values, np.ones_like(values)) if clusters is None else _cluster_sums(values, clusters)
     if len(sums) < 2:
         return None
     if np.ptp(values) == 0:
-        # + 0.0 turns a -0.0 into 0.0 so identical runs compare equal to Interval(0.0, 0.0).
         v = float(values[0]) + 0.0
         return Interval(v, v, level)
+    if clusters is None and method != "studentized":
+        lows, highs = _row_intervals(values[None], method, level, resamples, seed)
+        return Interval(float(lows[0]), float(highs[0]), level)
 
     def run(how: BootstrapMethod) -> tuple[float, float]:
         common = dict(n_resamples=resamples, vectorized=True, paired=True, rng=np.random.default_rng(seed))
@@ -112,23 +130,14 @@ def _interval_of(
                 ).bootstrap_distribution
                 t_low, t_high = np.quantile(t, [(1 - level) / 2, (1 + level) / 2])
                 return float(est - t_high * se), float(est - t_low * se)
-            if how == "BCa" and clusters is None and len(values) > BCA_JACKKNIFE_MAX:
-                return bca_of_mean(values, level, resamples, seed)
-            if clusters is None and how == "BCa":
-                return bca_from(values, bootstrap_means(values, resamples, seed), level)
-            if clusters is None:
-                # scipy is handed the distribution (n_resamples=0) and derives the interval from it as usual.
-                res = stats.bootstrap((values,), mean_along, confidence_level=level, method=how,
-                                      **{**common, "paired": False, "n_resamples": 0,
-                                         "bootstrap_result": SimpleNamespace(
-                                             bootstrap_distribution=bootstrap_means(values, resamples, seed))})
-            else:  # paired=True resamples cluster indices, which keeps each cluster's sum with its count
-                res = stats.bootstrap((sums, counts), _ratio, confidence_level=level, method=how, **common)
+            # paired=True resamples cluster indices, which keeps each cluster's sum with its count.
+            res = stats.bootstrap((sums, counts), _ratio, confidence_level=level, method=how,
+                                  **common)
         return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
     # Measured in bench/stats_sim.py: BCa covers 95% over 200 questions, but over 40 documents of unequal
     # size it and the percentile interval undercover (~91-92%); bootstrap-t holds up best there.
-    how: BootstrapMethod = ("BCa" if clusters is None else "studentized") if method == "auto" else method
+    how: BootstrapMethod = "studentized" if method == "auto" else method
     for attempt in dict.fromkeys([how, "BCa", "percentile"]):
         # Bootstrap-t and BCa are undefined when the standard error or the bias and acceleration cannot be
         # estimated (e.g. almost every resample equals the observed statistic); percentile always is.
@@ -181,6 +190,35 @@ def paired_interval(
     return _interval(_deltas(base, current), clusters, level, resamples, seed, method)
 
 
+def sign_flip_p_value(deltas: Array, side: str, resamples: int, seed: int) -> float:
+    """p-value of the sign-flip randomisation test of mean(deltas) = 0 against `side` ("two-sided", "less",
+    "greater"): under the null each delta is as likely negative as positive. Every sign pattern when there are
+    at most `resamples` of them (the exact p), else `resamples` patterns drawn from default_rng(seed), counted
+    with the observed one ((hits + 1) / (resamples + 1)), so a drawn p is never 0."""
+    n = len(deltas)
+    exact = 2**n <= resamples
+    rng = np.random.default_rng(seed)
+    rows = 2**n if exact else resamples
+    observed = float(np.sum(deltas)) / n
+    # Flipped means that differ from the observed one only by rounding count as equal to it.
+    tol = 1e-9 * float(np.sum(np.abs(deltas))) / n
+    below = above = 0
+    step = max(1, BLOCK // n)
+    for start in range(0, rows, step):
+        count = min(step, rows - start)
+        if exact:  # pattern k flips delta j when bit j of k is set
+            signs = 1.0 - 2.0 * ((np.arange(start, start + count)[:, None] >> np.arange(n)) & 1)
+        else:
+            signs = rng.choice([-1.0, 1.0], size=(count, n))
+        flipped = signs @ deltas / n
+        below += int(np.count_nonzero(flipped <= observed + tol))
+        above += int(np.count_nonzero(flipped >= observed - tol))
+    extra = 0 if exact else 1
+    less, greater = (below + extra) / (rows + extra), (above + extra) / (rows + extra)
+    p = {"less": less, "greater": greater}.get(side, 2 * min(less, greater))
+    return min(1.0, p)
+
+
 def paired_p_value(
     base: Sequence[float],
     current: Sequence[float],
@@ -193,12 +231,11 @@ def paired_p_value(
 ) -> float:
     """p-value of a paired test of "no difference between base and current".
 
-    binary (every value 0 or 1): exact McNemar test, a binomial test of the discordant pairs. Otherwise a
-    sign-flip randomisation test of the mean delta: exact enumeration with scipy's permutation_test when
-    2**n <= resamples, else `resamples` seeded random sign flips through scipy's monte_carlo_test. With
-    `clusters` the sign-flip test runs on per-cluster delta sums whatever `binary` says, because McNemar
-    assumes independent questions. "worse_if_lower": the alternative is that current is lower than base;
-    "worse_if_higher" the opposite. 1.0 when no pair differs.
+    binary (every value 0 or 1): exact McNemar test, a binomial test of the discordant pairs. Otherwise the
+    sign-flip randomisation test of the mean delta (sign_flip_p_value). With `clusters` the sign-flip test runs
+    on per-cluster delta sums whatever `binary` says, because McNemar assumes independent questions.
+    "worse_if_lower": the alternative is that current is lower than base; "worse_if_higher" the opposite.
+    1.0 when no pair differs.
     """
     deltas = _deltas(base, current)
     if not np.any(deltas):
@@ -212,60 +249,16 @@ def paired_p_value(
         wins, discordant = int(np.sum(deltas > 0)), int(np.sum(deltas != 0))
         return float(stats.binomtest(wins, discordant, 0.5, alternative=side).pvalue)
     data = deltas if clusters is None else _cluster_sums(deltas, clusters)[0]
-    if len(data) < 2:
-        # One pair (or cluster) has two sign patterns, which scipy will not enumerate: the observed one is as
-        # extreme as the other, so p is 1 two-sided, and 1/2 or 1 one-sided by the delta's direction.
-        if side == "two-sided":
-            return 1.0
-        return 0.5 if (data[0] > 0) == (side == "greater") else 1.0
-    if 2 ** len(data) <= resamples:
-        # Few enough sign patterns to enumerate: permutation_test then gives the exact p-value.
-        exact = stats.permutation_test(
-            (data,), mean_along, permutation_type="samples", vectorized=True, n_resamples=resamples, alternative=side
-        )
-        return min(1.0, float(exact.pvalue))
-    # The same sign-flip null drawn directly: permutation_test's generic pairing machinery costs ~0.2 s
-    # at n=230 and 10,000 resamples, this ~10 ms, with the same (hits + 1) / (resamples + 1) p-value.
-    n = len(data)
-    if n * resamples <= RESAMPLE_CACHE_MAX and sums_exact(data, n):
-        # Each flipped mean as one product with the +1/-1 matrix, the same means to the bit (sums_exact), without
-        # making the resamples x n matrix of flipped deltas. scipy is handed a sample of ones and the flips as its
-        # resamples, so its statistic x @ data / n is the observed mean on the ones and each flipped mean on a row.
-        flips = kept_draws("signs-f", n, resamples, seed, lambda: sign_flips(n, resamples, seed).astype(np.float64))
-        res = stats.monte_carlo_test(
-            np.ones(n), lambda size: flips[: size[0]], lambda x, axis=-1: np.true_divide(x @ data, n),
-            vectorized=True, n_resamples=resamples, alternative=side)
-        return min(1.0, float(res.pvalue))
-    signs = sign_flips(n, resamples, seed)
-    drawn = [0]
-
-    def flipped(size: tuple[int, ...]) -> Array:
-        # scipy asks for the resamples in batches, in order: each batch takes the next rows of the same flips.
-        start, drawn[0] = drawn[0], drawn[0] + size[0]
-        return data * signs[start: start + size[0]]
-
-    # Batches of 500 keep each flipped block in cache: a row's mean is the same whatever the batch (numpy sums each
-    # row on its own), at less than half the time of one 10,000-row block.
-    res = stats.monte_carlo_test(data, flipped, mean_along, vectorized=True, n_resamples=resamples, batch=500,
-                                 alternative=side)
-    return min(1.0, float(res.pvalue))
+    return sign_flip_p_value(data, side, resamples, seed)
 
 
 def adjust(p_values: Sequence[float], method: Correction = "holm") -> list[float]:
     """p-values adjusted for testing them all at once (Holm: family-wise error; fdr_bh: false discovery rate)."""
     if len(p_values) == 0:
         return []
-    p = np.asarray(p_values, dtype=np.float64)
-    if method == "fdr_bh":
-        return [float(q) for q in stats.false_discovery_control(p, method="bh")]
-    # Holm's step-down, written here because statsmodels' multipletests costs ~0.45 s of imports (pandas) at the
-    # end of every sweep; tests/core/test_stats.py holds it equal to multipletests(method="holm"). The i-th
-    # smallest p is scaled by the m - i hypotheses still in play, made monotone, and capped at 1.
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
-    out = np.empty_like(p)
-    out[order] = scaled
-    return [float(q) for q in out]
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(q) for q in multipletests(np.asarray(p_values, dtype=np.float64), method=method)[1]]
 
 
 def minimum_detectable_effect(
@@ -356,15 +349,19 @@ def rank_against_reference(
     """
     names = list(configs)
     raw = [paired_p_value(reference, configs[name], binary=binary, clusters=clusters, seed=seed) for name in names]
+    deltas = [_deltas(reference, configs[name]) for name in names]
+    # Without clusters, every configuration's delta in one bootstrap of the shared questions.
+    intervals = (mean_intervals(deltas, seed=seed) if clusters is None else
+                 [paired_interval(reference, configs[name], clusters, seed=seed) for name in names])
     ranked = [
         Ranked(
             name=name,
-            delta=float(np.mean(_deltas(reference, configs[name]))) if len(reference) else 0.0,
-            interval=paired_interval(reference, configs[name], clusters, seed=seed),
+            delta=float(np.mean(d)) if len(reference) else 0.0,
+            interval=iv,
             p_value=p,
             p_adjusted=q,
             real=q < alpha,
         )
-        for name, p, q in zip(names, raw, adjust(raw, method), strict=True)
+        for name, d, iv, p, q in zip(names, deltas, intervals, raw, adjust(raw, method), strict=True)
     ]
     return sorted(ranked, key=lambda r: r.delta, reverse=True)
