@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,96 +15,95 @@ from pydantic import BaseModel
 EVERY_CHUNK = "every chunk"
 CANDIDATE_POOL = "candidate pool"
 
-# Up to this many pairs a distribution is kept value by value (about 90 bytes a pair at peak, in memory and in
-# scores.json). Beyond it, questions x chunks outgrows memory (10k x 100k is 10^9 pairs), so it is counted into a
-# fixed histogram instead: a cosine lies in [-1, 1], and 4,000 bins of 0.0005 put every quantile within about half
-# a bin of its exact value, well inside the steps a threshold is tuned in (0.3, 0.35, ...).
-EXACT_PAIRS = 2_000_000
-HIST_LO, HIST_HI, HIST_BINS = -1.0, 1.0, 4000
+# A score is kept to 5 decimals, as scores.json has always kept it: bin k of a Histogram holds the values that
+# round to k / SCALE.
+SCALE = 100_000
 
 
 @dataclass
 class Histogram:
-    """A distribution too large to keep, as counts over fixed bins plus its exact n, min, max and sum.
+    """A distribution as counts of its values rounded to 5 decimals (numpy's rounding).
 
-    Bin i is [lo + i * width, lo + (i + 1) * width), the last one closed, as numpy.histogram counts them.
+    Every figure of the separation table comes from the counts exactly: n, min, max, mean and the quantiles are
+    those of the rounded values, the same as listing them one by one. Memory and scores.json grow with the
+    distinct rounded values (at most 200,001 for a cosine), never with the number of pairs (questions x chunks).
     """
 
-    counts: np.ndarray = field(default_factory=lambda: np.zeros(HIST_BINS, dtype=np.int64))
-    n: int = 0
-    min: float = math.inf
-    max: float = -math.inf
-    sum: float = 0.0
-    lo: float = HIST_LO
-    hi: float = HIST_HI
+    lo: int = 0  # the bin (value * SCALE) of counts[0]
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
-    @property
-    def width(self) -> float:
-        return (self.hi - self.lo) / len(self.counts)
+    @classmethod
+    def of(cls, values: Sequence[float] | np.ndarray) -> Histogram:
+        h = cls()
+        h.add(np.asarray(values, dtype=np.float64))
+        return h
 
     def __len__(self) -> int:
-        return self.n
+        return int(self.counts.sum())
 
     def add(self, block: np.ndarray) -> None:
-        """Count a block of values, skipping its NaN entries (the caller's way to leave pairs out in place).
-
-        The block is clipped in place: a float32 cosine of unit vectors can land a hair outside [-1, 1], and
-        numpy.histogram drops what its range does not hold. Min and max are taken before, so they stay exact.
-        """
-        keep = ~np.isnan(block)
-        n = int(np.count_nonzero(keep))
-        if n == 0:
+        """Count a block of values, skipping its NaN entries (the caller's way to leave pairs out in place)."""
+        x = np.multiply(block, float(SCALE), dtype=np.float64).ravel()
+        np.rint(x, out=x)  # np.round(v, 5) is rint(v * 1e5) / 1e5
+        k = x[~np.isnan(x)].astype(np.int64)
+        if k.size == 0:
             return
-        self.n += n
-        # A float64 accumulator: a billion float32 terms would lose the mean's digits.
-        self.sum += float(np.add.reduce(block, axis=None, where=keep, dtype=np.float64))
-        # fmin/fmax skip NaN without the copy nanmin's fallback paths may make.
-        self.min = min(self.min, float(np.fmin.reduce(block, axis=None)))
-        self.max = max(self.max, float(np.fmax.reduce(block, axis=None)))
-        np.clip(block, self.lo, self.hi, out=block)
-        # numpy.histogram works through a large input 65,536 values at a time, and NaN fails its range test.
-        self.counts += np.histogram(block, bins=len(self.counts), range=(self.lo, self.hi))[0]
+        lo, hi = int(k.min()), int(k.max()) + 1
+        if self.counts.size:
+            lo, hi = min(lo, self.lo), max(hi, self.lo + self.counts.size)
+        counts = np.bincount(k - lo, minlength=hi - lo)
+        counts[self.lo - lo:self.lo - lo + self.counts.size] += self.counts
+        self.lo, self.counts = lo, counts
+
+    def bins(self) -> np.ndarray:
+        """Each bin's value: the rounded value it counts."""
+        return (self.lo + np.arange(self.counts.size)) / SCALE
+
+    def _bin(self, rank: int) -> int:
+        """The bin of the rank-th smallest value (0-based)."""
+        return self.lo + int(np.searchsorted(np.cumsum(self.counts), rank, side="right"))
 
     def quantiles(self, qs: Sequence[float]) -> list[float]:
-        """numpy's default quantile (linear between the closest ranks), with each rank's value read as its bin's
-        middle: within about half a bin of the exact figure, and never outside the exact min and max."""
-        cum = np.cumsum(self.counts)
-        mids = self.lo + (np.arange(len(self.counts)) + 0.5) * self.width
-
-        def at(rank: int) -> float:
-            v = float(mids[int(np.searchsorted(cum, rank, side="right"))])
-            return min(max(v, self.min), self.max)
-
-        out = []
+        """numpy's default quantile: linear between the two closest ranks."""
+        n, out = len(self), []
         for q in qs:
-            h = (self.n - 1) * q
-            below = math.floor(h)
-            a, b = at(below), at(min(below + 1, self.n - 1))
-            out.append(round(a + (h - below) * (b - a), 5))  # 5 decimals, as scores.json keeps a value
+            h = (n - 1) * q
+            below = int(h)
+            a, b = self._bin(below) / SCALE, self._bin(min(below + 1, n - 1)) / SCALE
+            out.append(a + (h - below) * (b - a))
         return out
 
+    def summary(self) -> tuple[float, float, float]:
+        """The exact min, max and mean of the rounded values."""
+        kept = np.flatnonzero(self.counts)
+        total = int(np.dot(np.arange(self.lo, self.lo + self.counts.size, dtype=np.int64), self.counts))
+        return (self.lo + int(kept[0])) / SCALE, (self.lo + int(kept[-1])) / SCALE, total / len(self) / SCALE
+
     def to_json(self) -> dict[str, Any]:
-        """The form scores.json stores: a few kilobytes whatever the number of pairs."""
-        return {"histogram": {"lo": self.lo, "hi": self.hi, "bins": len(self.counts)},
-                "counts": self.counts.tolist(), "n": self.n, "min": round(self.min, 5), "max": round(self.max, 5),
-                "sum": self.sum}
+        """The form scores.json stores: each rounded value that occurs, ascending, and how often."""
+        kept = np.flatnonzero(self.counts)
+        return {"values": ((self.lo + kept) / SCALE).tolist(), "counts": self.counts[kept].tolist()}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Histogram:
-        spec = d["histogram"]
+        k = np.rint(np.asarray(d["values"], dtype=np.float64) * SCALE).astype(np.int64)
         counts = np.asarray(d["counts"], dtype=np.int64)
-        if len(counts) != int(spec["bins"]):
-            raise ValueError(f"a histogram of {spec['bins']} bins carries {len(counts)} counts")
-        return cls(counts=counts, n=int(d["n"]), min=float(d["min"]), max=float(d["max"]), sum=float(d["sum"]),
-                   lo=float(spec["lo"]), hi=float(spec["hi"]))
+        if k.shape != counts.shape:
+            raise ValueError(f"a histogram of {k.size} values carries {counts.size} counts")
+        h = cls()
+        if k.size:
+            h.lo, h.counts = int(k.min()), np.bincount(k - k.min(), weights=counts).astype(np.int64)
+        return h
 
 
-Distribution = Sequence[float] | np.ndarray | Histogram
+def distribution(stored: dict[str, Any]) -> Histogram:
+    """One side's values as scores.json stores them."""
+    return Histogram.from_json(stored)
 
 
-def distribution(stored: list[float] | dict[str, Any]) -> list[float] | Histogram:
-    """One side's values as scores.json stores them: a list of floats, or a histogram's dict beyond EXACT_PAIRS."""
-    return Histogram.from_json(stored) if isinstance(stored, dict) else stored
+def rounded(values: Histogram | Sequence[float] | np.ndarray) -> dict[str, Any]:
+    """A distribution as scores.json stores it: its Histogram's counts."""
+    return (values if isinstance(values, Histogram) else Histogram.of(values)).to_json()
 
 
 class SeparationRow(BaseModel):
@@ -121,33 +119,11 @@ class SeparationRow(BaseModel):
     mean: float | None
 
 
-def binned_note(width: float) -> str:
-    """What a row's score says when its figures come from a histogram, wherever the row is shown."""
-    return f"histogram of bin width {width:g}"
-
-
-def separation_row(score: str, flag: str, label: str, values: Distribution) -> SeparationRow:
+def separation_row(score: str, flag: str, label: str, values: Histogram) -> SeparationRow:
     if len(values) == 0:
         return SeparationRow(score=score, flag=flag, label=label, count=0, min=None, p10=None, median=None,
                              p90=None, max=None, mean=None)
-    if isinstance(values, Histogram):
-        # Quantiles to the bin width; count, min, max and mean are exact. The score says so, so the markdown and
-        # console tables, which print it, say so too.
-        p10, median, p90 = values.quantiles([0.1, 0.5, 0.9])
-        return SeparationRow(score=f"{score}, {binned_note(values.width)}", flag=flag, label=label, count=values.n,
-                             min=values.min, p10=p10, median=median, p90=p90, max=values.max,
-                             mean=values.sum / values.n)
-    # numpy: an every-chunk distribution holds questions x chunks values. Its default quantile is linear
-    # interpolation between closest ranks, the definition this table has always used.
-    s = np.sort(np.asarray(values, dtype=np.float64))
-    p10, median, p90 = (float(x) for x in np.quantile(s, [0.1, 0.5, 0.9]))
-    return SeparationRow(score=score, flag=flag, label=label, count=int(s.size), min=float(s[0]), p10=p10,
-                         median=median, p90=p90, max=float(s[-1]), mean=float(s.mean()))
-
-
-def rounded(values: np.ndarray | Histogram) -> list[float] | dict[str, Any]:
-    """A distribution as scores.json stores it: plain floats at 5 decimals, or a histogram's small dict."""
-    if isinstance(values, Histogram):
-        return values.to_json()
-    out: list[float] = np.round(np.asarray(values, dtype=np.float64), 5).tolist()
-    return out
+    p10, median, p90 = values.quantiles([0.1, 0.5, 0.9])
+    low, high, mean = values.summary()
+    return SeparationRow(score=score, flag=flag, label=label, count=len(values), min=low, p10=p10, median=median,
+                         p90=p90, max=high, mean=mean)

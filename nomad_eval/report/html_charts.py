@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from nomad_eval.metrics.registry import at_k_families
-from nomad_eval.metrics.separation import Histogram, distribution
+from nomad_eval.metrics.separation import distribution
 from nomad_eval.report.markdown import fmt_interval
 from nomad_eval.report.schema import MetricInterval
 from nomad_eval.report.svg import Chart, Heatmap, Panels, Series
@@ -31,55 +31,32 @@ def separation_histograms(scores: dict[str, Any], threshold: float | None, min_f
 
     Shares, because over every chunk the irrelevant pairs outnumber the relevant ones a hundred to one and
     counts would flatten the relevant curve; binned in Python, because the page would otherwise carry every
-    one of the (questions x chunks) values. A side scores.json keeps as a fine histogram (beyond EXACT_PAIRS)
-    is rebinned to the same BINS bins, so the picture matches the value-by-value one to its bin width.
+    one of the (questions x chunks) values. scores.json keeps each side as counts of its values to 5 decimals,
+    so the chart bins hold exactly the pairs they would if every value were listed.
     """
     pop = scores.get("population") or {}
     panels = []
     for key, flag, line in (("raw", "threshold", threshold), ("final", "min_final_score", min_final)):
-        # Lists become arrays once here: span and binning both read them (51k values a side over every chunk).
-        sides = {label: d if isinstance(d := distribution(v), Histogram) else np.asarray(d, dtype=np.float64)
-                 for label, v in scores[key].items()}
-        # The title says which side came binned: the axis title is already as long as a half-width panel holds.
-        binned = "".join(f" · {label} binned at {v.width:g}" for label, v in sides.items() if isinstance(v, Histogram))
-        title = f"{'raw cosine' if key == 'raw' else 'final score'}, {pop.get(key, 'candidate pool')}{binned}"
+        sides = {label: distribution(v) for label, v in scores[key].items()}
+        title = f"{'raw cosine' if key == 'raw' else 'final score'}, {pop.get(key, 'candidate pool')}"
         n = " / ".join(f"{len(v):,} {label}" for label, v in sides.items())
         cut = "" if line is None else f"dashed: {flag} = {line} · "
         chart = Chart(title, [], [], numeric_x=True, overlay=True, x_title=f"{cut}{n} pairs",
                       y_title="share of pairs", vlines=[] if line is None else [(float(line), f"{flag} = {line}")])
-        ranges = [_span(v) for v in sides.values() if len(v)]
+        ranges = [v.summary()[:2] for v in sides.values() if len(v)]
         if ranges:
-            # numpy's edges for BINS bins depend only on the data's min and max, which a histogram keeps exactly:
-            # the same edges as binning every value.
+            # numpy's edges for BINS bins depend only on the data's min and max: the same edges as binning every value.
             edges = np.histogram_bin_edges(np.array([min(r[0] for r in ranges), max(r[1] for r in ranges)]),
                                            bins=BINS)
             chart.x = [float(m) for m in (edges[:-1] + edges[1:]) / 2]
             chart.bar_width = float(edges[1] - edges[0])
             for label, values in sides.items():
-                counts = _rebinned(values, edges)
+                counts, _ = np.histogram(values.bins(), bins=edges, weights=values.counts)
                 share = counts / max(len(values), 1)
                 chart.series.append(Series(label, [float(s) for s in share], color=COLORS.get(label), opacity=0.6,
                                            hover=[f"{int(c)} pairs" for c in counts]))
         panels.append(chart)
     return Panels(panels)
-
-
-def _span(values: list[float] | np.ndarray | Histogram) -> tuple[float, float]:
-    if isinstance(values, Histogram):
-        return values.min, values.max
-    a = np.asarray(values, dtype=np.float64)
-    return float(a.min()), float(a.max())
-
-
-def _rebinned(values: list[float] | np.ndarray | Histogram, edges: np.ndarray) -> np.ndarray:
-    """Counts per chart bin: the values binned, or a histogram's fine bins moved whole into the chart bin holding
-    their middle (clamped into the data's range, so the end bins keep the min's and max's pairs)."""
-    if not isinstance(values, Histogram):
-        counts, _ = np.histogram(np.asarray(values, dtype=np.float64), bins=edges)
-        return counts
-    mids = values.lo + (np.arange(len(values.counts)) + 0.5) * values.width
-    counts, _ = np.histogram(np.clip(mids, edges[0], edges[-1]), bins=edges, weights=values.counts)
-    return counts.astype(np.int64)
 
 
 def headline_bars(metrics: Mapping[str, float | None], intervals: Mapping[str, MetricInterval],

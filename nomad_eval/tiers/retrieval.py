@@ -57,8 +57,8 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
     Raw cosine, given the run's `rt` (its own embedder): every question against every chunk of the corpus, from
     vectors already cached, because the search pool is cut at `threshold` and so cannot calibrate it. A custom
     pipeline (no embedder), and the final score (only reranked chunks have one): the candidate pool.
-    `population` says which, for the table's labels and the plots. Every-chunk irrelevant cosines beyond
-    EXACT_PAIRS come as a histogram's dict instead of a list (metrics/separation.py), to keep memory bounded.
+    `population` says which, for the table's labels and the plots. Each side is a Histogram's dict: counts of
+    its values to 5 decimals (metrics/separation.py), whatever the number of pairs.
     """
     from nomad_eval.harness.cosines import corpus_cosines
     from nomad_eval.metrics.separation import CANDIDATE_POOL, EVERY_CHUNK, rounded
@@ -72,6 +72,8 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
             if rt is None and c.score is not None:
                 out["raw"][label].append(round(c.score, 5))
             out["final"][label].append(round(c.final_score, 5))
+    for key in ("raw", "final"):
+        out[key] = {label: rounded(v) for label, v in out[key].items()}
     if rt is not None:
         queries = [r.expanded_query for r, _ in answerable]
         relevant = [set(g.relevant_doc_ids) for _, g in answerable]

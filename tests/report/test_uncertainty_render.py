@@ -13,15 +13,16 @@ from pathlib import Path
 import polars as pl
 
 from nomad_eval.base.console import console
+from nomad_eval.metrics.separation import rounded
 from nomad_eval.report.console_view import print_generation, print_retrieval
 from nomad_eval.report.html_writer import generation_page, retrieval_page, write_sweep_html
 from nomad_eval.report.markdown import generation_markdown, retrieval_markdown
 from nomad_eval.report.merge import merge, write_summary
 from nomad_eval.report.schema import MetricInterval, Report
 
-SCORES = {"raw": {"relevant": [0.3, 0.6, 0.7], "irrelevant": [0.0, 0.1, 0.2, 0.4]},
-          "final": {"relevant": [0.5], "irrelevant": [0.2]}, "population": {"raw": "every chunk",
-                                                                              "final": "candidate pool"}}
+SCORES = {"raw": {"relevant": rounded([0.3, 0.6, 0.7]), "irrelevant": rounded([0.0, 0.1, 0.2, 0.4])},
+          "final": {"relevant": rounded([0.5]), "irrelevant": rounded([0.2])},
+          "population": {"raw": "every chunk", "final": "candidate pool"}}
 
 
 def retrieval_report(intervals: bool = True, recall5: float = 0.9, overrides: list[str] | None = None) -> Report:
