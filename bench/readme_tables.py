@@ -285,9 +285,8 @@ def scaling_markdown(scaling: dict[str, Any]) -> str:
         notes.append(
             "Cells marked *not run* hold more question × chunk pairs than the benchmark's bound "
             f"(`--max-pairs`, {scaling.get('max_pairs', 0):,.0f}). Every retrieval run scores each answerable "
-            "question against every chunk for its separation table: value by value up to 2M irrelevant pairs, "
-            "beyond that counted into a 4,000-bin histogram (bin width 0.0005), so memory stays flat while time "
-            "grows with questions × chunks.")
+            "question against every chunk for its separation table, counting the cosines (to 5 decimals) tile by "
+            "tile, so memory stays flat while time grows with questions × chunks.")
     return "\n\n".join([wrap(intro), "\n".join(lines), *(wrap(n) for n in notes)])
 
 

@@ -15,9 +15,9 @@ Each run is timed from spawn to exit (wall) and its peak resident memory is the 
 reports it. report.json gives the run's own timings and counts; trace.jsonl gives each question's store search.
 
 Every retrieval run also scores every answerable question against every chunk (tiers/retrieval.py score_lists ->
-harness/cosines.py corpus_cosines, for the separation table). Past 2M irrelevant pairs those cosines are counted
-into a histogram tile by tile, so memory no longer grows with questions x chunks (before, about 100 bytes a pair:
-10k x 10k peaked at 9.7 GB), but time still does. A cell with more than `--max-pairs` pairs (questions x chunks)
+harness/cosines.py corpus_cosines, for the separation table). Those cosines are counted (to 5 decimals) tile by
+tile, so memory does not grow with questions x chunks (kept value by value, about 100 bytes a pair: 10k x 10k
+peaked at 9.7 GB), but time still does. A cell with more than `--max-pairs` pairs (questions x chunks)
 is not run but recorded as skipped with its pair count, to bound a grid's time.
 
 Embedding a million chunks with MiniLM takes hours here, so every run embeds with `HashEmbedder` below, a fast
