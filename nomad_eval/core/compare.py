@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from nomad_eval.core.pairing import QuestionSets, pair_questions
 from nomad_eval.core.questions import Question
 from nomad_eval.core.stats import (
@@ -105,18 +107,49 @@ class Verdict:
         return 1 if self.outcome in ("regression", "not measured", "too small to tell") else 0
 
 
-def detectable_change(values: Sequence[float], gated: int, correlation: float) -> float | None:
+def detectable_change(values: Sequence[float], gated: int, correlation: float, binary: bool = False
+                      ) -> float | None:
     """The smallest true change in general the compare's question-sampling test finds at 80% power: one-sided,
     at the level Holm gives the first of `gated` metrics (alpha / gated), with the spread a paired delta has when a
     question's value correlates `correlation` between two runs. tier=plan prints the same figure.
 
-    A 0/1 metric at 0 or 1 on every question has no spread to plan from, yet a change is not free to see: its rate
-    is taken as (hits + 1/2) / (n + 1), the spread a suite of this size cannot tell from none."""
+    `binary` (0/1 values): the test is then the exact McNemar (sign) test, whose power is worked out exactly (the normal approximation
+    overstates it when few pairs are discordant); otherwise the paired t-test's power. A 0/1 metric at 0 or 1 on
+    every question has no spread to plan from, yet a change is not free to see: its rate is taken as
+    (hits + 1/2) / (n + 1), the spread a suite of this size cannot tell from none."""
+    n = len(values)
     sd = planning_sd(values, correlation)
-    if len(values) > 1 and sd == 0 and set(values) <= {0.0, 1.0}:
-        rate = (sum(values) + 0.5) / (len(values) + 1)
-        sd = math.sqrt(rate * (1 - rate) * len(values) / (len(values) - 1)) * math.sqrt(2 * (1 - correlation))
-    return minimum_detectable_effect(sd, len(values), alpha=ALPHA / max(1, gated), power=POWER)
+    if n > 1 and sd == 0 and set(values) <= {0.0, 1.0}:
+        rate = (sum(values) + 0.5) / (n + 1)
+        sd = math.sqrt(rate * (1 - rate) * n / (n - 1)) * math.sqrt(2 * (1 - correlation))
+    alpha = ALPHA / max(1, gated)
+    if binary and n > 1 and math.isfinite(sd):
+        return mcnemar_detectable(n, sd, alpha)
+    return minimum_detectable_effect(sd, n, alpha=alpha, power=POWER)
+
+
+def mcnemar_power(n: int, sd: float, effect: float, alpha: float) -> float:
+    """Power of the one-sided exact McNemar test over n pairs whose 0/1 deltas have mean -effect and spread sd:
+    a pair is discordant with probability sd² + effect² (at least the effect: a drop of that size needs that many
+    losses however small the planned spread), and a discordant pair is a loss with probability
+    (discordant + effect) / (2 discordant)."""
+    from scipy import stats
+
+    discordant = min(1.0, max(sd ** 2 + effect ** 2, effect))
+    loss = min(1.0, (discordant + effect) / (2 * discordant))
+    d = np.arange(n + 1)
+    critical = stats.binom.isf(alpha, d, 0.5) + 1  # fewest losses of d whose one-sided p is at most alpha
+    return float(np.sum(stats.binom.pmf(d, n, discordant) * stats.binom.sf(critical - 1, d, loss)))
+
+
+def mcnemar_detectable(n: int, sd: float, alpha: float) -> float | None:
+    lo, hi = 0.0, 1.0
+    if mcnemar_power(n, sd, hi, alpha) < POWER:
+        return None
+    for _ in range(40):  # bisection to well below the 4 decimals any report prints
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mcnemar_power(n, sd, mid, alpha) < POWER else (lo, mid)
+    return hi
 
 
 def compare_questions(
@@ -213,9 +246,11 @@ def _measure(name: str, gated: bool, base: Sequence[Question], run: Sequence[Que
     noise = math.sqrt(sum(x.noise.get(name, 0.0) + y.noise.get(name, 0.0) for x, y in pairs)) / len(pairs)
     worse = tuple(y.key for (x, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)
     alternative: Alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
-    p = paired_p_value(b, c, binary=spec.binary and all(x in (0.0, 1.0) for x in b + c),
-                       alternative=alternative, clusters=clusters, seed=seed)
-    mde = detectable_change(b, gated_count, correlation)
+    binary = spec.binary and all(x in (0.0, 1.0) for x in b + c)
+    p = paired_p_value(b, c, binary=binary, alternative=alternative, clusters=clusters, seed=seed)
+    # 0/1 values: the sign-flip test on -1/0/1 deltas is the exact sign test, so both tests plan alike.
+    zero_one = all(x in (0.0, 1.0) for x in b + c)
+    mde = detectable_change(b, gated_count, correlation, binary=zero_one and clusters is None)
     return MetricVerdict(name, True, "within tolerance", bm, cm, len(b), interval, p, None, mde, tol,
                          noise=noise, worse=worse), p
 

@@ -146,17 +146,3 @@ def check_judge_gates(cfg: DictConfig) -> None:
             raise NomadError(f"gate on {name} refused: the judge is not calibrated — {status['reason']}. "
                              f"Run tier=calibrate judge={rubric_name} calibrate.labels=<labels.jsonl>, then file "
                              "it with calibrate.file=<that run dir>.", 2)
-
-
-def judge_floor_failures(judges: dict[str, dict[str, Any]], floors: dict[str, float]) -> list[str]:
-    out = []
-    for name, floor in floors.items():
-        if not name.startswith("judge."):
-            continue
-        entry = judges.get(name.removeprefix("judge."))
-        value = entry.get("mean") if entry else None
-        if value is None:
-            out.append(f"{name} could not be measured in this run (floor {floor})")
-        elif value < floor:
-            out.append(f"{name} = {value:.4f} is below its floor {floor}")
-    return out

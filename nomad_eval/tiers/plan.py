@@ -1,14 +1,17 @@
-"""tier=plan: how small a change can this suite see? The minimum detectable effect of each headline metric.
+"""tier=plan: what can this suite tell? Two figures per headline metric, one per uncertainty.
 
-From a baseline's per-question values: the spread a paired delta would have (assuming a question's value
-correlates `plan.correlation` between two runs), the smallest true change the gate's one-sided test finds
-at 80% power, and how many questions the configured tolerance would need. bench/stats_sim.py checks the
-figure against simulated gates.
+- The change *in general* the suite detects: the smallest true change that compare's question-sampling test (one-
+  sided, Holm across the gated metrics) finds at 80% power, from a baseline's per-question values and the spread
+  a paired delta has when a question's value correlates `plan.correlation` between two runs. Compare's
+  "detectable" column is the same figure; bench/plan_sim.py checks it against simulated compares.
+- For answers that vary between repeats: how many repeats make run-to-run noise small enough that a drop of the
+  tolerance stands out from it (the gate's own test, one-sided 95%, at 80% power).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +20,34 @@ from rich.table import Table
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.questions import questions_from_cases, stable, values_of
-from nomad_eval.core.stats import minimum_detectable_effect, planning_sd, questions_needed
+from nomad_eval.core.compare import POWER, Z_NOISE, detectable_change
+from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
+from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import baseline_path, load_baseline
 
+Z_POWER = 0.8416212335729143  # the 80th percentile of the standard normal: POWER below
 
-def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float) -> list[dict[str, Any]]:
-    questions = stable(questions_from_cases(cases))
+
+def repeats_needed(questions: list[Question], name: str, tolerance: float) -> int | None:
+    """Repeats per question on each side so that run-to-run noise of the delta, times (z 95% + z 80%), fits in
+    the tolerance; None when the baseline has no repeats to measure that noise from, 1 when its repeats agree."""
+    measured = [q for q in questions if q.values.get(name) is not None and q.repeats > 1]
+    if not measured or tolerance <= 0:
+        return None
+    variance = sum(q.noise.get(name, 0.0) * q.repeats for q in measured)  # sum of per-question variances
+    if variance == 0:
+        return 1
+    assert POWER == 0.8
+    return max(1, math.ceil(2 * variance * (Z_NOISE + Z_POWER) ** 2 / (len(measured) * tolerance) ** 2))
+
+
+def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float, exclude_unstable: bool = False
+              ) -> list[dict[str, Any]]:
+    questions = questions_from_cases(cases)
+    if exclude_unstable:
+        questions = stable(questions)
     rows = []
     for name in names:
         spec = spec_for(name)
@@ -35,8 +57,10 @@ def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float)
         sd = planning_sd(values, correlation)
         tol = spec.allowed(sum(values) / len(values))
         rows.append({"metric": name, "n": len(values), "mean": sum(values) / len(values), "delta_sd": sd,
-                     "mde": minimum_detectable_effect(sd, len(values)), "tolerance": tol,
-                     "questions_for_tolerance": questions_needed(tol, sd)})
+                     "mde": detectable_change(values, len(names), correlation,
+                                              binary=set(values) <= {0.0, 1.0}), "tolerance": tol,
+                     "questions_for_tolerance": questions_needed(tol, sd, alpha=0.05 / len(names)),
+                     "repeats_for_tolerance": repeats_needed(questions, name, tol)})
     return rows
 
 
@@ -55,19 +79,25 @@ def run(cfg: DictConfig) -> int:
     tier: Tier = "generation" if base.report.tier == "generation" else "retrieval"
     names = [str(n) for n in cfg.compare.get("metrics") or []] or headline_names(
         tier, int(cfg.compare.get("headline_k") or 5), modes)
-    rows = plan_rows(base.cases, names, float(cfg.plan.get("correlation", 0.5)))
-    t = Table(title=f"what this suite can detect (80% power, one-sided α=0.05) — baseline {path}")
-    for c in ("metric", "n", "mean", "delta sd", "detectable change", "tolerance", "questions for tolerance"):
+    rows = plan_rows(base.cases, names, float(cfg.plan.get("correlation", 0.5)),
+                     bool(cfg.compare.get("exclude_unstable", False)))
+    t = Table(title=f"what this suite can tell (80% power; in general: one-sided α=0.05, Holm over {len(names)}) "
+                    f"— baseline {path}")
+    for c in ("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
+              "repeats for tolerance"):
         t.add_column(c)
     for r in rows:
         mde = "—" if r["mde"] is None else f"{r['mde']:.4f}"
         need = "—" if r["questions_for_tolerance"] is None else str(r["questions_for_tolerance"])
+        reps = "— (no repeats)" if r["repeats_for_tolerance"] is None else str(r["repeats_for_tolerance"])
         flag = "" if r["mde"] is None or r["mde"] <= r["tolerance"] else " [yellow](too small to tell)[/]"
         t.add_row(r["metric"], str(r["n"]), f"{r['mean']:.4f}", f"{r['delta_sd']:.4f}", mde + flag,
-                  f"{r['tolerance']:g}", need)
+                  f"{r['tolerance']:g}", need, reps)
     console.print(t)
-    console.print(f"assumes a question's value correlates {cfg.plan.get('correlation', 0.5)} between two runs "
-                  "(plan.correlation); the delta's spread, not the metric's, sets what a paired gate can see")
+    console.print(f"in general: assumes a question's value correlates {cfg.plan.get('correlation', 0.5)} between two "
+                  "runs (plan.correlation); compare's 'detectable' column is this figure. The gate itself decides "
+                  "on run-to-run noise: deterministic metrics need no repeats; answers that vary need the repeats "
+                  "shown")
     if cfg.get("paths", {}).get("run_dir"):
         out = Path(cfg.paths.run_dir)
         out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from nomad_eval.core.gate import gate_failures
 from nomad_eval.metrics.registry import REGISTRY, spec_for
+from nomad_eval.report.gate import floor_rows
 
 
 def test_registry_directions_and_tolerances() -> None:
@@ -26,9 +26,15 @@ def test_tolerance_is_robust_to_float_error_and_to_a_zero_baseline() -> None:
 
 
 def test_gate_floors() -> None:
-    m = {"recall@5": 0.8, "nonEmptyRateOnRefusal": 0.5}
-    assert gate_failures(m, {"recall@5": 0.7}) == []
-    (msg,) = gate_failures(m, {"recall@5": 0.85})
-    assert "recall@5" in msg and "no prompt work fixes missing context" in msg
-    assert gate_failures(m, {"nonEmptyRateOnRefusal": 0.4})  # lower is better: above the ceiling fails
-    assert "does not report" in gate_failures(m, {"ndcg@7": 0.1})[0]
+    m = {"recall@5": 0.8, "nonEmptyRateOnRefusal": 0.5, "hit@5": None}
+    (ok,) = floor_rows(m, {"recall@5": 0.7})
+    assert not ok.broken and ok.reason == "recall@5 0.8000 ≥ 0.7"
+    (low,) = floor_rows(m, {"recall@5": 0.85})
+    assert low.broken and low.reason == "recall@5 0.8000 < 0.85"
+    (ceiling,) = floor_rows(m, {"nonEmptyRateOnRefusal": 0.4})  # lower is better: above the ceiling breaks it
+    assert ceiling.broken and ceiling.reason == "nonEmptyRateOnRefusal 0.5000 > 0.4"
+    assert "does not report" in floor_rows(m, {"ndcg@7": 0.1})[0].reason
+    (null,) = floor_rows(m, {"hit@5": 0.5})
+    assert null.broken and "could not be measured" in null.reason  # null never passes
+    (judged,) = floor_rows(m, {"judge.faithfulness": 0.9}, {"faithfulness": 0.95})
+    assert not judged.broken
