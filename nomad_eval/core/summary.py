@@ -45,6 +45,17 @@ def summarize(questions: Sequence[Question], names: Iterable[str], *, cluster: b
             out[name] = Summary(None, 0, None, None, None)
             continue
         iv = intervals[name]
+        if not cluster and len(values) > 1 and len(set(values)) == 1 and values[0] in (0.0, 1.0):
+            iv = wilson_interval(int(sum(values)), len(values))
         out[name] = Summary(sum(values) / len(values), len(values), iv.low if iv else None, iv.high if iv else None,
                             len(set(clusters)) if cluster else None)
     return out
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
+    """A proportion at 0 or 1 on every question: resampling can only give back [p, p], a zero-width interval that
+    claims certainty 11 questions cannot give. Wilson's score interval is what the data says instead."""
+    from scipy import stats
+
+    ci = stats.binomtest(successes, n).proportion_ci(level, method="wilson")
+    return Interval(float(ci.low), float(ci.high))
