@@ -22,8 +22,9 @@ TIER_KEYS = {
     "retrieval": RETRIEVAL_KEYS,
     "generation": (*RETRIEVAL_KEYS, "tier", "mode", "model", "judge", "judging", "repeats", "seed"),
 }
-# Keys inside kept groups that name where something lives, or how long to wait for it, rather than what it is.
-LOCATION_SUFFIXES = ("_dir", "path", "url", "timeout", "concurrency", "lock_timeout")
+# Keys inside kept groups that name where something lives, how long to wait for it or how many cores it may use,
+# rather than what it is.
+LOCATION_SUFFIXES = ("_dir", "path", "url", "timeout", "concurrency", "lock_timeout", "threads")
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
