@@ -1,10 +1,11 @@
-"""README's benchmark tables, generated from the committed results: python bench/readme_tables.py [--check]
+"""The benchmark tables of docs/benchmarks.md, generated from the committed results:
+python bench/readme_tables.py [--check]
 
 Rewrites the text between `<!-- bench-table:start -->` and `<!-- bench-table:end -->` (from
 bench/results/bench.json, with bench/results/store_scale.json for the 1M exact-equivalence step when bench.json
 lacks it) and between `<!-- scaling-table:start -->` and `<!-- scaling-table:end -->` (from
-bench/results/scaling.json). `--check` writes nothing and exits 1, printing a diff, when README differs from what
-it would write. Whether a target is met is decided by bench/run.py `gaps()`, the same function that writes the
+bench/results/scaling.json). `--check` writes nothing and exits 1, printing a diff, when the page differs from
+what it would write. Whether a target is met is decided by bench/run.py `gaps()`, the same function that writes the
 results file's gaps, so the table and the file cannot disagree.
 """
 
@@ -26,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from bench.run import gaps  # noqa: E402
 from bench.scaling import predicted_minilm_s  # noqa: E402
 
-README = REPO / "README.md"
+PAGE = Path("docs") / "benchmarks.md"  # relative to the repository
 RESULTS = REPO / "bench" / "results"
 BENCH_MARKERS = ("<!-- bench-table:start -->", "<!-- bench-table:end -->")
 SCALING_MARKERS = ("<!-- scaling-table:start -->", "<!-- scaling-table:end -->")
@@ -55,7 +56,7 @@ def mib(mb: float) -> str:
 
 
 def wrap(paragraph: str) -> str:
-    """Prose hard-wrapped like the rest of README (tables are left on one line each)."""
+    """Prose hard-wrapped like the rest of the page (tables are left on one line each)."""
     return textwrap.fill(paragraph, width=115, break_long_words=False, break_on_hyphens=False)
 
 
@@ -223,7 +224,7 @@ def bench_markdown(bench: dict[str, Any], store_scale: dict[str, Any] | None = N
 # --- the scaling table (scaling.json) --------------------------------------------------------------------------
 
 def scaling_markdown(scaling: dict[str, Any]) -> str:
-    """Prose, table and provenance line for README's cost-against-size section."""
+    """Prose, table and provenance line for the page's cost-against-size section."""
     rates = scaling.get("minilm") or {}
     rate = rates.get("embed_texts_per_s")
     intro = (
@@ -290,20 +291,20 @@ def scaling_markdown(scaling: dict[str, Any]) -> str:
     return "\n\n".join([wrap(intro), "\n".join(lines), *(wrap(n) for n in notes)])
 
 
-# --- README ----------------------------------------------------------------------------------------------------
+# --- the page --------------------------------------------------------------------------------------------------
 
 def replace_between(text: str, markers: tuple[str, str], body: str) -> str:
     """`text` with everything between the two marker lines replaced by `body`; each marker must occur once."""
     start, end = markers
     if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-        raise ValueError(f"README needs exactly one {start} followed by one {end}")
+        raise ValueError(f"{PAGE} needs exactly one {start} followed by one {end}")
     head, rest = text.split(start)
     _, tail = rest.split(end)
     return f"{head}{start}\n{body}\n{end}{tail}"
 
 
-def render(readme: str, bench: dict[str, Any], store_scale: dict[str, Any] | None, scaling: dict[str, Any]) -> str:
-    text = replace_between(readme, BENCH_MARKERS, bench_markdown(bench, store_scale))
+def render(page: str, bench: dict[str, Any], store_scale: dict[str, Any] | None, scaling: dict[str, Any]) -> str:
+    text = replace_between(page, BENCH_MARKERS, bench_markdown(bench, store_scale))
     return replace_between(text, SCALING_MARKERS, scaling_markdown(scaling))
 
 
@@ -312,38 +313,38 @@ def _load(path: Path) -> dict[str, Any]:
     return loaded
 
 
-def rendered_readme(repo: Path = REPO) -> tuple[str, str]:
-    """README as it is and as the committed results would make it."""
-    readme = (repo / "README.md").read_text()
+def rendered_page(repo: Path = REPO) -> tuple[str, str]:
+    """docs/benchmarks.md as it is and as the committed results would make it."""
+    page = (repo / PAGE).read_text()
     res = repo / "bench" / "results"
-    return readme, render(readme, _load(res / "bench.json"), _load(res / "store_scale.json") or None,
+    return page, render(page, _load(res / "bench.json"), _load(res / "store_scale.json") or None,
                           _load(res / "scaling.json"))
 
 
-def readme_diff(repo: Path = REPO) -> str:
-    """A unified diff from README to what it should be; empty when the tables are current."""
-    now, want = rendered_readme(repo)
+def page_diff(repo: Path = REPO) -> str:
+    """A unified diff from the page to what it should be; empty when the tables are current."""
+    now, want = rendered_page(repo)
     return "".join(difflib.unified_diff(now.splitlines(keepends=True), want.splitlines(keepends=True),
-                                        "README.md", "README.md (generated)"))
+                                        str(PAGE), f"{PAGE} (generated)"))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 with a diff when README is not current")
+    ap.add_argument("--check", action="store_true", help=f"exit 1 with a diff when {PAGE} is not current")
     args = ap.parse_args(argv)
     if args.check:
-        diff = readme_diff()
+        diff = page_diff()
         if diff:
             print(diff, end="")
-            print("README's tables differ from bench/results; run: python bench/readme_tables.py", file=sys.stderr)
+            print(f"{PAGE}'s tables differ from bench/results; run: python bench/readme_tables.py", file=sys.stderr)
             return 1
         return 0
-    now, want = rendered_readme()
+    now, want = rendered_page()
     if now != want:
-        README.write_text(want)
-        print("README.md: tables rewritten")
+        (REPO / PAGE).write_text(want)
+        print(f"{PAGE}: tables rewritten")
     else:
-        print("README.md: tables already current")
+        print(f"{PAGE}: tables already current")
     return 0
 
 

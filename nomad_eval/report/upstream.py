@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from nomad_eval.base.errors import NomadError
 from nomad_eval.report.schema import Identity, Provenance, Report
 
-# Upstream metric family -> ours, in one place (README "Coming from NOMAD's harness" mirrors it). A family that
+# Upstream metric family -> ours, in one place (docs/upstream-nomad.md mirrors it). A family that
 # takes a cutoff keeps it: upstream `hitRate@5` is our `hit@5`.
 UPSTREAM_TO_OURS: dict[str, str] = {
     # retrieval
@@ -42,7 +42,7 @@ UPSTREAM_TO_OURS: dict[str, str] = {
     "chunksDroppedRate": "chunks_dropped_rate",
     "promptTokenError": "prompt_token_error",
 }
-# What differs in meaning between an upstream figure and ours under the mapped name (README shows these too).
+# What differs in meaning between an upstream figure and ours under the mapped name (docs/upstream-nomad.md too).
 MAPPING_NOTES: dict[str, str] = {
     "precision": "both over k (trec_eval P_k); ours counts distinct documents",
     "ndcg": "upstream gain is binary; equal to ours on binary goldens (NOMAD's relevantDocIds)",

@@ -1,10 +1,10 @@
-"""README's benchmark tables are generated from the committed results (bench/readme_tables.py)."""
+"""docs/benchmarks.md's tables are generated from the committed results (bench/readme_tables.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.readme_tables import NOT_MEASURED, bench_markdown, readme_diff, replace_between, scaling_markdown
+from bench.readme_tables import NOT_MEASURED, bench_markdown, page_diff, replace_between, scaling_markdown
 
 
 def _row(table: str, starts: str) -> list[str]:
@@ -12,9 +12,9 @@ def _row(table: str, starts: str) -> list[str]:
     return [cell.strip() for cell in line.strip("|").split("|")]
 
 
-def test_readme_tables_match_the_committed_results() -> None:
-    diff = readme_diff()
-    assert not diff, "README's tables are stale; run python bench/readme_tables.py\n" + diff
+def test_benchmark_tables_match_the_committed_results() -> None:
+    diff = page_diff()
+    assert not diff, "docs/benchmarks.md's tables are stale; run python bench/readme_tables.py\n" + diff
 
 
 def test_a_missed_target_reads_no_and_a_missing_step_not_measured() -> None:

@@ -1,6 +1,6 @@
 """Cluster launchers, run for real: a sweep under Submitit's local executor (each job its own process, the summary
-built by the launching process) measures exactly what the basic in-process launcher measures, and the README's
-cluster recipe is the command run here, with only its host names changed."""
+built by the launching process) measures exactly what the basic in-process launcher measures, and the
+cluster recipe of docs/configuration.md is the command run here, with only its host names changed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from nomad_eval.base.paths import REPO
 from tests.conftest import MINI, run_cli
 
 SWEEP = ("tier=retrieval", "threshold=0.3,0.5")
-# The README recipe's hosts; the test puts a temporary folder in their place. No Qdrant server runs here, so
+# The documented recipe's hosts; the test puts a temporary folder in their place. No Qdrant server runs here, so
 # qdrant-client's local mode (store.url a folder) stands in for the one server a cluster's jobs share.
 QDRANT_HOST = "http://qdrant.cluster:6333"
 SHARED = "/shared"
@@ -77,10 +77,10 @@ def test_submitit_local_sweep_equals_the_basic_launcher(tmp_path: Path, data_dir
 
 
 def _recipe() -> list[str]:
-    """The README's cluster command, continuation lines joined."""
-    text = (REPO / "README.md").read_text()
+    """The cluster command of docs/configuration.md, continuation lines joined."""
+    text = (REPO / "docs" / "configuration.md").read_text()
     found = re.search(r"```bash\n(python -m nomad_eval hydra/launcher=submitit_local[^`]*?)```", text)
-    assert found, "README lacks the submitit_local cluster recipe"
+    assert found, "docs/configuration.md lacks the submitit_local cluster recipe"
     return shlex.split(found.group(1).replace("\\\n", " "))
 
 
