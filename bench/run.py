@@ -204,17 +204,13 @@ def generation_cache(data_dir: Path, limit: int) -> dict[str, Any]:
 
 
 CAUSES = {
-    "store_1m": "from 400k points the store splits its shard in two at the first search (backends/edge_parts.py): the "
-                "engine searches a shard on one core and holds the GIL, so a worker process searches part 1 while "
-                "this one searches part 0, each an int8 scan of its half with 4x the limit rescored exactly, and the "
-                "two top lists are merged. Both halves are bound by memory bandwidth and need both cores: with other "
-                "processes on this 2-core machine the halves queue for the cores and the split gains nothing "
-                "(store_1m_exact_equivalent.fast_build1.halves_in_turn measures the split against the halves one "
-                "after the other, at the same moment). Compare load_avg_1min, and the plain exact scan's time for "
-                "the machine's speed that day. HNSW (store_200k_hnsw) is approximate and not repeatable across "
-                "builds (hnsw_repeatability), so no gate uses it.",
-    "store_1m_exact_equivalent": "see store_1m: the split search needs a free second core; its ids and scores are "
-                                 "plain exact search's (vs_plain_exact_*), whatever the speed.",
+    "store_1m": "one process scans the engine's int8 copies of the 1M vectors on one core and rescores 4x the limit "
+                "exactly; the scan is bound by memory bandwidth, so another process on this 2-core machine slows it. "
+                "Compare load_avg_1min, and the plain exact scan's time for the machine's speed that day. HNSW "
+                "(store_200k_hnsw) is approximate and not repeatable across builds (hnsw_repeatability), so no gate "
+                "uses it; corpora past this size belong on a Qdrant server (store=server).",
+    "store_1m_exact_equivalent": "see store_1m: its ids and scores are plain exact search's (vs_plain_exact_*), "
+                                 "whatever the speed.",
     "sweep_vs_single": "jobs share the loaded embedder, the query embeddings, the suite, the documents, chunks and "
                        "fingerprint, the glossary, the open store, the store's search results as scored candidates "
                        "(per store, fingerprint and query, cut at each job's threshold), each question's case row "

@@ -9,12 +9,10 @@ separate shard built from the same points; its filtered top-10 (the eval-tag AND
 retrieval tier searches) is compared with plain exact search on a build of its own, and the fast candidate is
 built twice to show that two builds answer identically (ids and scores).
 
-At 1M points the store's default search splits the shard in two at its first `prepare_search` and searches part 1
-in a worker process while this one searches part 0 (nomad_eval/backends/edge_parts.py); `parts` and `split_s` say
-so beside `index_build_s` (which includes the split), and `cpu_ms_per_query` counts the worker's CPU time too
-(`cpu_ms_per_query_main` is this process's alone). The plain exact search on the same build is the store's
-`search_exact`, which on a split store is also searched part by part; the separate "exact" build is one unsplit
-shard searched exactly, the reference for exact equivalence.
+The store's default search is one process scanning the engine's int8 copies of the vectors and rescoring 4x the
+limit against the float32 ones (backends/edge.py). The plain exact search on the same build is the store's
+`search_exact`; the separate "exact" build is a shard made without int8 copies and searched exactly, the
+reference for exact equivalence. Each p50 comes with its distribution-free 95% interval.
 """
 
 from __future__ import annotations
@@ -44,8 +42,8 @@ NOISE = 0.02  # per coordinate: a copy keeps cosine ~0.93 with its source, like 
 Top = list[tuple[str, float]]
 
 
-def rss_mb(pid: int | None = None) -> float:
-    for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
@@ -111,49 +109,40 @@ def build(d: str, base: np.ndarray, n: int, fast: bool) -> tuple[EdgeStore, floa
         store.upsert(pts)
     ingest_s = time.perf_counter() - t
     t = time.perf_counter()
-    # The split (from the store's parallel floor) and the quantized index; a no-op below the store's size floor or
-    # when exact.
+    # The int8 copies, as the store's first search would build them; a no-op below its size floor or when exact.
     built = store.prepare_search()
     return store, ingest_s, (round(time.perf_counter() - t, 1) if built else None)
 
 
-def _worker_cpu_s(store: EdgeStore) -> float:
-    """CPU seconds (user + system) the store's search worker has used so far; 0 without one."""
-    pid = store._parts.worker_pid if store._parts is not None else None
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-
-def run_queries(store: EdgeStore, qs: np.ndarray, exact: bool = False
-                ) -> tuple[list[Top], list[float], tuple[float, float]]:
-    """Top-10 (id, score) per query, wall ms per query, and CPU ms per query: (this process's, all threads, and
-    the search worker's, if the store has one)."""
+def run_queries(store: EdgeStore, qs: np.ndarray, exact: bool = False) -> tuple[list[Top], list[float], float]:
+    """Top-10 (id, score) per query, wall ms per query, and this process's CPU ms per query (all threads)."""
     out, lat = [], []
-    c0, w0 = time.process_time(), _worker_cpu_s(store)
+    c0 = time.process_time()
     for q in qs:
         t = time.perf_counter()
         hits = store.search_exact(q, 10, None, FP) if exact else store.search(q, 10, None, FP)
         lat.append((time.perf_counter() - t) * 1000)
         out.append([(h.point_id, h.score) for h in hits])
-    return out, lat, ((time.process_time() - c0) * 1000 / len(qs), (_worker_cpu_s(store) - w0) * 1000 / len(qs))
+    return out, lat, (time.process_time() - c0) * 1000 / len(qs)
 
 
 def _load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def _latency(lat: list[float], cpu: tuple[float, float]) -> dict[str, Any]:
-    s = sorted(lat)
-    p50 = statistics.median(s)
+def p50_ci(lat: list[float]) -> list[float]:
+    """Distribution-free 95% interval for the median: the order statistics a Binomial(n, 1/2) rank brackets."""
     from scipy.stats import binom
 
-    # Distribution-free 95% interval for the median: the order statistics a Binomial(n, 1/2) rank brackets.
+    s = sorted(lat)
     lo, hi = s[max(0, int(binom.ppf(0.025, len(s), 0.5)) - 1)], s[min(len(s) - 1, int(binom.isf(0.025, len(s), 0.5)))]
-    return {"n_queries": len(s), "p50_ms": round(p50, 2), "p50_ci95_ms": [round(lo, 2), round(hi, 2)],
-            "p95_ms": round(s[min(len(s) - 1, int(0.95 * len(s)))], 2), "cpu_ms_per_query": round(sum(cpu), 2),
-            "cpu_ms_per_query_main": round(cpu[0], 2), "cpu_ms_per_query_worker": round(cpu[1], 2),
+    return [round(lo, 2), round(hi, 2)]
+
+
+def _latency(lat: list[float], cpu: float) -> dict[str, Any]:
+    s = sorted(lat)
+    return {"n_queries": len(s), "p50_ms": round(statistics.median(s), 2), "p50_ci95_ms": p50_ci(s),
+            "p95_ms": round(s[min(len(s) - 1, int(0.95 * len(s)))], 2), "cpu_ms_per_query": round(cpu, 2),
             "load_avg_1min": _load()}
 
 
@@ -164,32 +153,12 @@ def agreement(a: list[Top], b: list[Top]) -> dict[str, Any]:
             "identical_ids_and_scores": same, "n_queries": len(a)}
 
 
-def halves_in_turn(store: EdgeStore, qs: np.ndarray) -> dict[str, Any]:
-    """What the split buys, on the same build at the same moment: per query, the split search (both halves at
-    once), then part 0 alone here and part 1 alone in the worker, one after the other. The in-turn sum is what one
-    core would take; the ratio of medians is the split's speed-up (about 1 when the other core is busy)."""
-    parts = store._parts
-    assert parts is not None
-    both, turn = [], []
-    for q in qs:
-        t = time.perf_counter()
-        store.search(q, 10, None, FP)
-        both.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        store._search_here(q, 10, None, FP, False)
-        parts._call(lambda w, q=q: w.ask((q, 10, None, FP, False, store._always_filter)))
-        parts._call(lambda w: w.answer())
-        turn.append((time.perf_counter() - t) * 1000)
-    p_both, p_turn = statistics.median(both), statistics.median(turn)
-    return {"n_queries": len(qs), "split_p50_ms": round(p_both, 2), "halves_one_after_the_other_p50_ms":
-            round(p_turn, 2), "speedup": round(p_turn / p_both, 2), "load_avg_1min": _load()}
-
-
 def measure_realistic(n: int = 1_000_000, n_queries: int = 200, builds: int = 2) -> dict[str, Any]:
+    """The exact reference build, then `builds` builds searched the store's default way and exactly."""
     base, qs = realistic_vectors(n_queries)
     qs = noisy_queries(qs)
     out: dict[str, Any] = {"points": n, "base_vectors": len(base), "queries": len(qs), "noise_sd": NOISE,
-                           "cores": len(__import__("os").sched_getaffinity(0))}
+                           "cores": len(os.sched_getaffinity(0))}
     reference: list[Top] | None = None
     runs: list[list[Top]] = []
     for label, fast in [("exact", False)] + [(f"fast_build{i + 1}", True) for i in range(builds)]:
@@ -197,24 +166,13 @@ def measure_realistic(n: int = 1_000_000, n_queries: int = 200, builds: int = 2)
         rss0 = rss_mb()
         with tempfile.TemporaryDirectory(prefix="store-scale-") as d:
             store, ingest_s, opt_s = build(d, base, n, fast)
-            res: dict[str, Any] = {"ingest_s": round(ingest_s, 1), "index_build_s": opt_s,
-                                   "parts": 1 if store._parts is None else 2,
-                                   "split_s": None if store.split_s is None else round(store.split_s, 1)}
+            res: dict[str, Any] = {"ingest_s": round(ingest_s, 1), "index_build_s": opt_s}
             if fast:  # the same shard searched both ways: the fast path against plain exact search
                 exact_here, lat_e, cpu_e = run_queries(store, qs, exact=True)
                 res["plain_exact_on_this_build"] = _latency(lat_e, cpu_e)
             top, lat, cpu = run_queries(store, qs)
             res.update(_latency(lat, cpu))
-            if label == "fast_build1" and store._parts is not None:
-                res["halves_in_turn"] = halves_in_turn(store, qs)
-            if label == "fast_build1":  # what each half of the speed-up buys: the filter kept, int8 left out
-                store._always_filter = True  # sent to the worker with each request, so both parts check it
-                with_filter, lat_f, cpu_f = run_queries(store, qs)
-                res["int8_with_filter_checked"] = {**_latency(lat_f, cpu_f), "identical": with_filter == top}
-                store._always_filter = False
-            res["rss_growth_mb"] = round(rss_mb() - rss0)  # this process's; the search worker's beside it
-            if store._parts is not None and store._parts.worker_pid is not None:
-                res["worker_rss_mb"] = round(rss_mb(store._parts.worker_pid))
+            res["rss_growth_mb"] = round(rss_mb() - rss0)
             if reference is None:
                 reference = top
             else:
@@ -305,7 +263,8 @@ def measure(n: int, dim: int = 384, queries: int = 200, batch: int = 20_000, hns
             "points": n, "search": "hnsw" if hnsw else ("int8 scan + exact rescoring" if optimize_s else "exact"),
             "optimize_s": optimize_s,
             "ingest_s": round(ingest_s, 1), "ingest_points_per_s": round(n / ingest_s),
-            "query_p50_ms": round(statistics.median(lat), 2), "query_p95_ms": round(lat[int(0.95 * len(lat))], 2),
+            "query_p50_ms": round(statistics.median(lat), 2), "query_p50_ci95_ms": p50_ci(lat),
+            "query_p95_ms": round(lat[int(0.95 * len(lat))], 2),
             "rss_mb": round(rss_mb(), 0), "rss_growth_mb": round(rss_mb() - rss0, 0)}
         if hnsw:
             out["top10_agreement_with_exact"] = agreement
