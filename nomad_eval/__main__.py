@@ -5,22 +5,31 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-
-import hydra
-from omegaconf import DictConfig
+from typing import TYPE_CHECKING
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
-from nomad_eval.cli.entry import run_tier
-from nomad_eval.cli.resolvers import register_resolvers
 from nomad_eval.cli.suggest import check_argv
 
-register_resolvers()
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
-# An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a console script.
-@hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
 def main(cfg: DictConfig) -> int:
+    """One job: what Hydra calls with the composed config (see `_hydra_main`)."""
+    from nomad_eval.cli.entry import run_tier
+
     return run_tier(cfg)
+
+
+def _hydra_main() -> None:
+    """Hydra, its resolvers and the tiers load here, after `--help` had its chance to answer without them."""
+    import hydra
+
+    from nomad_eval.cli.resolvers import register_resolvers
+
+    register_resolvers()
+    # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
+    hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(main)()
 
 
 def _conf_dirs() -> list[Path]:
@@ -37,12 +46,18 @@ def cli() -> None:
     if os.environ.get(PROJECT_ENV):
         # Every relative path (outputs/, multirun/, .nomad_eval/, command-line paths) is then the project's.
         os.chdir(project_dir())
+    if sys.argv[1:] in (["--help"], ["-h"]):
+        from nomad_eval.cli.help import help_text
+
+        if (page := help_text()) is not None:
+            print(page)
+            return
     # A misspelt key is answered with the nearest real one before Hydra's bare "not in struct".
     if (problem := check_argv(sys.argv[1:], _conf_dirs())) is not None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
     try:
-        main()
+        _hydra_main()
     except KeyboardInterrupt:
         print("interrupted; finished results are kept, re-run the same command to continue", file=sys.stderr)
         sys.exit(130)

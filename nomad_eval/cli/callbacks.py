@@ -10,17 +10,23 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from nomad_eval.report.io import write_atomic
-from nomad_eval.report.merge import SWEEP_FILE, collect, merge, sweep_id, write_summary
+from nomad_eval.base.atomic import write_atomic
+
+# Hydra makes these callbacks for every run, a corpus check or `--help` too: the report modules (pydantic, numpy,
+# polars) load only when a sweep ends.
 
 
 class SweepSummary(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from nomad_eval.report.merge import SWEEP_FILE
+
         sweep_dir = Path(config.hydra.sweep.dir)
         # A fresh id per sweep: jobs record it, so a reused sweep dir's stale jobs are never merged.
         write_atomic(sweep_dir / SWEEP_FILE, json.dumps({"sweep_id": uuid.uuid4().hex}))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
+
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
         df = merge(jobs)

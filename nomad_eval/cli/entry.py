@@ -10,21 +10,19 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from hydra.errors import InstantiationException
-from hydra.utils import get_method
 from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
+from nomad_eval.base.atomic import write_atomic
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
-from nomad_eval.cli.config_check import check_config
 from nomad_eval.harness.config_trees import job_trees
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
-from nomad_eval.report.io import write_atomic
-from nomad_eval.report.merge import UNMEASURED
-from nomad_eval.report.schema import Report
+
+# The tiers, their data, models and report models load when a job runs, not at import: `--help` and a corpus check
+# stay quick (tests/test_startup.py).
 
 
 def _multirun() -> bool:
@@ -38,6 +36,8 @@ def _record_failure(cfg: DictConfig, message: str) -> None:
     from an earlier run in the same directory is never replaced by it (the failure goes beside it)."""
     if cfg.tier.name in ("compare", "promote", "corpus"):
         return
+    from nomad_eval.report.schema import Report
+
     try:
         out = run_dir(cfg)
         unresolved = OmegaConf.to_container(cfg, resolve=False)
@@ -80,6 +80,7 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
         return f"the earlier run did not finish (status {old.get('status')})"
     # Imported here: --help and tiers without resume should not pay for the data and backend modules.
     from nomad_eval.harness.runtime import Runtime
+    from nomad_eval.report.merge import UNMEASURED
     from nomad_eval.report.provenance import provenance
 
     try:
@@ -133,6 +134,11 @@ def _resumable(cfg: DictConfig) -> bool:
 
 
 def run_tier(cfg: DictConfig) -> int:
+    from hydra.errors import InstantiationException
+    from hydra.utils import get_method
+
+    from nomad_eval.cli.config_check import check_config
+
     multirun = _multirun()
     if _resumable(cfg):
         return 0

@@ -9,13 +9,12 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.backends.base import Embedder, Store
-from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.base.kept import Kept
 from nomad_eval.base.locking import data_dir_lock
@@ -24,6 +23,9 @@ from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
 from nomad_eval.harness.config_trees import config_trees
 from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
+
+if TYPE_CHECKING:
+    from nomad_eval.backends.cache import CachedEmbedder
 
 # An in-process sweep (the nomad sweeper with Hydra's basic launcher) runs its jobs one after another here, and each
 # job opening, flushing and closing the same shard cost 0.1-0.2 s of a ~0.35 s job. Inside `keep_stores_open()` the
@@ -115,6 +117,8 @@ class Runtime:
 
     @cached_property
     def cached_embedder(self) -> CachedEmbedder:
+        from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache  # numpy: not for a corpus check
+
         return CachedEmbedder(self.embedder, EmbeddingCache(self.data_dir / "embeddings.sqlite"))
 
     @cached_property

@@ -11,7 +11,6 @@ from rich.table import Table
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.harness.index import embed_chunks, ingest, store_state, truncated_chunks
 from nomad_eval.harness.runtime import Runtime
 
 ACTIONS = ("check", "lint", "ingest", "status", "reset")
@@ -59,6 +58,8 @@ def lint_suites(rt: Runtime) -> int:
 
 
 def status(rt: Runtime) -> int:
+    from nomad_eval.harness.index import store_state, truncated_chunks
+
     with rt.store() as store:
         state = store_state(rt, store)
     cut = truncated_chunks(rt)
@@ -104,6 +105,9 @@ def run(cfg: DictConfig) -> int:
         return status(rt)
     if action == "reset":
         return reset(rt, str(cfg.tier.get("reset", "this")))
+    # Here, not at the top: `check` (the one action that must start fast) needs no numpy and no store.
+    from nomad_eval.harness.index import embed_chunks, ingest
+
     vecs = embed_chunks(rt, bool(cfg.quiet))  # before taking the store: the lock is held only to write
     with rt.store() as store:
         n = ingest(rt, store, bool(cfg.quiet), vecs)
