@@ -56,8 +56,6 @@ def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Pa
     package = Path(where).parent
     assert package.is_relative_to(venv), where  # the wheel's copy, not the checkout's
     assert (package / "conf" / "config.yaml").is_file() and (package / "scaffold").is_dir()
-    # The sweeper every multirun uses ships beside the package, in Hydra's plugin namespace.
-    assert (package.parent / "hydra_plugins" / "nomad_eval_sweeper" / "sweeper.py").is_file()
     assert tool.is_file()
 
     before_pkg, before_tmp = _tree(package), _tree(tmp_path)
@@ -82,7 +80,7 @@ def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Pa
     fingerprint = report["identity"]["fingerprint"]
     assert (kb / "baselines" / fingerprint / "retrieval.json").is_file()
     compared = _run([str(tool), "tier=compare", "compare.run=outputs/first"], kb, env)
-    assert "within noise" in compared.stdout + compared.stderr
+    assert "verdict: pass" in compared.stdout
 
     assert _tree(package) == before_pkg  # nothing written into the installed package
     after_tmp = _tree(tmp_path, skip=kb)  # the venv, the wheel and its sources: nothing new, nothing touched

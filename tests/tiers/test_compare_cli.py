@@ -68,7 +68,7 @@ def test_compare_promote_regress_and_refuse(tmp_path: Path, data_dir: Path) -> N
     bad = run_cli("tier=compare", f"compare.run={third}", f"paths.baselines_dir={baselines}",
                   f"compare.junit={tmp_path / 'bad.xml'}")
     assert bad.returncode == 1, bad.stdout
-    assert _last_line(bad.stdout).startswith("verdict: regression: recall@5 0.8571 → 0.0000 (mini-01")
+    assert _last_line(bad.stdout).startswith("verdict: regression: recall@5 1.0000 → 0.0000 (mini-01, mini-02")
     assert "recall@5 (regression)" in (tmp_path / "bad.xml").read_text()
 
     # The system under test may differ (that is the point); what it was measured on may not.
@@ -99,7 +99,8 @@ def test_the_gate_compares_across_document_chunking_and_golden_changes(tmp_path:
     corpus, goldens = _project(tmp_path)
     args = ("tier=retrieval", "suite=mini", f"data.corpus_dir={corpus}", f"data.goldens_dir={goldens}",
             f"paths.data_dir={data_dir}", f"paths.baselines_dir={tmp_path / 'baselines'}", "quiet=true")
-    gated = (*args, "compare.after_run=true", "compare.junit=junit.xml")
+    # Five documents, top 5: every document comes back for every question, so the gate reads the first rank.
+    gated = (*args, "compare.after_run=true", "compare.junit=junit.xml", "compare.headline_k=1")
     assert run_cli(*args, f"paths.run_dir={tmp_path / 'base'}").returncode == 0
     assert run_cli("tier=promote", f"promote.run={tmp_path / 'base'}",
                    f"paths.baselines_dir={tmp_path / 'baselines'}").returncode == 0
@@ -107,7 +108,7 @@ def test_the_gate_compares_across_document_chunking_and_golden_changes(tmp_path:
     # The rope document loses everything that answers mini-04: its fingerprint has no baseline, the nearest
     # one is used and named, the document is named, and the drop fails the gate.
     rope = corpus / "rope-storage.md"
-    rope.write_text("# Rope storage\n\nKeep this page for notes.\n")
+    rope.write_text("# Notes\n\nFeed the sourdough starter with flour and water every day.\n")
     edited = run_cli(*gated, f"paths.run_dir={tmp_path / 'edited'}")
     assert edited.returncode == 1, edited.stdout + edited.stderr
     assert "no baseline for this fingerprint" in edited.stdout and "documents changed (1): rope-storage" \
@@ -140,20 +141,20 @@ def test_a_broken_floor_is_in_every_record_and_promote_refuses_it(tmp_path: Path
     r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={out}", "quiet=true",
                 "gate.fail_under={recall@5:1.01}", "compare.junit=junit.xml")
     assert r.returncode == 1
-    assert _last_line(r.stdout) == "verdict: floor broken: recall@5 0.8571 < 1.01"
-    assert r.stderr.splitlines()[0].startswith("floor broken: recall@5 0.8571 < 1.01")
+    assert _last_line(r.stdout) == "verdict: floor broken: recall@5 1.0000 < 1.01"
+    assert r.stderr.splitlines()[0].startswith("floor broken: recall@5 1.0000 < 1.01")
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "ok" and report["gate"]["verdict"] == "floor broken"
     assert report["gate"]["floors"] == [{"metric": "recall@5", "floor": 1.01, "value": report["metrics"]["recall@5"],
-                                         "broken": True, "reason": "recall@5 0.8571 < 1.01"}]
+                                         "broken": True, "reason": "recall@5 1.0000 < 1.01"}]
     junit = (out / "junit.xml").read_text()
     assert 'failures="1"' in junit and '<testcase classname="nomad-eval.floors" name="floor recall@5"><failure' \
         in junit
-    assert "verdict: floor broken: recall@5 0.8571 &lt; 1.01" in (out / "report.html").read_text()
-    assert "**verdict: floor broken: recall@5 0.8571 < 1.01**" in (out / "report.md").read_text()
+    assert "verdict: floor broken: recall@5 1.0000 &lt; 1.01" in (out / "report.html").read_text()
+    assert "**verdict: floor broken: recall@5 1.0000 < 1.01**" in (out / "report.md").read_text()
 
     refused = run_cli("tier=promote", f"promote.run={out}", f"paths.baselines_dir={tmp_path / 'b'}")
-    assert refused.returncode == 1 and "promote refused: floor broken: recall@5 0.8571 < 1.01" in refused.stderr
+    assert refused.returncode == 1 and "promote refused: floor broken: recall@5 1.0000 < 1.01" in refused.stderr
     assert not (tmp_path / "b").exists()
     forced = run_cli("tier=promote", f"promote.run={out}", f"paths.baselines_dir={tmp_path / 'b'}",
                      "promote.force=true")
@@ -170,7 +171,7 @@ def test_promote_shows_old_and_new_and_refuses_a_regression(tmp_path: Path, data
     report["metrics"]["recall@5"] = 0.0
     (worse / "report.json").write_text(json.dumps(report))
     r = run_cli("tier=promote", f"promote.run={worse}", f"paths.baselines_dir={baselines}")
-    assert r.returncode == 1 and "recall@5: 0.8571 → 0.0000 (regression)" in r.stdout
+    assert r.returncode == 1 and "recall@5: 1.0000 → 0.0000 (regression)" in r.stdout
     assert "against that baseline: regression: recall@5" in r.stderr
 
 

@@ -53,17 +53,16 @@ def test_generation_runs_are_gated_per_mode(tmp_path: Path, data_dir: Path) -> N
     assert run_cli(*common, f"paths.run_dir={second}").returncode == 0
     ok = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}")
     assert ok.returncode == 0, ok.stdout
-    assert "verdict: within noise" in ok.stdout
+    assert "verdict: pass" in ok.stdout
     cases = [json.loads(x) for x in (second / "cases.jsonl").read_text().splitlines()]
     for c in cases:  # the ceiling now misses mini-01 in e2e: a question that goes from pass to fail
         if c["id"] == "mini-01" and c["mode"] == "e2e":
             c["passed"], c["metrics"]["correctness"] = False, 0.0
     (second / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
-    # One question of seven cannot be told from chance: the gate says so instead of guessing either way.
-    small = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}")
-    assert small.returncode == 0, small.stdout
-    assert "too small to tell: e2e.correctness" in small.stdout and "e2e:mini-01" not in small.stdout
-    assert "went from pass to fail: mini-01" in small.stdout
-    strict = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}",
-                     "compare.strict=true")
-    assert strict.returncode == 1 and "fails the gate" in strict.stdout
+    # One question of seven flips on a deterministic model: it did flip, so the gate fails and names it, while
+    # question sampling (shown beside) cannot generalise it.
+    flipped = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}")
+    assert flipped.returncode == 1, flipped.stdout
+    assert "regression: e2e.correctness" in flipped.stdout and "deterministic" in flipped.stdout
+    assert "went from pass to fail: e2e:mini-01" in flipped.stdout
+    assert "too small to tell a tolerance-sized change in general" in flipped.stdout

@@ -75,7 +75,7 @@ def test_retrieval_metrics_are_ungated_and_not_measured_against_an_older_baselin
                     make_cfg(*MINI, "tier=generation", "mode=e2e"))
     assert not v.refused and v.exit_code == 0
     rows = {m.name: m for m in v.metrics}
-    assert rows["e2e.correctness"].gated and rows["e2e.correctness"].outcome == "within noise"
+    assert rows["e2e.correctness"].gated and rows["e2e.correctness"].outcome == "within tolerance"
     for name in METRICS:
         assert not rows[name].gated and rows[name].outcome == "not measured"
         assert rows[name].baseline is None and rows[name].current == report.metrics[name]
