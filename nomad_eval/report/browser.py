@@ -48,6 +48,7 @@ class RunEntry:
     headline: list[str]
     questions: list[dict[str, Any]] | None = None
     why_no_questions: str = ""
+    verdict: str = ""          # the gate's verdict line, when the run recorded one
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -95,7 +96,14 @@ def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> R
         fingerprint=str(ident.get("fingerprint") or "—"), model=str(model or "—"),
         status=str(report.get("status") or "?"), error=str(report.get("error") or ""),
         overrides=[str(o) for o in report.get("overrides") or [] if not str(o).startswith(QUIET_KEYS)],
-        metrics=metrics, intervals=_intervals(report.get("intervals")), headline=[n for n in names if n in metrics])
+        metrics=metrics, intervals=_intervals(report.get("intervals")), headline=[n for n in names if n in metrics],
+        verdict=_verdict(report.get("gate")))
+
+
+def _verdict(gate: Any) -> str:
+    if not isinstance(gate, dict) or not gate.get("verdict"):
+        return ""
+    return str(gate["verdict"]) + ("" if gate["verdict"] == "pass" else f": {gate.get('cause') or ''}")
 
 
 def _cut(v: Any, n: int = MAX_CHARS) -> str:
@@ -216,7 +224,9 @@ def _row(i: int, r: RunEntry) -> str:
     cells = [str(i), html.escape(_stamp(r.time)), html.escape(r.tier), html.escape(r.suite),
              f'<code>{html.escape(r.fingerprint)}</code>', html.escape(r.model),
              "<br>".join(f"<code>{html.escape(o)}</code>" for o in r.overrides) or "—",
-             f'<span class="{"up" if r.status == "ok" else "down"}">{html.escape(r.status)}</span>',
+             f'<span class="{"up" if r.status == "ok" else "down"}">{html.escape(r.status)}</span>'
+             + (f'<br><span class="{"up" if r.verdict == "pass" else "down"}">verdict: '
+                f'{html.escape(_cut(r.verdict))}</span>' if r.verdict else ""),
              _headline_cell(r), link]
     title = html.escape(r.folder)
     return f'<tr {data} title="{title}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"

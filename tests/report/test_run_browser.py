@@ -123,6 +123,19 @@ def test_planted_markup_stays_text(tmp_path: Path) -> None:
     assert "<img" not in dom and html.escape(SCRIPT_END) in _section(dom, '<table id="sbs"', "</table>")
 
 
+def test_each_run_shows_its_gate_verdict() -> None:
+    base = {"tier": "retrieval", "status": "ok", "identity": {"suite": "core", "fingerprint": "f"},
+            "metrics": {"recall@5": 0.78}, "provenance": {"created": "2026-01-01T00:00:00+00:00"}}
+    failed = run_entry({**base, "gate": {"verdict": "floor broken", "cause": "recall@5 0.7800 < 0.8"}}, "", "a", 0.0)
+    passed = run_entry({**base, "gate": {"verdict": "pass", "cause": "4 gated metric(s) within tolerance"}}, "", "b",
+                       0.0)
+    unrecorded = run_entry(base, "", "c", 0.0)  # a run from before verdicts were recorded
+    assert (failed.verdict, passed.verdict, unrecorded.verdict) == ("floor broken: recall@5 0.7800 < 0.8", "pass", "")
+    page = build_page([failed, passed, unrecorded])
+    assert '<span class="down">verdict: floor broken: recall@5 0.7800 &lt; 0.8</span>' in page
+    assert '<span class="up">verdict: pass</span>' in page
+
+
 def test_rebuild_skips_what_is_not_a_report(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "report.json").write_text("{not json")
