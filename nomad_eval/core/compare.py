@@ -30,7 +30,7 @@ from nomad_eval.core.stats import (
     paired_p_value,
     planning_sd,
 )
-from nomad_eval.metrics.registry import EPS, spec_for
+from nomad_eval.metrics.registry import EPS, MetricSpec, spec_for
 
 Outcome = Literal["regression", "within tolerance", "too small to tell", "not measured", "not gated"]
 ALPHA = 0.05
@@ -113,10 +113,10 @@ def detectable_change(values: Sequence[float], gated: int, correlation: float, b
     at the level Holm gives the first of `gated` metrics (alpha / gated), with the spread a paired delta has when a
     question's value correlates `correlation` between two runs. tier=plan prints the same figure.
 
-    `binary` (0/1 values): the test is then the exact McNemar (sign) test, whose power is worked out exactly (the normal approximation
-    overstates it when few pairs are discordant); otherwise the paired t-test's power. A 0/1 metric at 0 or 1 on
-    every question has no spread to plan from, yet a change is not free to see: its rate is taken as
-    (hits + 1/2) / (n + 1), the spread a suite of this size cannot tell from none."""
+    `binary` (0/1 values): the test is then the exact McNemar (sign) test, whose power is worked out exactly (the
+    normal approximation overstates it when few pairs are discordant); otherwise the paired t-test's power. A 0/1
+    metric at 0 or 1 on every question has no spread to plan from, yet a change is not free to see: its rate is
+    taken as (hits + 1/2) / (n + 1), the spread a suite of this size cannot tell from none."""
     n = len(values)
     sd = planning_sd(values, correlation)
     if n > 1 and sd == 0 and set(values) <= {0.0, 1.0}:
@@ -162,33 +162,34 @@ def compare_questions(
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
                                  exclude_unstable=exclude_unstable)
-    keys = v.questions.common
-    if not keys:
+    if not v.questions.common:
         v.refused.append("no questions in common with the same judgement; a gate over nothing cannot pass")
         return v
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
+    pairs = [(b_by[k], r_by[k]) for k in v.questions.common]
+    how = Sampling(cluster, resamples, seed, correlation, len(gated))
     rows: list[MetricVerdict] = []
     tests: list[tuple[int, float]] = []
-    for name in list(gated) + [n for n in informational if n not in gated]:
-        row, p = _measure(name, name in gated, [b_by[k] for k in keys], [r_by[k] for k in keys], base_metrics,
-                          run_metrics, cluster=cluster, resamples=resamples, seed=seed, gated_count=len(gated),
-                          correlation=correlation)
-        if row is None:
-            continue
+    for name in [*gated, *(n for n in informational if n not in gated)]:
+        row, p = _measure(name, name in gated, pairs, base_metrics, run_metrics, how)
         if p is not None:
             tests.append((len(rows), p))
-        rows.append(row)
+        rows += [row] if row is not None else []
     for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
         rows[i] = _decide(rows[i], p_adj, strict)
     v.metrics = rows
-    v.newly_failing = sorted(k for k in keys if b_by[k].passed == 1.0 and (r_by[k].passed or 0.0) < 1.0
-                             and r_by[k].passed is not None)
-    small = [m for m in rows if _too_small(m)]
-    if small:
-        v.warnings.append("the suite is too small to tell a tolerance-sized change in general (question sampling, "
-                          "Holm included, 80% power): " + "; ".join(_too_small_text(m) for m in small)
-                          + "; the verdict stands for these questions; tier=plan says how many questions would do")
+    v.newly_failing = [b.key for b, r in pairs if b.passed == 1.0 and r.passed is not None and r.passed < 1.0]
+    v.warnings = _warnings(rows)
     return v
+
+
+def _warnings(rows: Sequence[MetricVerdict]) -> list[str]:
+    small = [m for m in rows if _too_small(m)]
+    if not small:
+        return []
+    return ["the suite is too small to tell a tolerance-sized change in general (question sampling, Holm included, "
+            "80% power): " + "; ".join(_too_small_text(m) for m in small)
+            + "; the verdict stands for these questions; tier=plan says how many questions would do"]
 
 
 def _too_small(m: MetricVerdict) -> bool:
@@ -209,50 +210,76 @@ def _too_small_text(m: MetricVerdict) -> str:
     return f"{m.name} detects {seen} over {m.n} questions, tolerance {_allowed(m):g}"
 
 
-def _measure(name: str, gated: bool, base: Sequence[Question], run: Sequence[Question],
-             base_metrics: Mapping[str, float | None], run_metrics: Mapping[str, float | None], *, cluster: bool,
-             resamples: int, seed: int, gated_count: int, correlation: float
-             ) -> tuple[MetricVerdict | None, float | None]:
+@dataclass(frozen=True)
+class Sampling:
+    """How question sampling is done: resampling whole questions (or source documents) with a seeded generator."""
+
+    cluster: bool = False
+    resamples: int = 2000
+    seed: int = 0
+    correlation: float = 0.5
+    gated: int = 1
+
+
+Pairs = list[tuple[Question, Question]]
+
+
+def _unmeasured(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, float | None],
+                run_metrics: Mapping[str, float | None], tol: str) -> MetricVerdict | None:
+    """The row of a metric one side did not measure: for a gated metric "not measured", which fails."""
+    def row(reason: str, n: int = 0, worse: tuple[str, ...] = ()) -> MetricVerdict:
+        return MetricVerdict(name, gated, "not measured", base_metrics.get(name), run_metrics.get(name), n,
+                             tolerance=tol, reason=reason, worse=worse)
+
+    if gated and base_metrics.get(name) is not None and run_metrics.get(name) is None:
+        why = "missing from the run" if name not in run_metrics else "null in the run (not measured)"
+        return row(f"{name} is {why}; the baseline measured it")
+    lost = tuple(r.key for _, r in pairs if r.values.get(name) is None)
+    if gated and lost:
+        return row(f"{name}: {len(lost)} question(s) the baseline measured are null in the run "
+                   f"({', '.join(lost[:8])})", len(pairs), lost)
+    if any(r.values.get(name) is not None for _, r in pairs):
+        return None
+    if gated:
+        return row(f"{name}: no common question measured it on both sides")
+    if (base_metrics.get(name) is None) != (run_metrics.get(name) is None):
+        return row(f"{name}: the {'baseline' if base_metrics.get(name) is None else 'run'} did not measure it")
+    return None
+
+
+def _measure(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, float | None],
+             run_metrics: Mapping[str, float | None], how: Sampling) -> tuple[MetricVerdict | None, float | None]:
     """One metric's row before Holm, and its one-sided p-value when it is gated and measured on both sides."""
     spec = spec_for(name)
     tol = spec.tolerance_text() if spec else "—"
-    if gated and base_metrics.get(name) is not None and run_metrics.get(name) is None:
-        why = "missing from the run" if name not in run_metrics else "null in the run (not measured)"
-        return MetricVerdict(name, True, "not measured", base_metrics.get(name), None, 0, tolerance=tol,
-                             reason=f"{name} is {why}; the baseline measured it"), None
-    pairs = [(b, r) for b, r in zip(base, run, strict=True) if b.values.get(name) is not None]
-    lost = [r.key for b, r in pairs if r.values.get(name) is None]
-    if gated and lost:
-        return MetricVerdict(name, True, "not measured", None, None, len(pairs), tolerance=tol, worse=tuple(lost),
-                             reason=f"{name}: {len(lost)} question(s) the baseline measured are null in the run "
-                                    f"({', '.join(lost[:8])})"), None
+    pairs = [(b, r) for b, r in pairs if b.values.get(name) is not None]
+    missing = _unmeasured(name, gated, pairs, base_metrics, run_metrics, tol)
     pairs = [(b, r) for b, r in pairs if r.values.get(name) is not None]
-    if not pairs:
-        if gated:
-            return MetricVerdict(name, True, "not measured", None, None, 0, tolerance=tol,
-                                 reason=f"{name}: no common question measured it on both sides"), None
-        if (base_metrics.get(name) is None) != (run_metrics.get(name) is None):
-            side = "baseline" if base_metrics.get(name) is None else "run"
-            return MetricVerdict(name, False, "not measured", base_metrics.get(name), run_metrics.get(name), 0,
-                                 tolerance=tol, reason=f"{name}: the {side} did not measure it"), None
-        return None, None
+    if missing is not None or not pairs:
+        return missing, None
     b = [float(x.values[name] or 0.0) for x, _ in pairs]
     c = [float(y.values[name] or 0.0) for _, y in pairs]
-    clusters = [x.cluster for x, _ in pairs] if cluster else None
-    interval = paired_interval(b, c, clusters, resamples=resamples, seed=seed)
+    clusters = [x.cluster for x, _ in pairs] if how.cluster else None
+    interval = paired_interval(b, c, clusters, resamples=how.resamples, seed=how.seed)
     bm, cm = sum(b) / len(b), sum(c) / len(c)
     if not gated or spec is None:
         return MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol), None
     noise = math.sqrt(sum(x.noise.get(name, 0.0) + y.noise.get(name, 0.0) for x, y in pairs)) / len(pairs)
-    worse = tuple(y.key for (x, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)
-    alternative: Alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
-    binary = spec.binary and all(x in (0.0, 1.0) for x in b + c)
-    p = paired_p_value(b, c, binary=binary, alternative=alternative, clusters=clusters, seed=seed)
-    # 0/1 values: the sign-flip test on -1/0/1 deltas is the exact sign test, so both tests plan alike.
-    zero_one = all(x in (0.0, 1.0) for x in b + c)
-    mde = detectable_change(b, gated_count, correlation, binary=zero_one and clusters is None)
+    worse = tuple(y.key for (_, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)
+    p, mde = _question_sampling(spec, b, c, clusters, how)
     return MetricVerdict(name, True, "within tolerance", bm, cm, len(b), interval, p, None, mde, tol,
                          noise=noise, worse=worse), p
+
+
+def _question_sampling(spec: MetricSpec, b: list[float], c: list[float], clusters: list[str] | None,
+                       how: Sampling) -> tuple[float, float | None]:
+    """The one-sided paired test's p-value, and the change the suite detects in general."""
+    alternative: Alternative = "worse_if_lower" if spec.direction == "higher" else "worse_if_higher"
+    # 0/1 values: the sign-flip test on -1/0/1 deltas is the exact sign test, so both tests plan alike.
+    zero_one = all(x in (0.0, 1.0) for x in b + c)
+    p = paired_p_value(b, c, binary=spec.binary and zero_one, alternative=alternative, clusters=clusters,
+                       seed=how.seed)
+    return p, detectable_change(b, how.gated, how.correlation, binary=zero_one and clusters is None)
 
 
 def _decide(row: MetricVerdict, p_adj: float, strict: bool) -> MetricVerdict:

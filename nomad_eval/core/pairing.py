@@ -29,7 +29,7 @@ class QuestionSets:
         return {k: v for k, v in named.items() if v}
 
 
-def _key(mode: str | None, qid: str) -> str:
+def _key(mode: str, qid: str) -> str:
     return f"{mode}:{qid}" if mode else qid
 
 
@@ -39,22 +39,36 @@ def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
     """`*_goldens`: golden id -> judgement hash, as each side's report recorded its suite (None: not recorded,
     then the side's own records stand for its suite and judgements are taken as unchanged)."""
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
-    modes = sorted({q.mode for q in base} | {q.mode for q in run}, key=lambda m: m or "")
-    run_ids = list(run_goldens) if run_goldens else list(dict.fromkeys(q.id for q in run))
-    base_ids = set(base_goldens) if base_goldens else {q.id for q in base}
-    changed_ids = {i for i in run_ids if base_goldens and run_goldens and i in base_goldens
-                   and base_goldens[i] != run_goldens[i]}
-    expected = [_key(m, i) for i in run_ids for m in modes]
-    run_id_set = set(run_ids)
-    unstable = {k for k, q in b_by.items() if q.unstable} | {k for k, q in r_by.items() if q.unstable} \
-        if exclude_unstable else set()
-    common = [k for k in b_by if k in r_by and b_by[k].id in run_id_set and b_by[k].id not in changed_ids
-              and k not in unstable]
+    modes = sorted({q.mode or "" for q in [*base, *run]})
+    run_ids = list(run_goldens or dict.fromkeys(q.id for q in run))
+    base_ids = set(base_goldens or {q.id for q in base})
+    changed = _changed(base_goldens or {}, run_goldens or {})
+    unstable = _unstable(b_by, r_by) if exclude_unstable else set()
+    expected = _keys(run_ids, modes)
     return QuestionSets(
-        common=common,
-        added=[_key(m, i) for i in run_ids if i not in base_ids for m in modes],
-        removed=sorted({k for k, q in b_by.items() if q.id not in run_id_set}),
-        changed=sorted(_key(m, i) for i in changed_ids for m in modes),
+        common=_common(b_by, r_by, set(run_ids) - changed, unstable),
+        added=_keys([i for i in run_ids if i not in base_ids], modes),
+        removed=sorted(k for k, q in b_by.items() if q.id not in set(run_ids)),
+        changed=sorted(_keys(sorted(changed), modes)),
         missing=[k for k in expected if k not in r_by],
         unstable=sorted(unstable),
     )
+
+
+def _keys(ids: Sequence[str], modes: Sequence[str]) -> list[str]:
+    return [_key(m, i) for i in ids for m in modes]
+
+
+def _common(base: Mapping[str, Question], run: Mapping[str, Question], wanted: set[str], unstable: set[str]
+            ) -> list[str]:
+    """The baseline's questions, in its order, that the run holds with the same judgement."""
+    return [k for k, q in base.items() if k in run and q.id in wanted and k not in unstable]
+
+
+def _changed(base: Mapping[str, str], run: Mapping[str, str]) -> set[str]:
+    """Ids on both sides whose judgement hash differs."""
+    return {i for i in base.keys() & run.keys() if base[i] != run[i]}
+
+
+def _unstable(base: Mapping[str, Question], run: Mapping[str, Question]) -> set[str]:
+    return {k for side in (base, run) for k, q in side.items() if q.unstable}

@@ -42,32 +42,33 @@ def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
     groups: dict[tuple[str | None, str], list[Mapping[str, Any]]] = {}
     for c in cases:
         groups.setdefault((c.get("mode"), str(c["id"])), []).append(c)
-    out = []
-    for (mode, qid), group in groups.items():
-        prefix = f"{mode}." if mode else ""
-        noise: dict[str, float] = {}
-        if len(group) == 1:  # one repeat (every retrieval case): the mean of one value, (0 + v) / 1, as mean() gives
-            values = {f"{prefix}{n}": None if v is None else (0 + v) / 1
-                      for n, v in (group[0].get("metrics") or {}).items()}
-        else:
-            names = list(dict.fromkeys(n for c in group for n in (c.get("metrics") or {})))
-            values = {f"{prefix}{n}": mean((c.get("metrics") or {}).get(n) for c in group) for n in names}
-            for n in names:
-                noise[f"{prefix}{n}"] = squared_se([(c.get("metrics") or {}).get(n) for c in group])
-        passes = [c.get("passed") for c in group]
-        rate, flips = question_outcome(passes)
-        if mode:
-            values[f"{prefix}pass_rate"] = rate
-            noise[f"{prefix}pass_rate"] = squared_se([None if p is None else float(p) for p in passes])
-            # Whether the repeats disagree: measured only with two or more judged repeats.
-            judged = [p for p in passes if p is not None]
-            values[f"{prefix}instability"] = (1.0 if flips else 0.0) if len(judged) > 1 else None
-        out.append(Question(
-            key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]), values=values,
-            passed=rate, repeats=len(group), unstable=flips,
-            tags=list(group[0].get("tags") or []), noise=noise,
-        ))
-    return out
+    return [_question(mode, qid, group) for (mode, qid), group in groups.items()]
+
+
+def _metric_values(group: Sequence[Mapping[str, Any]], prefix: str) -> tuple[dict[str, float | None], dict[str, float]]:
+    """Each metric's mean over the repeats, and its run-to-run noise (squared standard error of that mean)."""
+    rows = [c.get("metrics") or {} for c in group]
+    if len(rows) == 1:  # one repeat (every retrieval case): the mean of one value, (0 + v) / 1, as mean() gives
+        return {f"{prefix}{n}": None if v is None else (0 + v) / 1 for n, v in rows[0].items()}, {}
+    names = list(dict.fromkeys(n for r in rows for n in r))
+    values = {f"{prefix}{n}": mean(r.get(n) for r in rows) for n in names}
+    return values, {f"{prefix}{n}": squared_se([r.get(n) for r in rows]) for n in names}
+
+
+def _question(mode: str | None, qid: str, group: Sequence[Mapping[str, Any]]) -> Question:
+    prefix = f"{mode}." if mode else ""
+    values, noise = _metric_values(group, prefix)
+    passes = [c.get("passed") for c in group]
+    rate, flips = question_outcome(passes)
+    if mode:
+        judged = [float(p) for p in passes if p is not None]
+        values[f"{prefix}pass_rate"] = rate
+        noise[f"{prefix}pass_rate"] = squared_se(judged)
+        # Whether the repeats disagree: measured only with two or more judged repeats.
+        values[f"{prefix}instability"] = float(flips) if len(judged) > 1 else None
+    return Question(key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]),
+                    values=values, passed=rate, repeats=len(group), unstable=flips,
+                    tags=list(group[0].get("tags") or []), noise=noise)
 
 
 def squared_se(values: Sequence[float | None]) -> float:

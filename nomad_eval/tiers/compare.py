@@ -133,11 +133,33 @@ def _ci(m: Any) -> str:
     return "—" if m.interval is None else f"[{m.interval.low:+.4f}, {m.interval.high:+.4f}]"
 
 
+QUESTION_NOTES = {"added": "scored, not gated", "changed": "judgement changed, not gated",
+                  "removed": "no longer in the suite", "not measured": "in the suite, no record: fails"}
+
+
 def print_verdict(v: Verdict) -> None:
     if v.refused:
         for line in v.refused:
             console.print(f"[red]not comparable:[/] {escape(line)}")
         return
+    _print_changes(v)
+    _print_table(v)
+    for m in v.metrics:
+        if m.gated and m.outcome != "within tolerance":
+            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}: {escape(m.reason)}")
+            if m.worse:
+                console.print(f"  questions: {escape(_listed(list(m.worse), 20))}")
+    for w in v.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w)}")
+    if v.newly_failing:
+        console.print(f"questions that went from pass to fail: {', '.join(v.newly_failing)}")
+
+
+def _listed(items: list[str], limit: int) -> str:
+    return ", ".join(items[:limit]) + (" …" if len(items) > limit else "")
+
+
+def _print_changes(v: Verdict) -> None:
     if v.differences:
         console.print(f"what changed since the baseline ({len(v.differences)}; baseline → run):")
         for line in v.differences:
@@ -145,10 +167,15 @@ def print_verdict(v: Verdict) -> None:
     else:
         console.print("what changed since the baseline: nothing in the documents or settings")
     for label, keys in v.questions.listing().items():
-        note = {"added": "scored, not gated", "changed": "judgement changed, not gated",
-                "removed": "no longer in the suite", "not measured": "in the suite, no record: fails"}.get(label, "")
-        console.print(f"questions {label} ({len(keys)}{'; ' + note if note else ''}): {escape(', '.join(keys[:12]))}"
-                      + (" …" if len(keys) > 12 else ""))
+        note = QUESTION_NOTES.get(label)
+        console.print(f"questions {label} ({len(keys)}{'; ' + note if note else ''}): {escape(_listed(keys, 12))}")
+
+
+def _cell(v: float | None, form: str) -> str:
+    return "—" if v is None else format(v, form)
+
+
+def _print_table(v: Verdict) -> None:
     t = Table(title=f"compare against baseline: {v.common} questions in common"
                     + (", resampled by source document" if v.clustered else ""))
     for col in ("metric", "n", "baseline", "run", "delta", "run-to-run noise", "in general: 95% CI", "p (Holm)",
@@ -156,26 +183,13 @@ def print_verdict(v: Verdict) -> None:
         t.add_column(col)
     shown = [m for m in v.metrics if m.gated or m.outcome == "not measured" or abs(m.delta or 0.0) > 1e-9]
     for m in shown:
-        delta = "—" if m.delta is None else f"{m.delta:+.4f}"
-        p = "—" if m.p_adjusted is None else f"{m.p_adjusted:.3g}"
-        mde = "—" if m.mde is None else f"{m.mde:.4f}"
-        noise = "—" if m.noise is None else f"±{m.noise:.4f}"
         style = OUTCOME_STYLE.get(m.outcome, "")
-        t.add_row(m.name, str(m.n), fmt(m.baseline), fmt(m.current), delta, noise, _ci(m), p, mde, m.tolerance,
-                  f"[{style}]{m.outcome}[/]")
+        t.add_row(m.name, str(m.n), fmt(m.baseline), fmt(m.current), _cell(m.delta, "+.4f"), _cell(m.noise, ".4f"),
+                  _ci(m), _cell(m.p_adjusted, ".3g"), _cell(m.mde, ".4f"), m.tolerance, f"[{style}]{m.outcome}[/]")
     console.print(t, overflow="fold")
     if len(shown) < len(v.metrics):
         console.print(f"{len(v.metrics) - len(shown)} other metric(s) unchanged (all in report.json's gate section "
                       "when gated; the run's own report for the rest)")
-    for m in v.metrics:
-        if m.gated and m.outcome != "within tolerance":
-            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}: {escape(m.reason)}")
-            if m.worse:
-                console.print(f"  questions: {escape(', '.join(m.worse[:20]))}" + (" …" if len(m.worse) > 20 else ""))
-    for w in v.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
-    if v.newly_failing:
-        console.print(f"questions that went from pass to fail: {', '.join(v.newly_failing)}")
 
 
 def print_cause_changes(base_cases: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
