@@ -114,138 +114,201 @@ def _y_bounds(c: Chart) -> tuple[float, float]:
     return lo, hi + 0.05 * (hi - lo)
 
 
-def _chart(c: Chart, width: int) -> str:
+@dataclass
+class _Frame:
+    """Where a chart's values land in its SVG: the plot area, the value ranges and each category's band."""
+
+    width: int
+    height: int
+    rotate: bool
+    y0: float
+    y1: float
+    band: float
+    numeric: bool
+    xv: list[float]
+    x0: float = 0.0
+    x1: float = 1.0
+    pw: int = WIDTH - LEFT - RIGHT
+    ph: int = HEIGHT - TOP - BOTTOM
+
+    def ys(self, v: float) -> float:
+        return TOP + self.ph - (min(max(v, self.y0), self.y1) - self.y0) / (self.y1 - self.y0) * self.ph
+
+    def xpos(self, v: float) -> float:
+        """Numeric axes: the value's place; category axes: the middle of category `v`'s band."""
+        if self.numeric:
+            return LEFT + (v - self.x0) / (self.x1 - self.x0) * self.pw
+        return LEFT + self.band * (v + 0.5)
+
+    def xs(self, i: int) -> float:
+        return self.xpos(self.xv[i]) if self.numeric else self.xpos(i)
+
+
+def _x_bounds(c: Chart, xv: list[float]) -> tuple[float, float]:
+    pad = (c.bar_width or 0.0) / 2
+    x0, x1 = (min(xv) - pad, max(xv) + pad) if xv else (0.0, 1.0)
+    for vx, _ in c.vlines:
+        x0, x1 = min(x0, vx), max(x1, vx)
+    if x1 <= x0:
+        x0, x1 = x0 - 0.5, x1 + 0.5
+    margin = 0.03 * (x1 - x0)
+    return x0 - margin, x1 + margin
+
+
+def _frame(c: Chart, width: int) -> _Frame:
     n = len(c.x)
     rotate = not c.numeric_x and (n > 6 or any(len(str(x)) > 12 for x in c.x))
     # Rotated labels hang below the axis: the figure grows to hold the longest, the plot keeps its height.
     height = HEIGHT + (round(min(max((len(str(x)) for x in c.x), default=0), 40) * 4.2) if rotate else 0)
-    pw, ph = width - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    pw = width - LEFT - RIGHT
     y0, y1 = _y_bounds(c)
+    if not c.numeric_x:
+        return _Frame(width, height, rotate, y0, y1, pw / max(n, 1), False, [], pw=pw)
+    xv = [float(x) for x in c.x]
+    x0, x1 = _x_bounds(c, xv)
+    band = (c.bar_width or (x1 - x0) / max(n, 1)) / (x1 - x0) * pw
+    return _Frame(width, height, rotate, y0, y1, band, True, xv, x0, x1, pw=pw)
 
-    def ys(v: float) -> float:
-        return TOP + ph - (min(max(v, y0), y1) - y0) / (y1 - y0) * ph
 
-    if c.numeric_x:
-        xv = [float(x) for x in c.x]
-        pad = (c.bar_width or 0.0) / 2
-        x0, x1 = (min(xv) - pad, max(xv) + pad) if xv else (0.0, 1.0)
-        for vx, _ in c.vlines:
-            x0, x1 = min(x0, vx), max(x1, vx)
-        if x1 <= x0:
-            x0, x1 = x0 - 0.5, x1 + 0.5
-        margin = 0.03 * (x1 - x0)
-        x0, x1 = x0 - margin, x1 + margin
-
-        def xs(i: int) -> float:
-            return LEFT + (xv[i] - x0) / (x1 - x0) * pw
-
-        def xpos(v: float) -> float:
-            return LEFT + (v - x0) / (x1 - x0) * pw
-
-        band = (c.bar_width or (x1 - x0) / max(n, 1)) / (x1 - x0) * pw
-    else:
-        band = pw / max(n, 1)
-
-        def xs(i: int) -> float:
-            return LEFT + band * (i + 0.5)
-
-        xpos = xs  # type: ignore[assignment]
-
-    out = [f'<svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{escape(c.title)}" '
+def _chart(c: Chart, width: int) -> str:
+    f = _frame(c, width)
+    out = [f'<svg viewBox="0 0 {width} {f.height}" width="100%" role="img" aria-label="{escape(c.title)}" '
            'font-family="system-ui,sans-serif" font-size="12">',
            f'<text x="{LEFT}" y="20" font-size="15" fill="#222">{escape(c.title)}</text>']
-    # Horizontal grid and y ticks.
-    for t in _ticks(y0, y1):
-        y = ys(t)
+    out += _axes(c, f)
+    bars = [s for s in c.series if s.kind == "bar"]
+    slots = 1 if c.overlay else max(len(bars), 1)
+    slot_w = f.band * (0.96 if c.numeric_x and c.bar_width else 0.8) / slots
+    if not c.numeric_x:
+        slot_w = min(slot_w, 90.0)  # a few categories must not make slabs
+    for si, s in enumerate(c.series):
+        offset = 0.0
+        if s.kind == "bar" and not c.overlay:
+            offset = (bars.index(s) - (slots - 1) / 2) * slot_w
+        out += _series(c, f, s, s.color or PALETTE[si % len(PALETTE)], offset, slot_w)
+    for vx, label in c.vlines:
+        x = f.xpos(vx)
+        out.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{TOP}" y2="{TOP + f.ph}" stroke="#333" '
+                   f'stroke-dasharray="5 4"><title>{escape(label)}</title></line>')
+    out += _legend(c, f)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _axes(c: Chart, f: _Frame) -> list[str]:
+    """Horizontal grid with y ticks, the x axis, its tick labels and both axis titles."""
+    pw, ph = f.pw, f.ph
+    out = []
+    for t in _ticks(f.y0, f.y1):
+        y = f.ys(t)
         out.append(f'<line x1="{LEFT}" x2="{LEFT + pw}" y1="{_num(y)}" y2="{_num(y)}" stroke="#e6e6e6"/>'
                    f'<text x="{LEFT - 6}" y="{_num(y + 4)}" text-anchor="end" fill="#555">{t:g}</text>')
     out.append(f'<line x1="{LEFT}" x2="{LEFT + pw}" y1="{_num(TOP + ph)}" y2="{_num(TOP + ph)}" stroke="#999"/>')
-    # X tick labels: every category, rotated when many or long; numeric axes get round ticks.
-    if c.numeric_x:
-        for t in _ticks(x0, x1, 8):
-            out.append(f'<text x="{_num(xpos(t))}" y="{TOP + ph + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
-    else:
-        for i, x in enumerate(c.x):
-            label = escape(str(x))
-            if rotate:
-                out.append(f'<text transform="translate({_num(xs(i))},{TOP + ph + 12}) rotate(-30)" '
-                           f'text-anchor="end" fill="#555">{label}</text>')
-            else:
-                out.append(f'<text x="{_num(xs(i))}" y="{TOP + ph + 16}" text-anchor="middle" '
-                           f'fill="#555">{label}</text>')
+    out += _x_labels(c, f)
     if c.x_title:
-        out.append(f'<text x="{LEFT + pw / 2}" y="{height - 6}" text-anchor="middle" '
+        out.append(f'<text x="{LEFT + pw / 2}" y="{f.height - 6}" text-anchor="middle" '
                    f'fill="#333">{escape(c.x_title)}</text>')
     if c.y_title:
         out.append(f'<text transform="translate(14,{TOP + ph / 2}) rotate(-90)" text-anchor="middle" '
                    f'fill="#333">{escape(c.y_title)}</text>')
+    return out
 
-    bars = [s for s in c.series if s.kind == "bar"]
-    slots = 1 if c.overlay else max(len(bars), 1)
-    slot_w = band * (0.96 if c.numeric_x and c.bar_width else 0.8) / slots
-    if not c.numeric_x:
-        slot_w = min(slot_w, 90.0)  # a few categories must not make slabs
+
+def _x_labels(c: Chart, f: _Frame) -> list[str]:
+    """Every category, rotated when many or long; numeric axes get round ticks."""
+    below = TOP + f.ph
+    if c.numeric_x:
+        return [f'<text x="{_num(f.xpos(t))}" y="{below + 16}" text-anchor="middle" fill="#555">{t:g}</text>'
+                for t in _ticks(f.x0, f.x1, 8)]
+    out = []
+    for i, x in enumerate(c.x):
+        label = escape(str(x))
+        if f.rotate:
+            out.append(f'<text transform="translate({_num(f.xs(i))},{below + 12}) rotate(-30)" '
+                       f'text-anchor="end" fill="#555">{label}</text>')
+        else:
+            out.append(f'<text x="{_num(f.xs(i))}" y="{below + 16}" text-anchor="middle" '
+                       f'fill="#555">{label}</text>')
+    return out
+
+
+def _series(c: Chart, f: _Frame, s: Series, color: str, offset: float, slot_w: float) -> list[str]:
+    """One series' bars or points with their intervals, then (for a line) the line through them."""
+    out: list[str] = []
+    points: list[tuple[float, float] | None] = []
+    for i, v in enumerate(s.y):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            points.append(None)
+            continue
+        cx = f.xs(i) + offset
+        out += _point(c, f, s, i, v, cx, color, slot_w)
+        points.append((cx, f.ys(v)))
+    if s.kind == "line":
+        out += _line(points, color, s.dash)
+    return out
+
+
+def _tip(c: Chart, s: Series, i: int, v: float, lo: float | None, hi: float | None) -> str:
+    tip = f"{s.name} · {c.x[i]}: {_fmt(v)}" + (f" [{_fmt(lo)}, {_fmt(hi)}]" if lo is not None else "")
+    if s.hover is not None and s.hover[i]:
+        tip += f" · {s.hover[i]}"
+    return tip
+
+
+def _point(c: Chart, f: _Frame, s: Series, i: int, v: float, cx: float, color: str, slot_w: float) -> list[str]:
+    """Value `i` of a series: its bar (with the text at its foot) or its dot, then its interval if it has one."""
+    lo = s.low[i] if s.low is not None else None
+    hi = s.high[i] if s.high is not None else None
+    tip = _tip(c, s, i, v, lo, hi)
+    out = []
+    if s.kind == "bar":
+        top, base = f.ys(v), f.ys(max(f.y0, 0.0))
+        y_, h = min(top, base), abs(base - top)
+        out.append(f'<rect class="bar" x="{_num(cx - slot_w / 2)}" y="{_num(y_)}" width="{_num(slot_w)}" '
+                   f'height="{_num(max(h, 0.5))}" fill="{color}" fill-opacity="{s.opacity}">'
+                   f'<title>{escape(tip)}</title></rect>')
+        if s.text is not None and s.text[i]:
+            out.append(f'<text x="{_num(cx)}" y="{_num(base - 5)}" text-anchor="middle" fill="#fff" '
+                       f'font-size="11">{escape(s.text[i])}</text>')
+    else:
+        out.append(f'<circle cx="{_num(cx)}" cy="{_num(f.ys(v))}" r="3.5" fill="{color}">'
+                   f'<title>{escape(tip)}</title></circle>')
+    if lo is not None and hi is not None:
+        a, b = f.ys(lo), f.ys(hi)
+        out.append(f'<path class="yerror" d="M{_num(cx)} {_num(a)}V{_num(b)}M{_num(cx - 4)} {_num(a)}'
+                   f'H{_num(cx + 4)}M{_num(cx - 4)} {_num(b)}H{_num(cx + 4)}" stroke="{s.error_color or color}" '
+                   f'stroke-width="1.5" fill="none"><title>{escape(tip)}</title></path>')
+    return out
+
+
+def _line(points: list[tuple[float, float] | None], color: str, dash: bool) -> list[str]:
+    """A missing value breaks the line rather than joining its neighbours across it."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for p in points:
+        if p is None:
+            runs.append([])
+        else:
+            runs[-1].append(p)
+    style = ' stroke-dasharray="6 4"' if dash else ""
+    out = []
+    for run in runs:
+        if len(run) > 1:
+            d = "M" + "L".join(f"{_num(px)} {_num(py)}" for px, py in run)
+            out.append(f'<path class="line" d="{d}" stroke="{color}" stroke-width="2" fill="none"{style}/>')
+    return out
+
+
+def _legend(c: Chart, f: _Frame) -> list[str]:
+    if len(c.series) <= 1:
+        return []
+    lx = LEFT + f.pw - 10
+    out = []
     for si, s in enumerate(c.series):
         color = s.color or PALETTE[si % len(PALETTE)]
-        err = s.error_color or color
-        offset = 0.0
-        if s.kind == "bar" and not c.overlay:
-            offset = (bars.index(s) - (slots - 1) / 2) * slot_w
-        points: list[tuple[float, float] | None] = []
-        for i, v in enumerate(s.y):
-            if v is None or (isinstance(v, float) and math.isnan(v)):
-                points.append(None)
-                continue
-            cx = xs(i) + offset
-            lo = s.low[i] if s.low is not None else None
-            hi = s.high[i] if s.high is not None else None
-            tip = f"{s.name} · {c.x[i]}: {_fmt(v)}" + (f" [{_fmt(lo)}, {_fmt(hi)}]" if lo is not None else "")
-            if s.hover is not None and s.hover[i]:
-                tip += f" · {s.hover[i]}"
-            if s.kind == "bar":
-                top, base = ys(v), ys(max(y0, 0.0))
-                y_, h = min(top, base), abs(base - top)
-                out.append(f'<rect class="bar" x="{_num(cx - slot_w / 2)}" y="{_num(y_)}" width="{_num(slot_w)}" '
-                           f'height="{_num(max(h, 0.5))}" fill="{color}" fill-opacity="{s.opacity}">'
-                           f'<title>{escape(tip)}</title></rect>')
-                if s.text is not None and s.text[i]:
-                    out.append(f'<text x="{_num(cx)}" y="{_num(base - 5)}" text-anchor="middle" fill="#fff" '
-                               f'font-size="11">{escape(s.text[i])}</text>')
-            else:
-                out.append(f'<circle cx="{_num(cx)}" cy="{_num(ys(v))}" r="3.5" fill="{color}">'
-                           f'<title>{escape(tip)}</title></circle>')
-            points.append((cx, ys(v)))
-            if lo is not None and hi is not None:
-                a, b = ys(lo), ys(hi)
-                out.append(f'<path class="yerror" d="M{_num(cx)} {_num(a)}V{_num(b)}M{_num(cx - 4)} {_num(a)}'
-                           f'H{_num(cx + 4)}M{_num(cx - 4)} {_num(b)}H{_num(cx + 4)}" stroke="{err}" '
-                           f'stroke-width="1.5" fill="none"><title>{escape(tip)}</title></path>')
-        if s.kind == "line":
-            # A missing value breaks the line rather than joining its neighbours across it.
-            runs: list[list[tuple[float, float]]] = [[]]
-            for p in points:
-                if p is None:
-                    runs.append([])
-                else:
-                    runs[-1].append(p)
-            for run in runs:
-                if len(run) > 1:
-                    d = "M" + "L".join(f"{_num(px)} {_num(py)}" for px, py in run)
-                    dash = ' stroke-dasharray="6 4"' if s.dash else ""
-                    out.append(f'<path class="line" d="{d}" stroke="{color}" stroke-width="2" fill="none"{dash}/>')
-    for vx, label in c.vlines:
-        x = xpos(vx)
-        out.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{TOP}" y2="{TOP + ph}" stroke="#333" '
-                   f'stroke-dasharray="5 4"><title>{escape(label)}</title></line>')
-    if len(c.series) > 1:
-        lx = LEFT + pw - 10
-        for si, s in enumerate(c.series):
-            color = s.color or PALETTE[si % len(PALETTE)]
-            y = TOP + 4 + 16 * si
-            out.append(f'<rect x="{lx - 150}" y="{y}" width="10" height="10" fill="{color}"/>'
-                       f'<text x="{lx - 136}" y="{y + 9}" fill="#333">{escape(s.name)}</text>')
-    out.append("</svg>")
-    return "".join(out)
+        y = TOP + 4 + 16 * si
+        out.append(f'<rect x="{lx - 150}" y="{y}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{lx - 136}" y="{y + 9}" fill="#333">{escape(s.name)}</text>')
+    return out
 
 
 def _color(good: float) -> str:
