@@ -1,0 +1,62 @@
+"""The gate record every file states: its verdict and cause, the JUnit cases, the HTML colours by direction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from nomad_eval.core.compare import Verdict, compare_questions
+from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.report.gate import floor_rows, gate_markdown, gate_record, verdict_line
+from nomad_eval.report.html import direction_class, gate_table
+from nomad_eval.report.junit import write_junit
+
+
+def _cases(recalls: list[float]) -> list[dict[str, object]]:
+    return [{"id": f"q{i}", "relevant_doc_ids": ["d"], "passed": r == 1.0, "metrics": {"recall@5": r}}
+            for i, r in enumerate(recalls)]
+
+
+def _verdict(base: list[float], run: list[float]) -> Verdict:
+    b, r = _cases(base), _cases(run)
+    return compare_questions(questions_from_cases(b), questions_from_cases(r), ["recall@5"],
+                             base_metrics={"recall@5": sum(base) / len(base)},
+                             run_metrics={"recall@5": sum(run) / len(run)})
+
+
+def test_a_broken_floor_decides_the_verdict_and_is_a_failed_junit_case(tmp_path: Path) -> None:
+    floors = floor_rows({"recall@5": 0.7857}, {"recall@5": 0.8})
+    gate = gate_record(floors, _verdict([1.0] * 14, [1.0] * 14), baseline="b.json", baseline_reason="own")
+    assert (gate.verdict, gate.exit_code) == ("floor broken", 1)
+    assert verdict_line(gate) == "verdict: floor broken: recall@5 0.7857 < 0.8"
+    write_junit(gate, tmp_path / "j.xml")
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("failures") == "1" and suite.get("errors") == "0"
+    (failed,) = [tc for tc in suite.iter("testcase") if tc.find("failure") is not None]
+    assert failed.get("name") == "floor recall@5"
+    assert "**verdict: floor broken: recall@5 0.7857 < 0.8**" in gate_markdown(gate)
+
+
+def test_a_regression_names_its_questions_and_a_refusal_is_an_error(tmp_path: Path) -> None:
+    gate = gate_record([], _verdict([1.0] * 14, [0.0] * 4 + [1.0] * 10))
+    assert gate.verdict == "regression" and gate.exit_code == 1
+    assert gate.cause == "recall@5 1.0000 → 0.7143 (q0, q1, q2, q3)"
+    (m,) = gate.metrics
+    assert m.outcome == "regression" and m.noise == 0.0 and m.low is not None and m.high is not None
+    refused = gate_record([], None, refused="no baseline for tier retrieval, suite 'core'; promote one")
+    write_junit(refused, tmp_path / "r.xml")
+    suite = ET.parse(tmp_path / "r.xml").getroot()
+    assert (refused.exit_code, suite.get("errors"), suite.get("failures")) == (2, "1", "0")
+    passed = gate_record(floor_rows({"recall@5": 0.9}, {"recall@5": 0.8}), _verdict([1.0] * 14, [1.0] * 14))
+    assert (passed.verdict, passed.exit_code, verdict_line(passed)) == ("pass", 0, "verdict: pass")
+
+
+def test_the_html_colours_a_change_by_the_metrics_direction() -> None:
+    assert direction_class("recall@5", -0.1) == "down" and direction_class("recall@5", 0.1) == "up"
+    # Lower is better: a fall is good news, a rise bad news.
+    assert direction_class("nonEmptyRateOnRefusal", -0.2) == "up"
+    assert direction_class("e2e.leakage_rate", 0.1) == "down"
+    assert direction_class("recall@5", 0.0) == "" and direction_class("no-such-metric", -1.0) == ""
+    gate = gate_record([], _verdict([1.0] * 14, [0.0] * 4 + [1.0] * 10))
+    html = gate_table(gate.metrics)
+    assert "<td class='down'>-0.2857</td>" in html and "<tr class='fail'>" in html
