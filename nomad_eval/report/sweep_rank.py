@@ -16,7 +16,7 @@ from rich.table import Table
 from nomad_eval.base.atomic import read_jsonl, write_atomic
 from nomad_eval.base.console import console
 from nomad_eval.core.questions import Question, questions_from_cases, stable
-from nomad_eval.core.stats import Correction, rank_against_reference
+from nomad_eval.core.stats import Correction, Ranked, rank_against_reference
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
 # The questions a job of this process built from the cases it wrote, by the cases file's path, size and time: a sweep's
@@ -54,10 +54,7 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     if len(loaded) < 2:
         return None
     cmp = cfg.get("compare") or {}
-    names = list(loaded)
-    ref = str(cmp.get("reference") or names[0])
-    if ref not in loaded:
-        ref = next((n for n in names if n.split("_", 1)[0] == ref), names[0])
+    ref = _reference(list(loaded), str(cmp.get("reference") or next(iter(loaded))))
     ref_report, ref_q = loaded[ref]
     tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
     modes = sorted({q.mode for q in ref_q if q.mode})
@@ -65,34 +62,55 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
     result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}}
     for metric in headline_names(tier, int(cmp.get("headline_k") or 5), modes):
-        spec = spec_for(metric)
-        if spec is None:
-            continue
-        sign = 1.0 if spec.direction == "higher" else -1.0
-        # Pair on the questions every job measured, so each configuration is tested on the same set.
-        per_job = {n: {q.key: q.values.get(metric) for q in stable(qs) if q.key not in unstable}
-                   for n, (_, qs) in loaded.items()}
-        keys = [k for k, v in per_job[ref].items() if v is not None and all(
-            per_job[n].get(k) is not None for n in names)]
-        if len(keys) < 2:
-            continue
-        # Oriented so that higher is better. A lower-is-better 0/1 metric is turned into its complement rather
-        # than negated, so it stays 0/1 for the exact binary test; the deltas are negated either way.
-        offset = 1.0 if spec.binary and sign < 0 else 0.0
-        reference = [offset + sign * float(per_job[ref][k] or 0.0) for k in keys]
-        configs = {n: [offset + sign * float(per_job[n][k] or 0.0) for k in keys] for n in names if n != ref}
-        ranked = rank_against_reference(reference, configs, binary=spec.binary, method=method,
-                                        seed=int(cfg.get("seed") or 0))
-        result["metrics"][metric] = {"n": len(keys), "rows": [
-            {"job": r.name, "delta": sign * r.delta, "low": None if r.interval is None else sign * (
-                r.interval.low if sign > 0 else r.interval.high),
-             "high": None if r.interval is None else sign * (r.interval.high if sign > 0 else r.interval.low),
-             "p": r.p_value, "p_adjusted": r.p_adjusted, "real": r.real} for r in ranked]}
+        per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
+        block = _rank_metric(metric, per_job, ref, method, int(cfg.get("seed") or 0))
+        if block is not None:
+            result["metrics"][metric] = block
     write_atomic(out / "ranking.json", json.dumps(result, indent=1))
     write_atomic(out / "ranking.md", _markdown(result))
     if not quiet:
         _print(result)
     return result
+
+
+def _reference(names: list[str], wanted: str) -> str:
+    """The job named `wanted`, else the first whose name starts with `wanted_`, else the first job."""
+    if wanted in names:
+        return wanted
+    return next((n for n in names if n.split("_", 1)[0] == wanted), names[0])
+
+
+def _values(questions: list[Question], metric: str, unstable: set[str]) -> dict[str, float | None]:
+    return {q.key: q.values.get(metric) for q in stable(questions) if q.key not in unstable}
+
+
+def _rank_metric(metric: str, per_job: dict[str, dict[str, float | None]], ref: str, method: Correction, seed: int
+                 ) -> dict[str, Any] | None:
+    """One metric's ranking block, {"n", "rows"}; None when the registry lacks it or fewer than 2 questions pair."""
+    spec = spec_for(metric)
+    if spec is None:
+        return None
+    sign = 1.0 if spec.direction == "higher" else -1.0
+    # Pair on the questions every job measured, so each configuration is tested on the same set.
+    keys = [k for k, v in per_job[ref].items() if v is not None and all(
+        per_job[n].get(k) is not None for n in per_job)]
+    if len(keys) < 2:
+        return None
+    # Oriented so that higher is better. A lower-is-better 0/1 metric is turned into its complement rather
+    # than negated, so it stays 0/1 for the exact binary test; the deltas are negated either way.
+    offset = 1.0 if spec.binary and sign < 0 else 0.0
+    reference = [offset + sign * float(per_job[ref][k] or 0.0) for k in keys]
+    configs = {n: [offset + sign * float(per_job[n][k] or 0.0) for k in keys] for n in per_job if n != ref}
+    ranked = rank_against_reference(reference, configs, binary=spec.binary, method=method, seed=seed)
+    return {"n": len(keys), "rows": [_row(r, sign) for r in ranked]}
+
+
+def _row(r: Ranked, sign: float) -> dict[str, Any]:
+    """A ranked configuration in the metric's own direction: the delta and interval turned back by `sign`."""
+    return {"job": r.name, "delta": sign * r.delta, "low": None if r.interval is None else sign * (
+        r.interval.low if sign > 0 else r.interval.high),
+        "high": None if r.interval is None else sign * (r.interval.high if sign > 0 else r.interval.low),
+        "p": r.p_value, "p_adjusted": r.p_adjusted, "real": r.real}
 
 
 def _markdown(result: dict[str, Any]) -> str:
