@@ -193,9 +193,11 @@ def _warnings(rows: Sequence[MetricVerdict]) -> list[str]:
 
 
 def _too_small(m: MetricVerdict) -> bool:
+    """Question sampling cannot see a tolerance-sized change in general (None: it cannot see any)."""
     allowed = _allowed(m)
-    return m.gated and m.outcome != "not measured" and m.mde is not None and allowed is not None \
-        and m.mde > allowed + EPS
+    if not m.gated or m.outcome == "not measured" or allowed is None:
+        return False
+    return m.mde is None or m.mde > allowed + EPS
 
 
 def _allowed(m: MetricVerdict) -> float | None:
@@ -205,8 +207,8 @@ def _allowed(m: MetricVerdict) -> float | None:
 
 def _too_small_text(m: MetricVerdict) -> str:
     spec = spec_for(m.name)
-    seen = "no change at all" if (m.mde or 0.0) >= 1.0 and spec is not None and spec.unit == "rate" \
-        else f"{m.mde:.4f}"
+    rate = spec is not None and spec.unit == "rate"
+    seen = "no change at all" if m.mde is None or (rate and m.mde >= 1.0) else f"{m.mde:.4f}"
     return f"{m.name} detects {seen} over {m.n} questions, tolerance {_allowed(m):g}"
 
 
@@ -298,10 +300,11 @@ def _decide(row: MetricVerdict, p_adj: float, strict: bool) -> MetricVerdict:
     elif worse > allowed + EPS:
         reason = (f"worse by {worse:.4f}, past the tolerance {allowed:g} but within run-to-run noise "
                   f"({Z_NOISE:.3g} × {noise:.4f}); more repeats would tell")
-    elif strict and worse > EPS and row.mde is not None and row.mde > allowed + EPS:
+    elif strict and worse > EPS and _too_small(row):
         outcome = "too small to tell"
-        reason = (f"worse by {worse:.4f} and the suite detects only {row.mde:.4f} in general (n={row.n}), more than "
-                  f"the tolerance {allowed:g} (compare.strict=true)")
+        seen = "no change" if row.mde is None else f"only {row.mde:.4f}"
+        reason = (f"worse by {worse:.4f} and the suite detects {seen} in general (n={row.n}), more than the "
+                  f"tolerance {allowed:g} (compare.strict=true)")
     else:
         reason = "better" if worse < -EPS else ("unchanged" if abs(worse) <= EPS else f"worse by {worse:.4f}, "
                                                 f"inside the tolerance {allowed:g}")
