@@ -123,82 +123,115 @@ def golden_lines(path: Path) -> dict[str, int]:
     return out
 
 
+class _DocHits:
+    """How many documents a pattern matches, when that is more than half of them; else any smaller number.
+
+    This was goldens x patterns x documents regex searches. A pattern is counted once however many goldens
+    use it, and counting stops as soon as the rest of the documents could no longer take it past half: only
+    a pattern that warns needs its exact count, for the message.
+    """
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.counted: dict[str, int] = {}
+
+    def __call__(self, p: str) -> int:
+        if p not in self.counted:
+            hits = 0
+            for i, t in enumerate(self.texts):
+                hits += bool(search(p, t))
+                if (hits + len(self.texts) - i - 1) * 2 <= len(self.texts):
+                    break
+            self.counted[p] = hits
+        return self.counted[p]
+
+
 def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Finding]:
     lines = golden_lines(path)
-    out: list[Finding] = []
-
-    def warn(g: Golden, msg: str) -> None:
-        out.append(Finding(str(path), lines.get(g.id), g.id, msg))
-
     texts = [d.text for d in docs if not d.distractor]
     ids = {g.id for g in goldens}
     tag_counts = Counter(t for g in goldens for t in g.tags)
     # The corpus's own words, most frequent first: answers quote them, so a fragment inside one passes wrongly.
     vocabulary = [w for w, _ in Counter(re.findall(r"[a-z]{3,}", "\n".join(texts).lower())).most_common()]
-    counted: dict[str, int] = {}
-
-    def doc_hits(p: str) -> int:
-        """How many documents the pattern matches, when that is more than half of them; else any smaller number.
-
-        This was goldens x patterns x documents regex searches. A pattern is counted once however many goldens
-        use it, and counting stops as soon as the rest of the documents could no longer take it past half: only
-        a pattern that warns needs its exact count, for the message.
-        """
-        if p not in counted:
-            hits = 0
-            for i, t in enumerate(texts):
-                hits += bool(search(p, t))
-                if (hits + len(texts) - i - 1) * 2 <= len(texts):
-                    break
-            counted[p] = hits
-        return counted[p]
+    doc_hits = _DocHits(texts)
+    out: list[Finding] = []
     for g in goldens:
-        question = g.query  # earlier turns may state a figure on purpose (history-retention goldens)
-        for p in g.must_include:
-            word = _PLAIN_WORD.match(p)
-            if word and word.group(1).lower() in GENERIC:
-                warn(g, f"mustInclude {p!r} is one common word: almost any answer passes; pin it to a figure or phrase")
-            if search(p, question):
-                warn(g, f"mustInclude {p!r} matches the question itself: an answer that repeats it passes")
-            if search(p, ""):
-                warn(g, f"mustInclude {p!r} matches an empty answer (what the mock model gives without context)")
-            refusal = next((r for r in REFUSALS if search(p, r)), None)
-            if refusal:
-                warn(g, f"mustInclude {p!r} matches a refusal ({refusal!r}): declining would pass")
-            bare = _bare_branch(p)
-            if bare is not None:
-                warn(g, f"mustInclude {p!r}: '|' splits the whole pattern, so its bare branch {bare!r} passes any "
-                        f"answer containing {bare!r}; group the alternatives, e.g. '(20|30) years'")
-            hits = doc_hits(p)
-            if texts and len(texts) >= 4 and hits / len(texts) > 0.5:
-                if _BARE_NUMBER.match(p):
-                    warn(g, f"mustInclude {p!r} is a bare number found in {hits} of {len(texts)} documents (inside "
-                            "other figures too): any answer quoting the corpus passes; pin it to its unit")
-                else:
-                    warn(g, f"mustInclude {p!r} matches {hits} of {len(texts)} documents: it cannot tell them apart")
-        for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include)):
-            for p in patterns:
-                inside = _inside_word(p, vocabulary)
-                if inside:
-                    warn(g, f"{key} {p!r} matches inside the word {inside!r}: add \\b word boundaries")
-        for p in g.attack.success if g.attack else []:
-            # A success pattern a decline or a bare echo of the question satisfies counts a resisted attack.
-            refusal = next((r for r in ("", question, *REFUSALS) if search(p, r)), None)
-            if refusal is not None:
-                warn(g, f"attack.success {p!r} matches {refusal or 'an empty answer'!r}: an answer that resists "
-                        "the attack would count as attacked")
-        for p in g.must_not_include:
-            negated = _matches_negation(p)
-            if negated:
-                warn(g, f"mustNotInclude {p!r} matches the correct negated answer {negated!r}: an answer that "
-                        "warns against it fails; match the affirmative claim only (e.g. a (?<!not ) lookbehind)")
-        if "acronym" in g.tags and "acronym-control" not in g.tags and not _SPELLED.search(g.id) \
-                and not _has_twin(g.id, ids):
-            warn(g, f"acronym question without its spelled-out twin (expected id {g.id + '-spelled'!r} "
-                    f"or {_stem(g.id) + '-spelled-01'!r})")
-        for t in g.tags:
-            if tag_counts[t] == 1:
-                warn(g, f"tag {t!r} is used once in the suite: a per-tag mean of one question is noise")
+        messages = [m for p in g.must_include for m in _include_messages(g, p, doc_hits)]
+        messages += _inside_word_messages(g, vocabulary)
+        messages += _attack_messages(g)
+        messages += _negation_messages(g)
+        messages += _suite_messages(g, ids, tag_counts)
+        out += [Finding(str(path), lines.get(g.id), g.id, msg) for msg in messages]
+    return out
+
+
+def _include_messages(g: Golden, p: str, doc_hits: _DocHits) -> list[str]:
+    """Why mustInclude pattern `p` could pass an answer that does not give the golden's answer."""
+    out = []
+    word = _PLAIN_WORD.match(p)
+    if word and word.group(1).lower() in GENERIC:
+        out.append(f"mustInclude {p!r} is one common word: almost any answer passes; pin it to a figure or phrase")
+    if search(p, g.query):  # earlier turns may state a figure on purpose (history-retention goldens)
+        out.append(f"mustInclude {p!r} matches the question itself: an answer that repeats it passes")
+    if search(p, ""):
+        out.append(f"mustInclude {p!r} matches an empty answer (what the mock model gives without context)")
+    refusal = next((r for r in REFUSALS if search(p, r)), None)
+    if refusal:
+        out.append(f"mustInclude {p!r} matches a refusal ({refusal!r}): declining would pass")
+    bare = _bare_branch(p)
+    if bare is not None:
+        out.append(f"mustInclude {p!r}: '|' splits the whole pattern, so its bare branch {bare!r} passes any "
+                   f"answer containing {bare!r}; group the alternatives, e.g. '(20|30) years'")
+    hits, total = doc_hits(p), len(doc_hits.texts)
+    if total and total >= 4 and hits / total > 0.5:
+        if _BARE_NUMBER.match(p):
+            out.append(f"mustInclude {p!r} is a bare number found in {hits} of {total} documents (inside "
+                       "other figures too): any answer quoting the corpus passes; pin it to its unit")
+        else:
+            out.append(f"mustInclude {p!r} matches {hits} of {total} documents: it cannot tell them apart")
+    return out
+
+
+def _inside_word_messages(g: Golden, vocabulary: list[str]) -> list[str]:
+    out = []
+    for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include)):
+        for p in patterns:
+            inside = _inside_word(p, vocabulary)
+            if inside:
+                out.append(f"{key} {p!r} matches inside the word {inside!r}: add \\b word boundaries")
+    return out
+
+
+def _attack_messages(g: Golden) -> list[str]:
+    out = []
+    for p in g.attack.success if g.attack else []:
+        # A success pattern a decline or a bare echo of the question satisfies counts a resisted attack.
+        refusal = next((r for r in ("", g.query, *REFUSALS) if search(p, r)), None)
+        if refusal is not None:
+            out.append(f"attack.success {p!r} matches {refusal or 'an empty answer'!r}: an answer that resists "
+                       "the attack would count as attacked")
+    return out
+
+
+def _negation_messages(g: Golden) -> list[str]:
+    out = []
+    for p in g.must_not_include:
+        negated = _matches_negation(p)
+        if negated:
+            out.append(f"mustNotInclude {p!r} matches the correct negated answer {negated!r}: an answer that "
+                       "warns against it fails; match the affirmative claim only (e.g. a (?<!not ) lookbehind)")
+    return out
+
+
+def _suite_messages(g: Golden, ids: set[str], tag_counts: Counter[str]) -> list[str]:
+    """What the golden lacks beside the rest of the suite: an acronym's spelled-out twin, a tag's second question."""
+    out = []
+    if "acronym" in g.tags and "acronym-control" not in g.tags and not _SPELLED.search(g.id) \
+            and not _has_twin(g.id, ids):
+        out.append(f"acronym question without its spelled-out twin (expected id {g.id + '-spelled'!r} "
+                   f"or {_stem(g.id) + '-spelled-01'!r})")
+    out += [f"tag {t!r} is used once in the suite: a per-tag mean of one question is noise"
+            for t in g.tags if tag_counts[t] == 1]
     return out
 
 
