@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,15 @@ class LlamaCppModel:
         self._server: Any = None
         self._lock = threading.Lock()
 
+    @cached_property
+    def _sha256(self) -> str:
+        # Hashed once per model object: every cached request's key holds the identity.
+        return file_sha256(self.model_path)
+
     def identity(self) -> dict[str, Any]:
         # The file's full hash, not its name: a GGUF replaced under the same name is another model.
         return {"backend": "llamacpp", "model": self.name, "file": Path(self.model_path).name,
-                "sha256": file_sha256(self.model_path),
-                "num_ctx": self.num_ctx}
+                "sha256": self._sha256, "num_ctx": self.num_ctx}
 
     def _get(self) -> Any:
         with self._lock:

@@ -7,7 +7,6 @@ Every caller therefore compiles through `compile_pattern`.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import regex
@@ -20,9 +19,8 @@ class PatternError(ValueError):
     """A pattern the engine refuses, with the engine's reason."""
 
 
-@lru_cache(maxsize=4096)
 def compile_pattern(pattern: str) -> Any:
-    """The compiled pattern, or PatternError. Cached: a suite's patterns are matched against every answer."""
+    """The compiled pattern, or PatternError (the engine keeps its own cache of compiled patterns)."""
     try:
         return regex.compile(pattern, FLAGS)
     except regex.error as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
@@ -211,7 +210,6 @@ def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-@lru_cache(maxsize=1)
 def _known_top_level() -> frozenset[str]:
     return frozenset(str(k) for k in OmegaConf.load(CONF / "config.yaml").keys()) | _GROUPS
 

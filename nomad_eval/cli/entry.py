@@ -18,7 +18,6 @@ from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
-from nomad_eval.harness.config_trees import job_trees
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 
 # The tiers, their data, models and report models load when a job runs, not at import: `--help` and a corpus check
@@ -144,10 +143,9 @@ def run_tier(cfg: DictConfig) -> int:
         return 0
     try:
         try:
-            with job_trees(cfg):
-                check_config(cfg)
-                require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
-                code = int(get_method(cfg.tier._target_)(cfg))
+            check_config(cfg)
+            require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
+            code = int(get_method(cfg.tier._target_)(cfg))
         except InstantiationException as exc:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
             if isinstance(exc.__cause__, NomadError):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from functools import lru_cache
 from pathlib import Path
 
 from nomad_eval.data.corpus import load_markdown_dir
@@ -21,7 +20,6 @@ def _terms(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-@lru_cache(maxsize=4)
 def _index(corpus_dir: str) -> tuple[list[tuple[str, Counter[str], int]], dict[str, float], float]:
     docs = [(d.doc_id, Counter(_terms(d.text)), len(_terms(d.text))) for d in load_markdown_dir(Path(corpus_dir))]
     df: Counter[str] = Counter(t for _, tf, _ in docs for t in tf)

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from nomad_eval.backends.base import Embedder, Store
 from nomad_eval.base.errors import Defect, InvalidInput
-from nomad_eval.base.kept import Kept
 from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
@@ -26,71 +23,6 @@ from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
 
 if TYPE_CHECKING:
     from nomad_eval.backends.cache import CachedEmbedder
-
-# An in-process sweep (the nomad sweeper with Hydra's basic launcher) runs its jobs one after another here, and each
-# job opening, flushing and closing the same shard cost 0.1-0.2 s of a ~0.35 s job. Inside `keep_stores_open()` the
-# embedded store of a data dir is opened, under that dir's lock, once, handed to every job, and closed when the
-# sweep ends, whatever its jobs did. Parallel launchers never enter it: a worker process holding the store between
-# its jobs would keep the other workers waiting on the lock. Keyed by data dir, because the lock is.
-_kept: dict[str, tuple[str, Store, ExitStack]] | None = None
-
-
-@contextmanager
-def keep_stores_open() -> Iterator[None]:
-    """Within this block, every job of this process shares the embedded store it opens (see `_kept`)."""
-    global _kept
-    if _kept is not None:  # already inside one
-        yield
-        return
-    _kept = {}
-    try:
-        yield
-    finally:
-        kept, _kept = _kept, None
-        for _, _, stack in kept.values():
-            stack.close()
-
-
-_suites: dict[tuple[str, bytes, frozenset[str]], tuple[list[Golden], list[Defect]]] = {}
-
-
-def _suite(path: Path, doc_ids: frozenset[str]) -> tuple[list[Golden], list[Defect]]:
-    """A suite read and validated once per process for the same file content and corpus (goldens are frozen):
-    every job of an in-process sweep re-validated the same file, about 25 ms each for 230 goldens."""
-    found: list[Defect] = []
-    try:
-        key = (str(path.resolve()), hashlib.sha256(path.read_bytes()).digest(), doc_ids)
-    except OSError:  # unreadable: load_goldens says so with the file's name
-        return load_goldens(path, set(doc_ids), found, missing_docs_fatal=False), found
-    if key not in _suites:
-        _suites.clear()  # one suite kept: a sweep over suites gains nothing from more
-        _suites[key] = (load_goldens(path, set(doc_ids), found, missing_docs_fatal=False), found)
-    goldens, found = _suites[key]
-    return list(goldens), list(found)
-
-
-# What every job of a sweep derives again from the same files (base/kept.py): the corpus's documents, their chunks,
-# the fingerprint, and the suite's hash, about 15 ms a job on the core corpus.
-_documents: Kept[list[Document]] = Kept(4)
-_chunked: Kept[list[Chunk]] = Kept(4)
-_fingerprints: Kept[str] = Kept(16)
-_golden_hashes: Kept[tuple[list[Golden], str]] = Kept(4)
-
-
-def _files_state(folders: list[Path]) -> tuple[object, ...] | None:
-    """Every markdown file's path, size and modification time, folder by folder: what keeps a corpus's documents
-    (a file changed between two jobs is read again). None when a folder or a file cannot be looked at."""
-    state = []
-    try:
-        for folder in folders:
-            if not folder.is_dir():
-                return None
-            files = tuple((str(p), st.st_size, st.st_mtime_ns) for p in sorted(folder.rglob("*.md"))
-                          for st in [p.stat()])
-            state.append((str(folder.resolve()), files))
-    except OSError:
-        return None
-    return tuple(state)
 
 
 @dataclass
@@ -130,11 +62,7 @@ class Runtime:
         # `data.extra_corpus_dirs`: more folders read into the same corpus (an attack variant's planted
         # documents); they enter the fingerprint like any document, so each variant is its own store content.
         extra = [Path(str(p)) for p in (self.cfg.data.get("extra_corpus_dirs") or [])]
-        folders = [Path(self.cfg.data.corpus_dir), *extra]
-        state = _files_state(folders)
-        if state is None:  # a missing folder or an unreadable file: the loader names it
-            return load_markdown_dirs(folders)
-        return list(_documents.get(state, lambda: load_markdown_dirs(folders)))
+        return load_markdown_dirs([Path(self.cfg.data.corpus_dir), *extra])
 
     @cached_property
     def documents(self) -> list[Document]:
@@ -164,8 +92,7 @@ class Runtime:
         whole = str(self.cfg.store.get("distractor_chunking", "pipeline")) == "whole"
         params = ChunkerParams(self.chunker.chunk_size, self.chunker.overlap, whole_document=True) if whole \
             else self.chunker
-        return list(_chunked.get((tuple(own), self.chunker, tuple(self.distractors), params),
-                                 lambda: chunk_corpus(own, self.chunker) + chunk_corpus(self.distractors, params)))
+        return chunk_corpus(own, self.chunker) + chunk_corpus(self.distractors, params)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -173,9 +100,7 @@ class Runtime:
                  "distractor_chunking": str(self.cfg.store.get("distractor_chunking", "pipeline"))} \
             if self.distractor_name else None
         chunker, embedder = (self.chunker, self.embedder.identity()) if self.uses_store else (None, None)
-        key = (tuple(self.documents), chunker, json.dumps(embedder, sort_keys=True, default=str),
-               json.dumps(extra, sort_keys=True))
-        return _fingerprints.get(key, lambda: corpus_fingerprint(self.documents, chunker, embedder, extra))
+        return corpus_fingerprint(self.documents, chunker, embedder, extra)
 
     @cached_property
     def uses_store(self) -> bool:
@@ -202,7 +127,8 @@ class Runtime:
             have = sorted(p.stem for p in self.suite_path.parent.glob("*.jsonl"))
             raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}; "
                                        f"{self.suite_path.parent} has: {', '.join(have) or 'no *.jsonl'}")])
-        goldens, found = _suite(self.suite_path, frozenset(self.doc_ids))
+        found: list[Defect] = []
+        goldens = load_goldens(self.suite_path, self.doc_ids, found, missing_docs_fatal=False)
         # Printed now, and kept for the report: a warning seen only on a terminal is lost in CI logs.
         from nomad_eval.base.console import err_console
 
@@ -222,10 +148,7 @@ class Runtime:
 
     @cached_property
     def goldens_hash(self) -> str:
-        goldens = self.all_goldens
-        # Kept by the goldens' identities, the goldens held in the entry so that no other object can take one of
-        # their ids: a suite read once per process (_suite) gives every job the same goldens.
-        return _golden_hashes.get(tuple(map(id, goldens)), lambda: (goldens, goldens_hash(goldens)))[1]
+        return goldens_hash(self.all_goldens)
 
     @contextmanager
     def store(self) -> Iterator[Store]:
@@ -241,9 +164,6 @@ class Runtime:
         url = str(self.cfg.store.get("url") or "")
         local = str(self.cfg.store._target_).endswith("EdgeStore") or (
             str(self.cfg.store._target_).endswith("ServerStore") and not url.startswith(("http://", "https://")))
-        if _kept is not None and str(self.cfg.store._target_).endswith("EdgeStore"):
-            yield self._kept_store(_kept, kwargs)
-            return
         with data_dir_lock(self.data_dir, float(self.cfg.store.get("lock_timeout", 600)),
                            bool(self.cfg.get("quiet"))) if local \
                 else nullcontext():
@@ -252,35 +172,6 @@ class Runtime:
                 yield store
             finally:
                 store.close()
-
-    def _kept_store(self, kept: dict[str, tuple[str, Store, ExitStack]], kwargs: dict[str, Any]) -> Store:
-        where = str(self.data_dir.resolve())
-        ident = json.dumps([OmegaConf.to_container(self.cfg.store, resolve=True), self.embedder.dim],
-                           sort_keys=True, default=str)
-        if where in kept and kept[where][0] != ident:  # another store setting in the same data dir: reopen
-            kept.pop(where)[2].close()
-        if where not in kept:
-            stack = ExitStack()
-            stack.enter_context(data_dir_lock(self.data_dir, float(self.cfg.store.get("lock_timeout", 600)),
-                                              bool(self.cfg.get("quiet"))))
-            try:
-                store: Store = instantiate(kwargs, dim=self.embedder.dim)
-            except BaseException:
-                stack.close()
-                raise
-            stack.callback(store.close)
-            kept[where] = (ident, store, stack)
-        return kept[where][1]
-
-    @property
-    def store_key(self) -> str | None:
-        """Where the embedded store lives and which tag it filters on: with the fingerprint, what names a search's
-        results for sharing between the runs of one process (harness/search.py SharedSearches). None for any other
-        store: a server can change under a sweep, and its score threshold is not pinned against the engine's."""
-        if not str(self.cfg.store._target_).endswith("EdgeStore"):
-            return None
-        st = self.cfg.store
-        return f"edge:{Path(str(st.path)).resolve()}:{st.get('tag_key', 'collection')}={st.get('tag', '')}"
 
     def resolved_config(self) -> dict[str, Any]:
         """The config as a report records it: resolved, with secrets redacted (base/secrets.py), because reports

@@ -6,21 +6,29 @@ from collections.abc import Mapping, Sequence
 from nomad_eval.metrics.ranking import Relevance, window
 from nomad_eval.metrics.registry import MetricSpec, register
 
-# 1 / log2(rank + 1) for ranks 1..n, and their running sums (the ideal DCG of n binary hits), grown on demand:
-# nDCG runs per query and cutoff, and the logarithms were most of its cost.
-_DISCOUNT: list[float] = []
-_IDEAL: list[float] = [0.0]
+
+def _table(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """1 / log2(rank + 1) for ranks 1..n, and their running sums (the ideal DCG of 0..n binary hits)."""
+    discount = tuple(1.0 / math.log2(i + 2) for i in range(n))
+    ideal = [0.0]
+    for d in discount:
+        ideal.append(ideal[-1] + d)
+    return discount, tuple(ideal)
 
 
-def _grow(n: int) -> None:
-    while len(_DISCOUNT) < n:
-        _DISCOUNT.append(1.0 / math.log2(len(_DISCOUNT) + 2))
-        _IDEAL.append(_IDEAL[-1] + _DISCOUNT[-1])
+# Made once, at import: nDCG runs per query and cutoff, and the logarithms were most of its cost. Longer lists
+# than this get their own table.
+_SHORT = 1024
+_DISCOUNT, _IDEAL = _table(_SHORT)
+
+
+def _tables(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    return (_DISCOUNT, _IDEAL) if n <= _SHORT else _table(n)
 
 
 def _dcg(gains: Sequence[int]) -> float:
-    _grow(len(gains))
-    return sum(g * _DISCOUNT[i] for i, g in enumerate(gains) if g > 0)
+    discount = _tables(len(gains))[0]
+    return sum(g * discount[i] for i, g in enumerate(gains) if g > 0)
 
 
 def ndcg_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> float | None:
@@ -29,9 +37,9 @@ def ndcg_at_k(ranked_docs: Sequence[str], rels: Relevance, k: int | None) -> flo
     if not isinstance(rels, Mapping):  # a plain set: every grade is 1
         if not rels:
             return None
-        _grow(max(len(top), len(rels)))
-        dcg = sum(_DISCOUNT[i] for i, d in enumerate(top) if d in rels)
-        return dcg / _IDEAL[len(rels) if k is None else min(len(rels), k)]
+        discount, ideal = _tables(max(len(top), len(rels)))
+        dcg = sum(discount[i] for i, d in enumerate(top) if d in rels)
+        return dcg / ideal[len(rels) if k is None else min(len(rels), k)]
     ideal_gains = sorted((g for g in rels.values() if g > 0), reverse=True)
     if not ideal_gains:
         return None

@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from nomad_eval.rag import rerank
-from nomad_eval.rag.glossary import expand_cached, load_glossary
+from nomad_eval.rag.glossary import expand, load_glossary
 from nomad_eval.rag.rerank import Candidate
 
 
@@ -71,7 +71,6 @@ class Pipeline:
         self.min_final_score = min_final_score
         # Loaded even when the stage is off, so an ablation can still score glossary on vs off.
         self.glossary_terms = load_glossary(Path(glossary_file)) if glossary_file else {}
-        self._glossary_items = tuple(self.glossary_terms.items())
         self.stages = Stages(glossary=glossary, boosts=rerank, same_doc_penalty=rerank)
         self.term_boost = term_boost
         self.keyword_boost = keyword_boost
@@ -80,7 +79,7 @@ class Pipeline:
 
     def expand(self, query: str, stages: Stages | None = None) -> str:
         st = stages or self.stages
-        return expand_cached(query, self._glossary_items) if st.glossary and self.glossary_terms else query
+        return expand(query, self.glossary_terms) if st.glossary and self.glossary_terms else query
 
     def rank(self, query: str, pool: list[Candidate], stages: Stages | None = None) -> list[RetrievedChunk]:
         """Score one candidate pool; ablations call this several times on the same search."""

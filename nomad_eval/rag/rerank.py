@@ -6,7 +6,6 @@ import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _STOP = frozenset(
@@ -30,8 +29,6 @@ class Scored:
     final_score: float
 
 
-# Both kept per query text (pure functions of it): every job of a sweep reranks the same questions.
-@lru_cache(maxsize=50_000)
 def query_terms(query: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for w in _WORD.findall(query.lower()):
@@ -40,7 +37,6 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-@lru_cache(maxsize=50_000)
 def keywords(query: str) -> tuple[str, ...]:
     """Rare tokens worth an exact match: numbers, acronyms and model names such as HX-7."""
     out: dict[str, None] = {}
@@ -50,32 +46,20 @@ def keywords(query: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=50_000)
 def _words(text: str) -> frozenset[str]:
-    """A chunk's words, computed once per distinct text: every question reranks the same chunks."""
     return frozenset(_WORD.findall(text.lower()))
 
 
-def _share(terms: Sequence[str], text: str) -> float:
-    if not terms:
-        return 0.0
-    words = _words(text)
-    return sum(1 for t in terms if t in words) / len(terms)
+def _share(terms: Sequence[str], words: frozenset[str]) -> float:
+    return sum(1 for t in terms if t in words) / len(terms) if terms else 0.0
 
 
 def boosted(c: Candidate, terms: Sequence[str], keys: Sequence[str], term_boost: float, keyword_boost: float,
             heading_boost: float) -> float:
-    return c.score * (1.0 + _bonus(tuple(terms), tuple(keys), c.text, c.heading, term_boost, keyword_boost,
-                                   heading_boost))
-
-
-@lru_cache(maxsize=200_000)
-def _bonus(terms: tuple[str, ...], keys: tuple[str, ...], text: str, heading: str, term_boost: float,
-           keyword_boost: float, heading_boost: float) -> float:
-    """A chunk's boost for a query, kept: the jobs of a sweep rerank the same questions' same chunks."""
-    bonus = term_boost * _share(terms, text) + keyword_boost * _share(keys, text)
-    bonus += heading_boost * _share(terms, heading)
-    return bonus
+    words = _words(c.text)
+    bonus = term_boost * _share(terms, words) + keyword_boost * _share(keys, words)
+    bonus += heading_boost * _share(terms, _words(c.heading))
+    return c.score * (1.0 + bonus)
 
 
 def order(scored: list[tuple[Candidate, float]]) -> list[tuple[Candidate, float]]:

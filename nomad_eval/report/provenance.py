@@ -6,7 +6,6 @@ import hashlib
 import platform
 import subprocess
 from datetime import UTC, datetime
-from functools import cache
 from importlib import metadata
 
 from nomad_eval.base.paths import CHECKOUT
@@ -26,10 +25,7 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-@cache
 def _code_state() -> tuple[str | None, bool | None, str | None, dict[str, str]]:
-    """Read once per process: the code that runs is the code this process imported at its start, so every job of
-    an in-process sweep ran the same code (three git calls and the package metadata cost ~20 ms a job)."""
     versions = {}
     for name in _PACKAGES:
         try:

@@ -19,34 +19,13 @@ from nomad_eval.core.questions import Question, questions_from_cases, stable
 from nomad_eval.core.stats import Correction, Ranked, rank_against_reference
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
-# The questions a job of this process built from the cases it wrote, by the cases file's path, size and time: a sweep's
-# ranking then reads none of its jobs' cases back (a changed or unknown file is read). Bounded; oldest out first.
-_REMEMBER_MAX = 256
-_remembered: dict[str, tuple[tuple[int, int], list[Question]]] = {}
-
-
-def remember(cases_file: Path, questions: list[Question]) -> None:
-    """Called by a run right after writing `cases_file`, with the questions `questions_from_cases` gave for it."""
-    st = cases_file.stat()
-    if len(_remembered) >= _REMEMBER_MAX:
-        _remembered.pop(next(iter(_remembered)))
-    _remembered[str(cases_file.resolve())] = ((st.st_size, st.st_mtime_ns), questions)
-
-
-def _questions(cases_file: Path) -> list[Question]:
-    st = cases_file.stat()
-    kept = _remembered.get(str(cases_file.resolve()))
-    if kept is not None and kept[0] == (st.st_size, st.st_mtime_ns):
-        return kept[1]
-    return questions_from_cases(read_jsonl(cases_file))
-
 
 def _load(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Question]] | None:
     """A finished job's report and questions; None if it failed, or is not of `tier` (then its cases go unread)."""
     report = json.loads((d / "report.json").read_text())
     if report.get("status") != "ok" or not (d / "cases.jsonl").exists() or tier not in (None, report.get("tier")):
         return None
-    return report, _questions(d / "cases.jsonl")
+    return report, questions_from_cases(read_jsonl(d / "cases.jsonl"))
 
 
 def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:

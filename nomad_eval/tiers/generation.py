@@ -118,8 +118,7 @@ def run(cfg: DictConfig) -> int:
     with ready_store(rt, bool(cfg.quiet)) if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint,
-                                     rt.store_key)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])

@@ -156,8 +156,7 @@ def run(cfg: DictConfig) -> int:
     est = calibrate_estimator(rt, chat, options)
     queries = [rewrite_query(g, chat, options)[0] for g in answerable]  # before the store is taken, as generation
     with ready_store(rt, bool(cfg.quiet)) as store:
-        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint,
-                                 rt.store_key)
+        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
         setups = _setups(rt, answerable, queries, pipeline, searcher, n - 1, skipped)
     t_setup = time.perf_counter() - t0
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 import time
@@ -34,7 +33,6 @@ from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.report.sweep_rank import remember
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
 
@@ -77,37 +75,10 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
     if rt is not None:
         queries = [r.expanded_query for r, _ in answerable]
         relevant = [set(g.relevant_doc_ids) for _, g in answerable]
-        # The fingerprint names the chunks and the embedder; with the queries and their relevant documents it
-        # names these cosines, so the jobs of a threshold sweep compute them once.
-        key = (rt.fingerprint, len(rt.chunks), tuple(queries), tuple(frozenset(r) for r in relevant))
-        if key not in _every_chunk:
-            rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, queries, relevant)
-            _every_chunk.clear()
-            raw = {"relevant": rounded(rel), "irrelevant": rounded(irr)}
-            _every_chunk[key] = (raw["relevant"], raw["irrelevant"], json.dumps(raw))
-        kept_rel, kept_irr = _every_chunk[key][:2]
-        out["raw"] = {"relevant": _copied(kept_rel), "irrelevant": _copied(kept_irr)}
+        rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, queries, relevant)
+        out["raw"] = {"relevant": rounded(rel), "irrelevant": rounded(irr)}
         out["population"]["raw"] = EVERY_CHUNK
     return out
-
-
-# score_lists' last every-chunk cosines: relevant, irrelevant, and the two as scores.json writes them.
-_every_chunk: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
-
-
-def scores_json(scores: dict[str, Any]) -> str:
-    """json.dumps(scores), byte for byte, with the every-chunk side taken as already written when it is score_lists'
-    last: over every chunk it is most of the file (51k values on the core suite) and the same in every job."""
-    kept = next(iter(_every_chunk.values()), None)
-    if kept is None or list(scores) != ["raw", "final", "population"] or scores["raw"] != {
-            "relevant": kept[0], "irrelevant": kept[1]}:
-        return json.dumps(scores)
-    return '{"raw": ' + kept[2] + ", " + json.dumps({"final": scores["final"], "population": scores["population"]})[1:]
-
-
-def _copied(side: list[float] | dict[str, Any]) -> list[float] | dict[str, Any]:
-    # Each report gets its own: a list of floats copies shallowly, a histogram's dict deeply.
-    return list(side) if isinstance(side, list) else copy.deepcopy(side)
 
 
 def separation(scores: dict[str, Any]) -> list[SeparationRow]:
@@ -182,8 +153,7 @@ def run(cfg: DictConfig) -> int:
         t = time.perf_counter()
         with ready_store(rt, bool(cfg.quiet)) as store:
             timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint,
-                                     rt.store_key)
+            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
             t = time.perf_counter()
             for g in goldens:
                 with timed() as clock:
@@ -246,8 +216,7 @@ def run(cfg: DictConfig) -> int:
     timings["metrics"] = time.perf_counter() - t
     t = time.perf_counter()
     write_atomic(out / "cases.jsonl", "".join(c.line + "\n" for c in rows))  # write_jsonl's bytes
-    remember(out / "cases.jsonl", questions)  # a sweep's ranking reads them from here, not back from the file
-    write_atomic(out / "scores.json", scores_json(scores))
+    write_atomic(out / "scores.json", json.dumps(scores))
     write_exports(out, cases, [c.flat for c in rows])
     warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
                            float(cfg.trace.get("otlp_timeout_s", 10)))

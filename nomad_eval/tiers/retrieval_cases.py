@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.kept import Kept
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
@@ -112,16 +111,6 @@ class CaseRow:
 
 
 def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> CaseRow:
-    """A pure function of the golden, the retrieval's queries and chunks, the cut-offs and top_k, so it is kept by
-    them: the jobs of a threshold sweep mostly retrieve the same chunks for a question, and scoring, building and
-    encoding the row again was a fifth of such a job. Callers must not change what it returns: it is shared.
-    """
-    # The golden by identity, and held in the entry so that no other object can take its id while it is kept.
-    key = (id(g), g.final_query, r.expanded_query, tuple(r.chunks), tuple(ks), top_k)
-    return _cases.get(key, lambda: (g, _case(g, r, ks, top_k)))[1]
-
-
-def _case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> CaseRow:
     row = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
@@ -133,5 +122,3 @@ def _case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> CaseRow:
     # The line as base/atomic.py's write_jsonl encodes a row.
     return CaseRow(row, json.dumps(row, ensure_ascii=False), flat_row(row))
 
-
-_cases: Kept[tuple[Golden, CaseRow]] = Kept(20_000)

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nomad_eval.base.paths import REPO
+
+pytestmark = pytest.mark.slow  # builds a wheel and installs it into a fresh virtual environment
 
 
 def _tree(root: Path, skip: Path | None = None) -> dict[str, float]:
@@ -32,8 +36,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
 def _wheel(tmp: Path, env: dict[str, str]) -> Path:
     # Built from a copy, so the build's own leftovers (build/, *.egg-info) stay out of the checkout.
     src = tmp / "src"
-    for pkg in ("nomad_eval", "hydra_plugins"):
-        shutil.copytree(REPO / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "nomad_eval", src / "nomad_eval", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q",

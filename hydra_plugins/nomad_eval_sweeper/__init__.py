@@ -1,1 +1,0 @@
-"""nomad-eval's Hydra sweeper (Hydra finds plugins only under the `hydra_plugins` namespace)."""
