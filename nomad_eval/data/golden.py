@@ -162,72 +162,100 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
     otherwise (runs): a knowledge base that lost a document should show that question as a retrieval miss, scored
     and counted, not stop every measurement; the check still fails on it, so a typo cannot pass CI unseen.
     """
+    name = str(path)
+    text = _read_suite(path, name)
     defects: list[Defect] = []
     found: list[Defect] = []
     goldens: list[Golden] = []
     first_line: dict[str, int] = {}
-    name = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInput([Defect(name, None, f"cannot read suite: {exc.strerror}")]) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        bad_line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidInput([Defect(name, bad_line, "not UTF-8 text")]) from None
     # Lines end at "\n" only (JSON Lines): splitlines() would also break at U+2028 or U+0085, which JSON allows
     # raw inside a string, cutting a valid golden in two and shifting every later line number.
     for lineno, line in enumerate((raw_line.removesuffix("\r") for raw_line in text.split("\n")), 1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            defects.append(Defect(name, lineno, f"not valid JSON ({exc.msg}): {line[:80]!r}"))
+        obj = _json_object(line, name, lineno)
+        if isinstance(obj, Defect):
+            defects.append(obj)
             continue
-        except RecursionError:  # the parser recurses once per nesting level
-            defects.append(Defect(name, lineno, f"JSON nested deeper than {MAX_JSON_DEPTH} levels: {line[:80]!r}"))
+        golden = _golden(obj, name, lineno, defects, found)
+        if golden is None:
             continue
-        if (problem := json_problem(obj)) is not None:
-            defects.append(Defect(name, lineno, f"{problem}: {line[:80]!r}"))
-            continue
-        if not isinstance(obj, dict):
-            defects.append(Defect(name, lineno, f"expected a JSON object, got {type(obj).__name__}"))
-            continue
-        gid = obj.get("id") if isinstance(obj.get("id"), str) else None
-        extra = {k: v for k, v in obj.items() if k not in _KNOWN_KEYS}
-        for key, value in extra.items():
-            found.append(Defect(name, lineno, f"warning: unknown key {key!r} ignored (value {_short(value)})", gid))
-        try:
-            golden = Golden.model_validate({k: v for k, v in obj.items() if k in _KNOWN_KEYS})
-        except ValidationError as exc:
-            for err in exc.errors():
-                defects.append(Defect(name, lineno, _describe(err), gid))
-            continue
-        golden._extra = extra
         for d in _check_golden(golden, name, lineno, doc_ids, first_line):
             if not missing_docs_fatal and d.message.startswith(_MISSING_DOC) and "in relevantDocIds" in d.message:
                 found.append(Defect(name, lineno, f"warning: {d.message}; the question can only be a retrieval miss",
                                     golden.id))
             else:
                 defects.append(d)
-        if golden.turns and golden.turns[-1].role == "user":
-            found.append(Defect(name, lineno, (
-                f"warning: the history ends with a user turn {_short(golden.turns[-1].content)} that differs from "
-                f"query {_short(golden.query)}; query is asked and scored, that turn is sent as history "
-                "(if it is the question, make it the query)"), golden.id))
+        found += _history_warning(golden, name, lineno)
         goldens.append(golden)
     if defects:
         raise InvalidInput(defects)
+    _warn(found, warnings)
+    return goldens
+
+
+def _read_suite(path: Path, name: str) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput([Defect(name, None, f"cannot read suite: {exc.strerror}")]) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad_line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidInput([Defect(name, bad_line, "not UTF-8 text")]) from None
+
+
+def _json_object(line: str, name: str, lineno: int) -> dict[str, Any] | Defect:
+    """The line's JSON object, or the defect that keeps it from being one."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Defect(name, lineno, f"not valid JSON ({exc.msg}): {line[:80]!r}")
+    except RecursionError:  # the parser recurses once per nesting level
+        return Defect(name, lineno, f"JSON nested deeper than {MAX_JSON_DEPTH} levels: {line[:80]!r}")
+    if (problem := json_problem(obj)) is not None:
+        return Defect(name, lineno, f"{problem}: {line[:80]!r}")
+    if not isinstance(obj, dict):
+        return Defect(name, lineno, f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _golden(obj: dict[str, Any], name: str, lineno: int, defects: list[Defect], found: list[Defect]
+            ) -> Golden | None:
+    """The golden the object describes, its unknown keys kept (each a warning in `found`); None when it does not
+    validate (each error a defect in `defects`)."""
+    gid = obj.get("id") if isinstance(obj.get("id"), str) else None
+    extra = {k: v for k, v in obj.items() if k not in _KNOWN_KEYS}
+    for key, value in extra.items():
+        found.append(Defect(name, lineno, f"warning: unknown key {key!r} ignored (value {_short(value)})", gid))
+    try:
+        golden = Golden.model_validate({k: v for k, v in obj.items() if k in _KNOWN_KEYS})
+    except ValidationError as exc:
+        defects += [Defect(name, lineno, _describe(err), gid) for err in exc.errors()]
+        return None
+    golden._extra = extra
+    return golden
+
+
+def _history_warning(golden: Golden, name: str, lineno: int) -> list[Defect]:
+    if not golden.turns or golden.turns[-1].role != "user":
+        return []
+    return [Defect(name, lineno, (
+        f"warning: the history ends with a user turn {_short(golden.turns[-1].content)} that differs from "
+        f"query {_short(golden.query)}; query is asked and scored, that turn is sent as history "
+        "(if it is the question, make it the query)"), golden.id)]
+
+
+def _warn(found: list[Defect], warnings: list[Defect] | None) -> None:
+    """Warnings go to `warnings` when given, else to stderr."""
     if warnings is not None:
         warnings.extend(found)
-    else:
-        from nomad_eval.base.console import err_console
+        return
+    from nomad_eval.base.console import err_console
 
-        for w in found:
-            err_console.print(str(w), markup=False)
-    return goldens
+    for w in found:
+        err_console.print(str(w), markup=False)
 
 
 _MISSING_DOC = "unknown doc id"
