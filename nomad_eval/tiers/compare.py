@@ -206,17 +206,21 @@ def print_cause_changes(base_cases: list[dict[str, Any]], cases: list[dict[str, 
         console.print(f"  {escape(ch.key)}: {ch.before or '—'} → {ch.after or '—'}")
 
 
+def compare_run(path: Path, cfg: DictConfig, baseline: Path | None = None) -> int:
+    """Compare an existing run (a folder or its report.json) with `baseline`, or the one compare would choose."""
+    from nomad_eval.tiers.finish import announce, decide
+
+    report, cases = load_run(path)
+    if report.status != "ok" or report.identity is None:
+        raise NomadError(f"{path}: the run failed ({report.error}); nothing to compare; re-run it", 2)
+    outcome = decide(cfg, report, cases, floors=False, compare=True, baseline=baseline)
+    return announce(cfg, outcome, path if path.is_dir() else path.parent)
+
+
 def run(cfg: DictConfig) -> int:
     if cfg.compare.get("runs"):
         return merge_runs(cfg)
     if not cfg.compare.get("run"):
         raise NomadError("tier=compare needs compare.run=<run dir or report.json> "
                          "(or compare.runs=[...] to merge runs into one table)", 2)
-    from nomad_eval.tiers.finish import announce, decide
-
-    path = Path(cfg.compare.run)
-    report, cases = load_run(path)
-    if report.status != "ok" or report.identity is None:
-        raise NomadError(f"{path}: the run failed ({report.error}); nothing to compare; re-run it", 2)
-    outcome = decide(cfg, report, cases, floors=False, compare=True)
-    return announce(cfg, outcome, path if path.is_dir() else path.parent)
+    return compare_run(Path(cfg.compare.run), cfg)

@@ -41,8 +41,9 @@ def _floors(cfg: DictConfig, report: Report) -> dict[str, float]:
 
 
 def decide(cfg: DictConfig, report: Report, cases: list[dict[str, Any]] | None, *, floors: bool = True,
-           compare: bool | None = None) -> GateOutcome:
-    """The run's gate record: its floors, and its compare with the named or the chosen baseline."""
+           compare: bool | None = None, baseline: Path | None = None) -> GateOutcome:
+    """The run's gate record: its floors, and its compare with the named (`baseline`, else compare.baseline) or
+    the chosen baseline."""
     rows = floor_rows(report.metrics, _floors(cfg, report),
                       {k: v.get("mean") for k, v in report.judges.items()}) if floors else []
     if not (cfg.compare.get("after_run") if compare is None else compare):
@@ -51,8 +52,9 @@ def decide(cfg: DictConfig, report: Report, cases: list[dict[str, Any]] | None, 
     from nomad_eval.tiers.compare import verdict_for
 
     try:
-        if cfg.compare.get("baseline"):
-            path, why = Path(cfg.compare.baseline), "named by compare.baseline"
+        named = baseline or (Path(str(cfg.compare.baseline)) if cfg.compare.get("baseline") else None)
+        if named is not None:
+            path, why = named, "named by compare.baseline"
             base = load_baseline(path)
         else:
             variant = cfg.compare.get("variant") or default_variant(report)

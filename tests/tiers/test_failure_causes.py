@@ -22,7 +22,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.core.causes import LABELS
-from nomad_eval.tiers.compare import judge
+from nomad_eval.tiers.compare import compare_run
 from tests.conftest import FIXTURES, run_cli
 from tests.report.test_html_in_browser import ARTIFACTS, CHROMIUM, chromium
 from tests.servers import openai_compat
@@ -98,7 +98,7 @@ def test_compare_lists_the_questions_whose_cause_changed(make_cfg: Callable[...,
     _, cases = run(run_cfg)
     assert {(c["mode"], c["id"]): c["cause"] for c in cases}[("e2e", "c-budget")] is None
     capsys.readouterr()
-    judge(tmp_path / "roomy", tmp_path / "tiny", run_cfg)
+    compare_run(tmp_path / "roomy", run_cfg, tmp_path / "tiny")
     out = capsys.readouterr().out
     assert "failure causes changed for 2 question(s)" in out
     assert "e2e:c-budget: dropped_by_budget → —" in out and "oracle:c-budget: dropped_by_budget → —" in out
@@ -109,10 +109,11 @@ def test_compare_lists_the_questions_whose_cause_changed(make_cfg: Callable[...,
     rows = [{k: v for k, v in json.loads(x).items() if k not in ("cause", "cause_evidence")}
             for x in old.read_text().splitlines()]
     old.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    judge(tmp_path / "roomy", tmp_path / "tiny", run_cfg)
+    compare_run(tmp_path / "roomy", run_cfg, tmp_path / "tiny")
     assert "the baseline carries no failure causes" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_html_table_filters_by_cause_in_a_browser(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     cfg = make_cfg(*CAUSES, TINY_BUDGET)
@@ -178,6 +179,7 @@ def test_without_an_oracle_run_the_cause_says_so(make_cfg: Callable[..., DictCon
     assert beyond["cause"] == "injected_not_used" and "oracle not run" in beyond["cause_evidence"]
 
 
+@pytest.mark.slow
 def test_a_document_missing_from_the_corpus_is_a_retrieval_miss_and_fails_the_check(
         make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     goldens = tmp_path / "goldens"
