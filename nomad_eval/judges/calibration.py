@@ -135,25 +135,34 @@ def gate_rule(cal: dict[str, Any], judging: DictConfig) -> tuple[bool, str]:
         shown = "none" if got is None else f"{got:.3f}"
         return False, (f"{what} {shown} on {n} labels (unparseable verdicts counted as misses) is below "
                        f"judging.min_agreement={need}")
-    battery = cal.get("battery") or {}
-    checks = (("order_flip", "max_order_flip_rate", "high", "order flip rate", False),
-              ("verbosity_shift", "max_verbosity_shift", "abs", "verbosity shift", False),
-              ("abstention_faithful", "min_abstention_faithful", "low", "abstention judged faithful", True))
-    for key, setting, end, label, at_least in checks:
+    return _battery_rule(cal.get("battery") or {}, judging, lower)
+
+
+_BATTERY_CHECKS = (("order_flip", "max_order_flip_rate", "high", "order flip rate", False),
+                   ("verbosity_shift", "max_verbosity_shift", "abs", "verbosity shift", False),
+                   ("abstention_faithful", "min_abstention_faithful", "low", "abstention judged faithful", True))
+
+
+def _battery_rule(battery: dict[str, Any], judging: DictConfig, lower: bool) -> tuple[bool, str]:
+    """Every battery threshold that is set, on the figure the calibration measured for it."""
+    for key, setting, end, label, at_least in _BATTERY_CHECKS:
         limit = judging.get(setting)
         if limit is None or key not in battery:  # not gated, or not a figure of this rubric
             continue
-        fig = battery[key] or {}
-        if end == "abs":
-            ends = [fig.get("low"), fig.get("high")] if lower else [fig.get("value")]
-            got = None if None in ends else max(abs(float(e)) for e in ends)  # type: ignore[arg-type]
-        else:
-            got = _pessimistic(fig, end, lower)
+        got = _battery_figure(battery[key] or {}, end, lower)
         if got is None:
             return False, f"judging.{setting} is set but the calibration has no {label} (calibrate.battery_size=0?)"
         if (got < float(limit)) if at_least else (got > float(limit)):
             return False, f"{label} {got:.3f} {'is below' if at_least else 'exceeds'} judging.{setting}={limit}"
     return True, ""
+
+
+def _battery_figure(fig: dict[str, Any], end: str, lower: bool) -> float | None:
+    """The figure a threshold reads: `abs` takes the larger size of either end (or of the point)."""
+    if end != "abs":
+        return _pessimistic(fig, end, lower)
+    ends = [fig.get("low"), fig.get("high")] if lower else [fig.get("value")]
+    return None if None in ends else max(abs(float(e)) for e in ends)  # type: ignore[arg-type]
 
 
 def fmt_figure(fig: Any, signed: bool = False) -> str:
