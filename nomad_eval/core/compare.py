@@ -163,7 +163,8 @@ def compare_questions(
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
                                  exclude_unstable=exclude_unstable)
     if not v.questions.common:
-        v.refused.append("no questions in common with the same judgement; a gate over nothing cannot pass")
+        v.refused.append("no questions in common with the same judgement; a gate over nothing cannot pass; check "
+                         "that the run used the baseline's suite, or promote a baseline of this suite")
         return v
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     pairs = [(b_by[k], r_by[k]) for k in v.questions.common]

@@ -158,9 +158,11 @@ def load_baseline(path: Path) -> Baseline:
         raise NomadError(f"no baseline at {path}; promote one with: python -m nomad_eval tier=promote "
                          "promote.run=<run dir>", 2) from None
     except OSError as exc:  # no permission, or not a file
-        raise NomadError(f"{path}: cannot read the baseline: {exc.strerror or exc}", 2) from None
+        raise NomadError(f"{path}: cannot read the baseline: {exc.strerror or exc}; fix its permissions or "
+                         "name another with compare.baseline=<file>", 2) from None
     except (ValueError, RecursionError) as exc:  # bad JSON or bytes: unreadable, so not comparable (exit 2)
-        raise NomadError(f"{path}: not a valid baseline: not JSON ({exc})", 2) from None
+        raise NomadError(f"{path}: not a valid baseline: not JSON ({exc}); restore it from version control or "
+                         "re-promote it", 2) from None
     if (problem := json_problem(raw)) is not None:
         raise NomadError(f"{path}: not a valid baseline: {problem}", 2)
     if looks_upstream(raw):  # upstream NOMAD's baselines/<fingerprint>/retrieval.json, converted to ours

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.schema import Identity, Provenance, Report
 
 # Upstream metric family -> ours, in one place (docs/upstream-nomad.md mirrors it). A family that
@@ -55,7 +56,7 @@ SOURCE = "nomad-upstream"  # report.config["source"] of a converted upstream bas
 
 def ours(upstream_name: str) -> str | None:
     """Our reported name for an upstream metric name (`hitRate@5` -> `hit@5`, `mrr` -> `rr`); None if unknown."""
-    family, at, k = upstream_name.partition("@")
+    family, at, k = upstream_name.partition("@")  # upstream's grammar, not ours: its cut-off text passes through
     mapped = UPSTREAM_TO_OURS.get(family)
     return None if mapped is None else f"{mapped}{at}{k}"
 
@@ -125,7 +126,7 @@ def case_record(c: UpstreamCase, top_k: int | None) -> dict[str, Any]:
     metrics: dict[str, float | None] = {}
     for field, family in _BY_K_FIELDS.items():
         for k, value in sorted(getattr(c, field).items()):
-            metrics[f"{family}@{k}"] = value
+            metrics[str(MetricName(None, family, k))] = value
     if not c.expectRefusal:
         metrics["rr"] = c.reciprocalRank
     empty = c.empty if c.empty is not None else (c.retrievedCount == 0 if c.retrievedCount is not None else None)
@@ -198,9 +199,9 @@ def is_upstream(report: Report) -> bool:
 def upstream_refusals(run: Report, base: Report) -> list[str]:
     """Against an upstream baseline only the tier must match (exit 2 otherwise); goldens are paired by id."""
     if run.identity is None:
-        return ["the run has no identity (a failed run?)"]
+        return ["the run has no identity (a failed run?); re-run it"]
     if run.tier != base.tier:
-        return [f"tier differs: run {run.tier}, upstream baseline {base.tier}"]
+        return [f"tier differs: run {run.tier}, upstream baseline {base.tier}; compare a retrieval run with it"]
     return []
 
 
