@@ -99,12 +99,19 @@ def metric_vs_answers(jobs: Mapping[str, Sequence[Question]], metrics: Sequence[
     return [_one(name, answer, by_job, unstable, level, resamples, seed) for name in names]
 
 
+def _common_keys(name: str, answer: str, by_job: Mapping[str, Mapping[str, Question]], unstable: set[str]
+                 ) -> list[str]:
+    """The stable questions every job measured both the metric and the answer for, in the first job's order."""
+    first: Mapping[str, Question] = next(iter(by_job.values()), {})
+    return [k for k in first if k not in unstable and all(
+        k in b and b[k].values.get(name) is not None and b[k].values.get(answer) is not None
+        for b in by_job.values())]
+
+
 def _one(name: str, answer: str, by_job: Mapping[str, Mapping[str, Question]], unstable: set[str], level: float,
          resamples: int, seed: int) -> RankCorrelation:
     order = list(by_job)
-    keys = [k for k in (by_job[order[0]] if order else {}) if k not in unstable and all(
-        k in b and b[k].values.get(name) is not None and b[k].values.get(answer) is not None
-        for b in by_job.values())]
+    keys = _common_keys(name, answer, by_job, unstable)
     null = RankCorrelation(name, answer, None, None, None, len(order), len(keys), level)
     if len(order) < MIN_JOBS:
         return replace(null, reason=f"{len(order)} job(s); τ needs at least {MIN_JOBS} configurations")
