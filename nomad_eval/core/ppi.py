@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean
 from typing import Any, Literal
 
@@ -98,18 +98,7 @@ def corrected_mean(judge: Mapping[str, float | None], labels: Mapping[str, float
     """The judge's scores on every judged case (None: no verdict), human labels on a random subset, matched by
     case key, and optionally each case's question; every value on a 0-1 scale. `step` is the distance between
     two neighbouring values of the rubric's scale on that 0-1 scale (1 for pass/fail, 1/2 for 0/1/2)."""
-    if not 0.0 < step <= 1.0:
-        raise ValueError(f"step is {step}; it must lie in (0, 1] (one step of the scale divided by its maximum)")
-    for key, v in judge.items():
-        _check_unit("the judge score", key, v)
-    for key, y in labels.items():
-        _check_unit("the label", key, y)
-    if unknown := sorted(set(labels) - set(judge)):
-        raise ValueError(f"{len(unknown)} label(s) for cases that were not judged, e.g. {unknown[0]!r}")
-    unit = dict(groups) if groups is not None else {k: k for k in judge}
-    if missing := sorted(set(judge) - set(unit)):
-        raise ValueError(f"no group for {len(missing)} judged case(s), e.g. {missing[0]!r}")
-
+    unit = _units(judge, labels, groups, step)
     parsed = [v for v in judge.values() if v is not None]
     judge_mean = fmean(parsed) if parsed else None
     nulls = len(judge) - len(parsed)
@@ -125,38 +114,59 @@ def corrected_mean(judge: Mapping[str, float | None], labels: Mapping[str, float
     # and N=1000 the benchmark measures 90-91% coverage when a 90%-accurate judge errs only one way (about 5
     # disagreements), 93-95% with 100 labels. Reported so a reader can see when to label more.
     differ = sum(y != s for pairs in labelled.values() for y, s in pairs)
-
-    def result(status: Status, reason: str) -> Corrected:
-        return Corrected(status, judge_mean, None, None, None, n, big_n, nulls, differ, reason)
-
+    uncorrected = Corrected("uncorrected", judge_mean, None, None, None, n, big_n, nulls, differ, "")
     if n == 0:
-        return result("uncorrected", "uncorrected: no human labels for this run's judged answers")
+        return replace(uncorrected, reason="uncorrected: no human labels for this run's judged answers")
     if n < min_labels:
         what = "question" if groups is not None else "case"
-        return result("refused", f"uncorrected: {n} labelled {what}(s) of the {min_labels} a corrected estimate needs; "
-                                 "label more with tier=labels")
+        return replace(uncorrected, status="refused", reason=(
+            f"uncorrected: {n} labelled {what}(s) of the {min_labels} a corrected estimate needs; "
+            "label more with tier=labels"))
+    human = np.array([fmean(p[0] for p in pairs) for pairs in labelled.values()])
+    judged = np.array([fmean(p[1] for p in pairs) for pairs in labelled.values()])
+    rest = np.array([fmean(s) for u, s in all_scores.items() if u not in labelled])
+    return _estimate(uncorrected, human, judged, rest, power_tuning, step)
 
+
+def _units(judge: Mapping[str, float | None], labels: Mapping[str, float], groups: Mapping[str, str] | None,
+           step: float) -> dict[str, str]:
+    """Each judged case's unit (its question when grouped, else itself), once the inputs are checked."""
+    if not 0.0 < step <= 1.0:
+        raise ValueError(f"step is {step}; it must lie in (0, 1] (one step of the scale divided by its maximum)")
+    for key, v in judge.items():
+        _check_unit("the judge score", key, v)
+    for key, y in labels.items():
+        _check_unit("the label", key, y)
+    if unknown := sorted(set(labels) - set(judge)):
+        raise ValueError(f"{len(unknown)} label(s) for cases that were not judged, e.g. {unknown[0]!r}")
+    unit = dict(groups) if groups is not None else {k: k for k in judge}
+    if missing := sorted(set(judge) - set(unit)):
+        raise ValueError(f"no group for {len(missing)} judged case(s), e.g. {missing[0]!r}")
+    return unit
+
+
+def _estimate(base: Corrected, human: np.ndarray, judged: np.ndarray, rest: np.ndarray, power_tuning: bool,
+              step: float) -> Corrected:
+    """The corrected estimate from the labelled units' human and judge means and the unlabelled units' judge
+    means; `base` carries the counts."""
     # Imported here: ppi_py pulls in numba, statsmodels and scikit-learn, about 5 s from a bare interpreter on
     # two cores (0.9 s of it when scipy, statsmodels and scikit-learn are already loaded); a report without
     # labels must not pay for it.
     import ppi_py
 
-    human = np.array([fmean(p[0] for p in pairs) for pairs in labelled.values()])
-    judged = np.array([fmean(p[1] for p in pairs) for pairs in labelled.values()])
-    rest = np.array([fmean(s) for u, s in all_scores.items() if u not in labelled])
     alpha = 1 - LEVEL
     if rest.size == 0:
         # Every unit labelled: the judge has nothing left to add, and the labels' own mean is the estimate.
         low, high = ppi_py.classical_mean_ci(human, alpha=alpha)
-        return Corrected("corrected", judge_mean, fmean(human), float(low), float(high), n, big_n, nulls, differ,
-                         method="classical", adjusted_low=float(low), adjusted_high=float(high))
+        return replace(base, status="corrected", estimate=fmean(human), low=float(low), high=float(high),
+                       method="classical", adjusted_low=float(low), adjusted_high=float(high))
     lam = None if power_tuning else 1.0
     estimate = float(np.squeeze(ppi_py.ppi_mean_pointestimate(human, judged, rest, lam=lam)))
     low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(human, judged, rest, alpha=alpha, lam=lam))
     # The adjustment is worked out for classic PPI only; PPI++'s tuned lam changes both terms.
     adj_low, adj_high = (None, None) if power_tuning else _adjusted(estimate, rest, human - judged, step)
-    return Corrected("corrected", judge_mean, estimate, low, high, n, big_n, nulls, differ,
-                     method="ppi++" if power_tuning else "ppi", adjusted_low=adj_low, adjusted_high=adj_high)
+    return replace(base, status="corrected", estimate=estimate, low=low, high=high,
+                   method="ppi++" if power_tuning else "ppi", adjusted_low=adj_low, adjusted_high=adj_high)
 
 
 def _adjusted(estimate: float, judged_rest: np.ndarray, rectifier: np.ndarray, step: float) -> tuple[float, float]:
