@@ -89,15 +89,23 @@ def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> R
         names = headline_names("retrieval", headline_k(report))
     else:
         names = []
-    model = ident.get("model") or ((config.get("model") or {}).get("name") if tier == "generation" else None)
     return RunEntry(
         link=link, folder=folder, time=_when(report, mtime), tier=tier,
         suite=str(ident.get("suite") or config.get("suite") or "?"),
-        fingerprint=str(ident.get("fingerprint") or "—"), model=str(model or "—"),
+        fingerprint=str(ident.get("fingerprint") or "—"), model=_model(ident, config, tier),
         status=str(report.get("status") or "?"), error=str(report.get("error") or ""),
-        overrides=[str(o) for o in report.get("overrides") or [] if not str(o).startswith(QUIET_KEYS)],
-        metrics=metrics, intervals=_intervals(report.get("intervals")), headline=[n for n in names if n in metrics],
-        verdict=_verdict(report.get("gate")))
+        overrides=_overrides(report), metrics=metrics, intervals=_intervals(report.get("intervals")),
+        headline=[n for n in names if n in metrics], verdict=_verdict(report.get("gate")))
+
+
+def _model(ident: dict[str, Any], config: dict[str, Any], tier: str) -> str:
+    """The model a run answered with: its identity's, else (generation) its config's; "—" for none."""
+    model = ident.get("model") or ((config.get("model") or {}).get("name") if tier == "generation" else None)
+    return str(model or "—")
+
+
+def _overrides(report: dict[str, Any]) -> list[str]:
+    return [str(o) for o in report.get("overrides") or [] if not str(o).startswith(QUIET_KEYS)]
 
 
 def _verdict(gate: Any) -> str:
