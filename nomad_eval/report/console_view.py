@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.measure import Measurement
 from rich.table import Table
 
 from nomad_eval.base.console import console
@@ -19,19 +20,19 @@ def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet
     if quiet:
         return
     ks = sorted({int(n.split("@")[1]) for n in r.metrics if "@" in n})
-    fams = at_k_families()
-    t = Table(title=f"retrieval — {r.counts.get('goldens')} goldens, suite {r.identity.suite if r.identity else '?'}")
-    t.add_column("metric")
-    for k in ks:
-        t.add_column(f"@{k}", justify="right")
-    # One interval column, at the cutoff the gate reads: an interval per cell would not fit a terminal.
     hk = headline_k(r)
-    t.add_column(f"95% @{hk}", justify="right", style="dim")
-    t.add_column("n", justify="right", style="dim")
-    for f in fams:
-        iv = r.intervals.get(f"{f}@{hk}")
-        t.add_row(f, *(fmt(r.metrics.get(f"{f}@{k}")) for k in ks), fmt_interval(iv), fmt_n(iv))
+    shown = list(ks)
+    t = cutoff_table(r, shown)
+    # Cutoffs beyond the headline one leave, largest first, until the table fits; the note below names them.
+    natural = console.options.update_width(10_000)  # measured unclamped: does the table fit unwrapped?
+    while len(shown) > 1 and Measurement.get(console, natural, t).maximum > console.width:
+        shown.remove(max(k for k in shown if k != hk))
+        t = cutoff_table(r, shown)
     console.print(t)
+    hidden = [f"@{k}" for k in ks if k not in shown]
+    if hidden:
+        console.print(f"{len(hidden)} cutoff(s) not shown at this width ({', '.join(hidden)}): each value with its "
+                      f"interval and n is in report.md and report.json", markup=False)
     ref = r.intervals.get("nonEmptyRateOnRefusal")
     console.print(f"nonEmptyRateOnRefusal: {fmt(r.metrics.get('nonEmptyRateOnRefusal'))} {fmt_interval(ref)} "
                   f"n={fmt_n(ref)}")
@@ -59,6 +60,27 @@ def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet
             got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
             console.print(f"[red]miss[/] {case['id']}: wanted {case['relevant_doc_ids']}, got {got}")
     console.print(f"results in {run_dir}")
+
+
+def cutoff_table(r: Report, ks: list[int]) -> Table:
+    """Each family at each cutoff `ks` as `value [95% interval]`; n is the row's (questions), and a cell whose n
+    differs from its row's carries its own."""
+    t = Table(title=f"retrieval — {r.counts.get('goldens')} goldens, suite {r.identity.suite if r.identity else '?'}")
+    t.add_column("metric")
+    for k in ks:
+        t.add_column(f"@{k} [95%]", justify="right")
+    t.add_column("n", justify="right", style="dim")
+    hk = headline_k(r)
+    for f in at_k_families():
+        ivs = {k: r.intervals.get(f"{f}@{k}") for k in ks}
+        row_iv = ivs.get(hk) or next((iv for iv in ivs.values() if iv is not None), None)
+        cells = []
+        for k, iv in ivs.items():
+            v = r.metrics.get(f"{f}@{k}")
+            own_n = "" if iv is None or row_iv is None or iv.n == row_iv.n else f" n={iv.n}"
+            cells.append("—" if v is None else f"{fmt(v)} {fmt_interval(iv)}{own_n}")
+        t.add_row(f, *cells, fmt_n(row_iv))
+    return t
 
 
 def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
@@ -104,8 +126,9 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     for line in corrected_lines(r.judge_corrected):
         console.print(f"  {line}", markup=False)
     if r.position:
-        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} (n={v['n']})" for k, v in r.position["by_rank"].items())
-        console.print(f"correctness by rank of the relevant passage: {ranks}")
+        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {_bounds(v.get('low'), v.get('high'))} n={v['n']}"
+                          for k, v in r.position["by_rank"].items())
+        console.print(f"correctness by rank of the relevant passage [95% interval] n questions: {ranks}", markup=False)
         if r.position["retrieved_but_ignored"]:
             console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
     names = r.causes.get("names") or {}
@@ -135,8 +158,7 @@ def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
     for col in ("position", "correctness", "95%", "n", "mock"):
         t.add_column(col, justify="right")
     for p in c.points:
-        t.add_row(str(p.position), fmt(p.correctness),
-                  "—" if p.low is None or p.high is None else f"[{p.low:.4f}, {p.high:.4f}]", str(p.n), fmt(p.mock))
+        t.add_row(str(p.position), fmt(p.correctness), _bounds(p.low, p.high), str(p.n), fmt(p.mock))
     console.print(t)
     for line in position_summary(c):
         console.print(line, markup=False)
@@ -144,3 +166,7 @@ def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
                   f"results in {run_dir}")
+
+
+def _bounds(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"

@@ -83,9 +83,23 @@ def metric_at_k(metrics: dict[str, float | None], intervals: Mapping[str, Metric
                  x_title="k", numeric_x=True)
 
 
-def tag_bars(by_tag: dict[str, dict[str, float | None]], names: list[str]) -> Chart:
+def tag_bars(by_tag: dict[str, dict[str, float | None]], names: list[str],
+             intervals: Mapping[str, Mapping[str, MetricInterval]] | None = None) -> Chart:
+    """Each tag's metrics with their 95% intervals; a tag's label carries its n (questions), as does each hover."""
     tags = sorted(by_tag)
-    return Chart("by tag", tags, [Series(n, [by_tag[t].get(n) for t in tags]) for n in names], y_range=(0.0, 1.05))
+    intervals = intervals or {}
+    series = [interval_series(n, tags, {t: by_tag[t].get(n) for t in tags},
+                              {t: iv for t in tags if (iv := intervals.get(t, {}).get(n)) is not None})
+              for n in names]
+    labels = [f"{t} (n={_tag_n(intervals.get(t, {}), names)})" for t in tags]
+    title = "by tag (95% intervals)" if intervals else "by tag"
+    return Chart(title, labels, series, y_range=(0.0, 1.05))
+
+
+def _tag_n(intervals: Mapping[str, MetricInterval], names: list[str]) -> str:
+    """The tag's questions behind the shown metrics: one n when they agree, each one's otherwise."""
+    ns = list(dict.fromkeys(str(iv.n) for n in names if (iv := intervals.get(n)) is not None))
+    return "/".join(ns) or "—"
 
 
 def decomposition_bars(metrics: dict[str, float | None], mock: dict[str, dict[str, float | None]],
@@ -99,10 +113,15 @@ def decomposition_bars(metrics: dict[str, float | None], mock: dict[str, dict[st
 
 
 def position_bars(position: dict[str, Any]) -> Chart:
-    ranks = list(position["by_rank"])
-    return Chart("correctness by the rank of the relevant passage in the prompt", ranks,
-                 [Series("correctness", [position["by_rank"][r]["correctness"] for r in ranks],
-                         text=[f"n={position['by_rank'][r]['n']}" for r in ranks])], y_range=(0.0, 1.05))
+    """Each rank's correctness with its 95% interval (a report from before intervals has none) and n questions."""
+    rows = position["by_rank"]
+    ranks = list(rows)
+    return Chart("correctness by the rank of the relevant passage in the prompt (95% intervals)", ranks,
+                 [Series("correctness", [rows[r]["correctness"] for r in ranks], [rows[r].get("low") for r in ranks],
+                         [rows[r].get("high") for r in ranks], error_color="#333",
+                         text=[f"n={rows[r]['n']}" for r in ranks],
+                         hover=[f"n={rows[r]['n']} questions, {rows[r].get('method', 'wilson')}" for r in ranks])],
+                 y_range=(0.0, 1.05))
 
 
 def position_curve(points: Sequence[Any]) -> Chart:

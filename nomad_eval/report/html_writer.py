@@ -65,8 +65,8 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
                     "chart-separation")),
                 ("Metrics by cutoff", figure_div(charts.metric_at_k(report.metrics, report.intervals), "chart-at-k")),
-                ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag,
-                                                                [n for n in names if "@" in n]), "chart-tags"))]
+                ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
+                                                      report.intervals_by_tag), "chart-tags"))]
     rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]

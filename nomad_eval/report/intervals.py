@@ -21,3 +21,11 @@ def summarize_report(questions: Sequence[Question], names: Iterable[str], cfg: A
     intervals = {k: MetricInterval(n=s.n, low=s.low, high=s.high, clusters=s.clusters)
                  for k, s in summary.items() if s.mean is not None}
     return metrics, intervals
+
+
+def tag_intervals(questions: Sequence[Question], names: Iterable[str], cfg: Any
+                  ) -> dict[str, dict[str, MetricInterval]]:
+    """Each tag's n and 95% interval of `names`, over that tag's questions, made as the run's own are."""
+    names = list(names)
+    tags = sorted({t for q in questions for t in q.tags})
+    return {t: summarize_report([q for q in questions if t in q.tags], names, cfg)[1] for t in tags}

@@ -48,6 +48,11 @@ def interval_note(r: Report) -> list[str]:
     return [f"Intervals resample whole source documents ({max(clusters)} clusters), not single questions.", ""]
 
 
+def tag_columns(r: Report) -> list[str]:
+    """The metrics the by-tag tables show: the headline cutoff's; the tier gives each of them an interval per tag."""
+    return [c for c in headline_names("retrieval", headline_k(r)) if "@" in c and c in r.metrics]
+
+
 def retrieval_markdown(r: Report) -> str:
     ident = r.identity
     lines = [f"# nomad-eval {r.tier} report", "", *gate_markdown(r.gate)]
@@ -62,9 +67,11 @@ def retrieval_markdown(r: Report) -> str:
     lines += ["## Metrics", "", *interval_note(r), *_table(["metric", f"value [{_level(r)} interval] n"], rows), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     if r.metrics_by_tag:
-        cols = [c for c in headline_names("retrieval", headline_k(r)) if "@" in c and c in r.metrics]
-        rows = [[t, *(fmt(m.get(c)) for c in cols)] for t, m in r.metrics_by_tag.items()]
-        lines += ["## By tag", "", *_table(["tag", *cols], rows), ""]
+        cols = tag_columns(r)
+        rows = [[t, *(fmt_value(m.get(c), r.intervals_by_tag.get(t, {}).get(c)) for c in cols)]
+                for t, m in r.metrics_by_tag.items()]
+        lines += ["## By tag", "", f"Each cell: value [{_level(r)} interval] n questions of the tag.", "",
+                  *_table(["tag", *cols], rows), ""]
     if r.separation:
         rows = [[s.score, s.flag, s.label, str(s.count), fmt(s.min), fmt(s.p10), fmt(s.median), fmt(s.p90),
                  fmt(s.max), fmt(s.mean)] for s in r.separation]
@@ -115,9 +122,12 @@ def generation_markdown(r: Report) -> str:
         lines += [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]
     if r.position:
         p = r.position
-        rows = [[k, str(v["n"]), fmt(v["correctness"])] for k, v in p["by_rank"].items()]
+        rows = [[k, str(v["n"]), fmt(v["correctness"]), _bounds(v.get("low"), v.get("high"))]
+                for k, v in p["by_rank"].items()]
         lines += ["## Correctness by the rank of the relevant passage in the prompt (e2e)", "",
-                  *_table(["rank", "questions", "correctness"], rows), "",
+                  "questions: each one's repeats averaged first; 95% interval: Wilson's, or a bootstrap over the "
+                  "questions where a question's repeats disagree.", "",
+                  *_table(["rank", "questions", "correctness", "95% interval"], rows), "",
                   f"- context recall {fmt(p['context_recall'])}, retrieved but ignored "
                   f"{fmt(p['retrieved_but_ignored_rate'])}" + (" — **retrieved but ignored**: recall is high while "
                                                                "correctness is low" if p["retrieved_but_ignored"]

@@ -61,13 +61,15 @@ def is_interval_column(col: str, columns: Iterable[str]) -> bool:
 
 
 def with_interval(row: Mapping[str, Any], metric: str) -> str:
-    """`value [low, high]` when the sweep carries intervals for `metric` ("—" for a job without one)."""
+    """`value [low, high] n=N` when the sweep carries intervals for `metric` ("—" for a job without one), as
+    report.md writes a run's own numbers."""
     v = row.get(metric)
     text = _cell(v)
     if v is None or f"{metric}.low" not in row:
         return text
-    low, high = row.get(f"{metric}.low"), row.get(f"{metric}.high")
-    return f"{text} " + ("—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]")
+    low, high, n = row.get(f"{metric}.low"), row.get(f"{metric}.high"), row.get(f"{metric}.n")
+    return f"{text} " + ("—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]") + \
+        ("" if n is None else f" n={n}")
 
 
 def _cell(v: Any) -> str:
@@ -105,7 +107,7 @@ def _md(df: pl.DataFrame) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in df.iter_rows(named=True):
         lines.append("| " + " | ".join(with_interval(row, c) for c in cols) + " |")
-    note = "Metrics: value [95% interval] where the job reported one.\n\n" \
+    note = "Metrics: value [95% interval] n questions, where the job reported them.\n\n" \
         if any(c.endswith(".low") for c in df.columns) else ""
     return "# Sweep summary\n\n" + note + "\n".join(lines) + "\n"
 
@@ -119,10 +121,13 @@ def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False, sections
     write_atomic(out_dir / "summary.md", _md(df) + "".join(sections))
     if quiet:
         return
-    show = [c for c in _shown(df.columns) if c not in ("error",)][:10]
+    shown = [c for c in _shown(df.columns) if c not in ("error",)]
+    show = shown[:10]
     t = Table(title=f"sweep summary — {df.height} job(s), {out_dir}")
     for c in show:
         t.add_column(c)
     for row in df.iter_rows(named=True):
         t.add_row(*[with_interval(row, c) for c in show])
     console.print(t)
+    if len(shown) > len(show):
+        console.print(f"{len(shown) - len(show)} more column(s) not shown: every one is in {out_dir / 'summary.md'}")

@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.separation import SeparationRow
 
 SCHEMA_VERSION = 1
@@ -167,6 +166,8 @@ class Report(BaseModel):
     # Every metric's n and 95% interval, keyed like `metrics`; a metric that is None here has no interval.
     intervals: dict[str, MetricInterval] = Field(default_factory=dict)
     metrics_by_tag: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    # Each tag's n and 95% interval for the columns its tables show (report/markdown.tag_columns).
+    intervals_by_tag: dict[str, dict[str, MetricInterval]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     separation: list[SeparationRow] = Field(default_factory=list)
     ablation: dict[str, dict[str, float | None]] = Field(default_factory=dict)
@@ -194,5 +195,5 @@ class Report(BaseModel):
 def headline_k(report: Report) -> int:
     """The cutoff the gate's ranking metrics are read at (`compare.headline_k`), where this run measured it."""
     k = int((report.config.get("compare") or {}).get("headline_k") or 5)
-    ks = sorted({cut for n in report.metrics if (cut := MetricName.parse(n).k) is not None})
+    ks = sorted({int(n.split("@")[1]) for n in report.metrics if "@" in n})
     return k if k in ks or not ks else max(ks)

@@ -35,7 +35,6 @@ from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.judges.rubric import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
-from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_jsonl
 from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
@@ -179,10 +178,9 @@ def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequenc
     by_name = {r.name: r for r in rubrics}
     out: dict[str, dict[str, Any]] = {}
     for metric, section in report.judges.items():
-        parsed = MetricName.parse(metric)
-        mode, name = parsed.mode, parsed.family
+        mode, _, name = metric.partition(".")
         rubric = by_name.get(name)
-        if rubric is None or mode is None:
+        if rubric is None:
             continue
         top = max(rubric.scale)
         population = judged(cases, rubric, mode)
@@ -227,9 +225,8 @@ def _choose(tier: DictConfig, report: Report) -> tuple[str, str]:
     metrics = sorted(report.judges)
     if not metrics:
         raise NomadError("this run has no judge verdicts: run tier=generation with judge=<rubric> first", 2)
-    parsed = [MetricName.parse(m) for m in metrics]
-    names = sorted({p.family for p in parsed})
-    modes = sorted({p.mode or "" for p in parsed})
+    names = sorted({m.partition(".")[2] for m in metrics})
+    modes = sorted({m.partition(".")[0] for m in metrics})
     name = str(tier.get("rubric") or (names[0] if len(names) == 1 else ""))
     mode = str(tier.get("mode") or (modes[0] if len(modes) == 1 else "e2e" if "e2e" in modes else ""))
     if f"{mode}.{name}" not in report.judges:

@@ -19,18 +19,18 @@ def relevant_rank(case: dict[str, Any]) -> int | None:
 
 def position_analysis(cases: list[dict[str, Any]]) -> dict[str, Any]:
     rows = [c for c in cases if c["mode"] == "e2e" and not c["expect_refusal"] and not c.get("unstable")]
-    by_rank: dict[str, list[float | None]] = defaultdict(list)
+    by_rank: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     ignored = 0
     injected = 0
     for c in rows:
         rank = relevant_rank(c)
-        by_rank[str(rank) if rank is not None else "not injected"].append(c["metrics"]["correctness"])
+        by_rank[str(rank) if rank is not None else "not injected"][str(c["id"])].append(c["metrics"]["correctness"])
         if rank is not None:
             injected += 1
             if c["metrics"]["correctness"] == 0.0:
                 ignored += 1
                 c["retrieved_but_ignored"] = True
-    table = {k: {"n": len(v), "correctness": mean(v)} for k, v in
+    table = {k: rank_row(v) for k, v in
              sorted(by_rank.items(), key=lambda kv: (kv[0] == "not injected", kv[0].zfill(4)))}
     recall = injected / len(rows) if rows else None
     correct = mean(c["metrics"]["correctness"] for c in rows)
@@ -41,3 +41,24 @@ def position_analysis(cases: list[dict[str, Any]]) -> dict[str, Any]:
         # High recall with low correctness: the model had the answer in front of it and did not use it.
         "retrieved_but_ignored": bool(recall is not None and correct is not None and recall >= 0.8 and correct < 0.5),
     }
+
+
+def rank_row(by_question: dict[str, list[float | None]]) -> dict[str, Any]:
+    """One rank's correctness over its questions (each one's repeats averaged first: repeats are not new questions),
+    n and a 95% interval: Wilson's for 0/1 values, a bootstrap over questions where a question's repeats disagree."""
+    values = [v for v in (mean(r) for r in by_question.values()) if v is not None]
+    row: dict[str, Any] = {"n": len(values), "cases": sum(len(r) for r in by_question.values()),
+                           "correctness": mean(values), "low": None, "high": None, "method": "wilson"}
+    if not values:
+        return row
+    from nomad_eval.core.stats import Interval, mean_interval
+    from nomad_eval.core.summary import wilson_interval
+
+    iv: Interval | None
+    if all(v in (0.0, 1.0) for v in values):
+        iv = wilson_interval(int(sum(values)), len(values))
+    else:
+        iv, row["method"] = mean_interval(values), "bootstrap"
+    if iv is not None:
+        row["low"], row["high"] = iv.low, iv.high
+    return row

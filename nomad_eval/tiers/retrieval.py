@@ -28,9 +28,9 @@ from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
-from nomad_eval.report.intervals import summarize_report
+from nomad_eval.report.intervals import summarize_report, tag_intervals
 from nomad_eval.report.io import write_atomic
-from nomad_eval.report.markdown import retrieval_markdown
+from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.tiers.finish import decide, finish
@@ -210,6 +210,7 @@ def run(cfg: DictConfig) -> int:
         overrides=overrides(),
         sweep_id=sweep_id(),
     )
+    report.intervals_by_tag = tag_intervals(questions, tag_columns(report), cfg)
     report.warnings += rt.golden_warnings
     if warning := custom_order_warning(rescored, len(goldens)):
         report.warnings.append(warning)

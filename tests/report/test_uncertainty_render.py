@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from nomad_eval.base.console import console
 from nomad_eval.metrics.separation import rounded
@@ -34,13 +35,23 @@ def retrieval_report(intervals: bool = True, recall5: float = 0.9, overrides: li
                    # One refusal question: a mean with no spread to resample.
                    "nonEmptyRateOnRefusal": MetricInterval(n=1, low=None, high=None)} if intervals else {},
         counts={"goldens": 41},
+        metrics_by_tag={"water": {"recall@5": 0.75, "mrr@5": 0.7}, "refusal": {"recall@5": None, "mrr@5": None}},
+        intervals_by_tag={"water": {"recall@5": MetricInterval(n=12, low=0.5, high=0.9167),
+                                    "mrr@5": MetricInterval(n=12, low=0.45, high=0.9)}} if intervals else {},
     )
+
+
+# Two ranks from position_analysis: 0/1 values with Wilson's interval, and a report from before intervals.
+BY_RANK = {"1": {"n": 20, "cases": 60, "correctness": 0.7, "low": 0.4810, "high": 0.8545, "method": "wilson"},
+           "2": {"n": 4, "correctness": 0.5}}
 
 
 def generation_report() -> Report:
     return Report(tier="generation", metrics={"e2e.correctness": 0.6, "oracle.correctness": 0.8},
                   intervals={"e2e.correctness": MetricInterval(n=30, low=0.42, high=0.76, clusters=12)},
-                  counts={"goldens": 30, "repeats": 3})
+                  counts={"goldens": 30, "repeats": 3},
+                  position={"by_rank": BY_RANK, "context_recall": 0.9, "retrieved_but_ignored_rate": 0.1,
+                            "retrieved_but_ignored": False})
 
 
 def test_markdown_shows_value_interval_and_n_and_a_dash_when_missing() -> None:
@@ -55,15 +66,35 @@ def test_markdown_shows_value_interval_and_n_and_a_dash_when_missing() -> None:
     gen = generation_markdown(generation_report())
     assert "| correctness | 0.6000 [0.4200, 0.7600] n=30 | 0.8000 — |" in gen
     assert "whole source documents (12 clusters)" in gen
+    assert "| rank | questions | correctness | 95% interval |" in gen
+    assert "| 1 | 20 | 0.7000 | [0.4810, 0.8545] |" in gen and "| 2 | 4 | 0.5000 | — |" in gen
+
+
+def test_by_tag_tables_carry_n_and_an_interval_per_cell() -> None:
+    md = retrieval_markdown(retrieval_report())
+    by_tag = md[md.index("## By tag"):]
+    assert "| tag | mrr@5 | recall@5 |" in by_tag  # the headline cutoff's metrics the report measured
+    assert "| water | 0.7000 [0.4500, 0.9000] n=12 | 0.7500 [0.5000, 0.9167] n=12 |" in by_tag
+    assert "| refusal | — | — |" in by_tag
+    page = retrieval_page(retrieval_report(), [], SCORES, None)
+    tags = page[page.index('id="chart-tags"'):]
+    tags = tags[:tags.index("</svg>")]
+    assert "water (n=12)" in tags and "refusal (n=—)" in tags
+    assert len(re.findall(r'class="yerror"', tags)) == 2  # water's two metrics; refusal measured none
+    assert "n=12" in tags and "[0.5000, 0.9167]" in tags  # each bar's hover
+    old = retrieval_page(retrieval_report(intervals=False), [], SCORES, None)
+    assert "water (n=—)" in old
 
 
 def test_console_tables_carry_an_interval_column_and_n() -> None:
     with console.capture() as cap:
         print_retrieval(retrieval_report(), [], verbose=False, quiet=False, run_dir=Path("run"))
     out = cap.get()
-    assert "95% @5" in out
+    assert "@1 [95%]" in out and "@5 [95%]" in out and "not shown" not in out
     recall = next(line for line in out.splitlines() if "recall" in line)
-    assert "[0.8123, 0.9551]" in recall and re.search(r"\b40\b", recall)
+    # Every cutoff carries its interval; n is the row's, both cutoffs standing on the same 40 questions.
+    assert "0.8000 [0.7000, 0.9000]" in recall and "0.9000 [0.8123, 0.9551]" in recall
+    assert re.search(r"\b40\b", recall)
     assert "nonEmptyRateOnRefusal: 1.0000 — n=1" in out
     with console.capture() as cap:
         print_retrieval(retrieval_report(intervals=False), [], verbose=False, quiet=False, run_dir=Path("run"))
@@ -72,6 +103,24 @@ def test_console_tables_carry_an_interval_column_and_n() -> None:
         print_generation(generation_report(), quiet=False, run_dir=Path("run"))
     out = cap.get()
     assert "e2e 95%" in out and "[0.4200, 0.7600]" in out
+    assert "1: 0.7000 [0.4810, 0.8545] n=20, 2: 0.5000 — n=4" in out
+
+
+def test_console_names_the_cutoffs_a_narrow_terminal_leaves_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    ks = (1, 3, 5, 10)
+    r = Report(tier="retrieval", metrics={f"recall@{k}": 0.5 + k / 100 for k in ks},
+               intervals={f"recall@{k}": MetricInterval(n=40 if k < 10 else 38, low=0.4, high=0.7) for k in ks})
+    with console.capture() as cap:
+        print_retrieval(r, [], verbose=False, quiet=False, run_dir=Path("run"))
+    recall = next(line for line in cap.get().splitlines() if "recall" in line)
+    assert "0.6000 [0.4000, 0.7000] n=38" in recall  # a cutoff whose n differs from its row's carries its own
+    monkeypatch.setattr(console, "width", 80)
+    with console.capture() as cap:
+        print_retrieval(r, [], verbose=False, quiet=False, run_dir=Path("run"))
+    out = cap.get()
+    assert max(len(line) for line in out.splitlines() if "│" in line) <= 80
+    assert "@5 [95%]" in out and "@10 [95%]" not in out  # the headline cutoff stays
+    assert "2 cutoff(s) not shown at this width (@3, @10)" in out and "report.md" in out
 
 
 def test_html_pages_draw_error_bars_from_intervals_and_none_without() -> None:
@@ -80,7 +129,33 @@ def test_html_pages_draw_error_bars_from_intervals_and_none_without() -> None:
     assert 'class="yerror"' in page  # one drawn error bar per interval, none where a value has none
     old = retrieval_page(retrieval_report(intervals=False), [], SCORES, None)
     assert 'class="yerror"' not in old and "<td>—</td><td>—</td>" in old
-    assert 'class="yerror"' in generation_page(generation_report(), [], None)
+    gen = generation_page(generation_report(), [], None)
+    assert 'class="yerror"' in gen
+    ranks = gen[gen.index('id="chart-position"'):]
+    ranks = ranks[:ranks.index("</svg>")]
+    assert len(re.findall(r'class="yerror"', ranks)) == 1  # rank 1's interval; rank 2 (an old report) has none
+    assert "n=20" in ranks and "n=4" in ranks
+
+
+def test_position_by_rank_counts_questions_with_wilsons_interval() -> None:
+    from scipy.stats import binomtest
+
+    from nomad_eval.tiers.position import position_analysis
+
+    def case(qid: str, repeat: int, correct: float | None, injected: list[str]) -> dict[str, object]:
+        return {"id": qid, "mode": "e2e", "repeat": repeat, "expect_refusal": False, "relevant_doc_ids": ["d"],
+                "injected": injected, "metrics": {"correctness": correct}}
+
+    # Three repeats of 7 questions with the passage first (5 right), two with it second (1 right, 1 unjudged).
+    cases = [case(f"q{i}", r, 1.0 if i < 5 else 0.0, ["d#1", "x#1"]) for i in range(7) for r in range(3)]
+    cases += [case("q7", r, 1.0, ["x#1", "d#2"]) for r in range(3)]
+    cases += [case("q8", r, None, ["x#1", "d#2"]) for r in range(3)]
+    by_rank = position_analysis(cases)["by_rank"]
+    first = by_rank["1"]
+    assert (first["n"], first["cases"], first["correctness"]) == (7, 21, 5 / 7)  # repeats are not questions
+    ci = binomtest(5, 7).proportion_ci(method="wilson")
+    assert (first["low"], first["high"]) == pytest.approx((ci.low, ci.high))
+    assert by_rank["2"]["n"] == 1 and by_rank["2"]["low"] is not None  # the unjudged question is not counted
 
 
 def _job(sweep: Path, name: str, report: Report) -> Path:
@@ -106,14 +181,22 @@ def test_a_sweep_summary_carries_interval_columns(tmp_path: Path) -> None:
     md = (sweep / "summary.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| job"))
     assert ".low" not in header and ".n " not in header  # folded into the metric's cell
-    assert "| 0.9000 [0.8123, 0.9551] |" in md
+    assert "| 0.9000 [0.8123, 0.9551] n=40 |" in md
     assert "| 0.6000 — |" in md  # the job from before intervals
     write_sweep_html(sweep, df.to_dicts(), [])
     html = (sweep / "report.html").read_text()
     # The swept parameter is the threshold alone: interval columns are no parameter to plot against.
     assert re.findall(r'id="chart-([^"]+)"', html) == ["threshold"]
     assert 'class="yerror"' in html
-    assert "0.9000 [0.8123, 0.9551]" in html
+    assert "0.9000 [0.8123, 0.9551] n=40" in html
+
+
+def test_the_sweep_console_table_names_the_columns_it_leaves_out(tmp_path: Path) -> None:
+    df = pl.DataFrame([{"job": "0", **{f"m{i}": 0.5 for i in range(12)}}])
+    with console.capture() as cap:
+        write_summary(df, tmp_path, quiet=False)
+    assert f"3 more column(s) not shown: every one is in {tmp_path / 'summary.md'}" in cap.get()
+    assert "| m10 | m11 |" in (tmp_path / "summary.md").read_text()  # where the note sends the reader
 
 
 def test_old_report_json_without_intervals_reads_back_and_merges(tmp_path: Path) -> None:
