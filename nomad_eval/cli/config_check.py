@@ -173,22 +173,26 @@ _MODES = ("oracle", "e2e", "noretrieval")
 def gate_name_problem(name: str) -> str | None:
     """Why a metric named in gate.fail_under can never be found in a report, or None when it can."""
     from nomad_eval.metrics import REGISTRY  # imports every metric module, so the registry is complete
+    from nomad_eval.metrics.registry import MetricName
 
-    family, _, k = name.partition("@")
-    mode, dot, bare = family.rpartition(".")
+    try:
+        parsed = MetricName.parse(name)
+    except ValueError as e:
+        return f"gate.fail_under: {e}"
+    bare = parsed.family
     spec = REGISTRY.get(bare)
     known = ", ".join(sorted(s.family + ("@k" if s.parametrized else "") for s in REGISTRY.values()))
     if spec is None:
         import difflib
 
         close = difflib.get_close_matches(bare, list(REGISTRY), n=1)
-        hint = f"did you mean {(mode + dot if dot else '') + close[0] + ('@' + k if k else '')!r}? " if close else ""
+        hint = f"did you mean {str(MetricName(parsed.mode, close[0], parsed.k))!r}? " if close else ""
         return f"gate.fail_under names {name!r}: no such metric; {hint}(known: {known})"
-    if dot and mode not in _MODES:
-        return f"gate.fail_under names {name!r}: {mode!r} is not a mode ({', '.join(_MODES)})"
-    if spec.parametrized and not k.isdigit():
+    if parsed.mode is not None and parsed.mode not in _MODES:
+        return f"gate.fail_under names {name!r}: {parsed.mode!r} is not a mode ({', '.join(_MODES)})"
+    if spec.parametrized and parsed.k is None:
         return f"gate.fail_under names {name!r}: {bare} needs a cut-off, e.g. {bare}@5"
-    if not spec.parametrized and k:
+    if not spec.parametrized and parsed.k is not None:
         return f"gate.fail_under names {name!r}: {bare} takes no @k"
     if not spec.gated:
         return f"gate.fail_under names {name!r}: {bare} is descriptive ({spec.definition}), not a quality to gate"

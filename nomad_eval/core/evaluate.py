@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import nomad_eval.metrics  # noqa: F401  (imports every metric module, so the registry is complete)
-from nomad_eval.metrics.registry import REGISTRY, MetricSpec, RankingKernel
+from nomad_eval.metrics.registry import REGISTRY, MetricName, MetricSpec, RankingKernel
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float] | Sequence[str]]
@@ -23,25 +23,20 @@ def ranking(scored: Mapping[str, float]) -> list[str]:
 
 def measure(name: str) -> tuple[MetricSpec, RankingKernel, int | None]:
     """The spec, kernel and cut-off of a reported ranking measure name such as `ndcg@10` or `rr`."""
-    family, at, k_text = name.partition("@")
-    spec = REGISTRY.get(family)
+    parsed = MetricName.parse(name)  # a cut-off that is not a whole number from 1 is refused here
+    family = parsed.family
+    spec = REGISTRY.get(family) if parsed.mode is None else None
     if spec is None or spec.kernel is None or spec.level != "document":
         known = ", ".join(s.family + ("@k" if s.parametrized else "") for s in REGISTRY.values()
                           if s.kernel is not None and s.level == "document")
         raise ValueError(f"unknown measure {name!r}: not a document ranking measure (known: {known})")
     if not spec.parametrized:
-        if at:
+        if parsed.k is not None:
             raise ValueError(f"measure {name!r}: {family} takes no @k")
         return spec, spec.kernel, None
-    if not at:
+    if parsed.k is None:
         raise ValueError(f"measure {name!r}: {family} needs a cut-off, e.g. {family}@10")
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise ValueError(f"measure {name!r}: cut-off {k_text!r} is not an integer") from None
-    if k <= 0:
-        raise ValueError(f"measure {name!r}: cut-off {k} must be at least 1")
-    return spec, spec.kernel, k
+    return spec, spec.kernel, parsed.k
 
 
 def _ranked(qid: str, entry: Mapping[str, float] | Sequence[str] | None) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nomad_eval.core.stats import mean_interval
+from nomad_eval.metrics.registry import MetricName
 
 
 def _interval(values: list[float], questions: list[str], resamples: int, seed: int) -> dict[str, Any]:
@@ -26,7 +27,8 @@ def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Mapp
     """Write `low`, `high` and `questions` (and `low_weighted`, `high_weighted`) into each `<mode>.<rubric>` entry
     of a judge section, from the parsed verdicts in the cases; None bounds with fewer than two questions judged."""
     for key, entry in section.items():
-        mode, _, name = key.partition(".")
+        parsed = MetricName.parse(key)
+        mode, name = parsed.mode, parsed.family
         top = scale_max[name]
         plain: tuple[list[float], list[str]] = ([], [])
         weighted: tuple[list[float], list[str]] = ([], [])

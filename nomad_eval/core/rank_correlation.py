@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from nomad_eval.core.questions import Question
-from nomad_eval.metrics.registry import spec_for
+from nomad_eval.metrics.registry import MetricName, spec_for
 
 ANSWER_METRIC = "e2e.correctness"
 MIN_JOBS = 3  # two points always rank perfectly (τ = ±1): no evidence either way
@@ -80,9 +80,10 @@ def tau_interval(metric: Array, answer: Array, *, level: float = 0.95, resamples
 
 def retrieval_metrics(jobs: Mapping[str, Sequence[Question]], answer: str = ANSWER_METRIC) -> list[str]:
     """The retrieval measures the jobs scored in the answer's mode (e2e.recall@5, ...), in first-seen order."""
-    prefix = answer.split(".", 1)[0] + "." if "." in answer else ""
+    mode = MetricName.parse(answer).mode
     names = dict.fromkeys(n for qs in jobs.values() for q in qs for n in q.values
-                          if n.startswith(prefix) and (s := spec_for(n)) is not None and s.tier == "retrieval")
+                          if (s := spec_for(n)) is not None and s.tier == "retrieval"
+                          and (mode is None or MetricName.parse(n).mode == mode))
     return list(names)
 
 

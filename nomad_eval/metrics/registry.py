@@ -7,6 +7,7 @@ registry instead of repeating metric names.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -70,14 +71,59 @@ def register(spec: MetricSpec) -> MetricSpec:
     return spec
 
 
+# Parts hold no dot, @ or whitespace; a cut-off is a whole number from 1 without leading zeros, so that every
+# name has one spelling and str(MetricName.parse(name)) == name.
+_PART = r"[^\s.@]+"
+_NAME = re.compile(rf"(?:(?P<mode>{_PART}(?:\.{_PART})*)\.)?(?P<family>{_PART})(?:@(?P<k>[^@]*))?")
+_CUT_OFF = re.compile(r"[1-9][0-9]*")
+
+
+@dataclass(frozen=True)
+class MetricName:
+    """A reported metric name, `[<mode>.]<family>[@<k>]`: `recall@5`, `e2e.correctness`, `e2e.recall@5`,
+    `nonEmptyRateOnRefusal`. A judge gate `judge.[<mode>.]<rubric>` parses with mode `judge` (or `judge.e2e`)."""
+
+    mode: str | None
+    family: str
+    k: int | None = None
+
+    @classmethod
+    def parse(cls, name: str) -> MetricName:
+        m = _NAME.fullmatch(name)
+        if m is None:
+            raise ValueError(f"{name!r} is not a metric name: expected [<mode>.]<family>[@<k>], e.g. recall@5, "
+                             "e2e.correctness or e2e.recall@5")
+        k = m["k"]
+        if k is not None and not _CUT_OFF.fullmatch(k):
+            raise ValueError(f"{name!r} is not a metric name: the cut-off after @ must be a whole number from 1 "
+                             f"(no sign, no leading zero), not {k!r}")
+        return cls(m["mode"], m["family"], None if k is None else int(k))
+
+    @classmethod
+    def try_parse(cls, name: str) -> MetricName | None:
+        """The parsed name, or None for text that is not a metric name (a sweep parameter, a hand-edited key)."""
+        try:
+            return cls.parse(name)
+        except ValueError:
+            return None
+
+    @property
+    def bare(self) -> str:
+        """The name without its mode: `e2e.recall@5` -> `recall@5`."""
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+    def __str__(self) -> str:
+        return self.bare if self.mode is None else f"{self.mode}.{self.bare}"
+
+
 def spec_for(name: str) -> MetricSpec | None:
     """The spec of a reported metric name such as `recall@5`, `e2e.correctness` or `nonEmptyRateOnRefusal`."""
-    family = name.split("@", 1)[0].rsplit(".", 1)[-1]  # "e2e.correctness" -> "correctness"
-    return REGISTRY.get(family)
+    parsed = MetricName.try_parse(name)
+    return None if parsed is None else REGISTRY.get(parsed.family)
 
 
 def parse_k(name: str) -> int | None:
-    return int(name.split("@", 1)[1]) if "@" in name else None
+    return MetricName.parse(name).k
 
 
 def headline_names(tier: Tier, k: int, modes: Sequence[str] = ()) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 import nomad_eval.metrics  # noqa: F401  (registers every metric, so the headline set is complete)
-from nomad_eval.metrics.registry import headline_names, is_number
+from nomad_eval.metrics.registry import MetricName, headline_names, is_number
 from nomad_eval.report.markdown import fmt_value
 from nomad_eval.report.schema import MetricInterval
 from nomad_eval.report.svg import PALETTE, Chart, Series, render
@@ -73,7 +73,8 @@ def _intervals(raw: Any) -> dict[str, MetricInterval]:
 def headline_k(report: dict[str, Any]) -> int:
     """Like schema.headline_k, on the raw dict: the gate's cutoff where the run measured it."""
     k = int(((report.get("config") or {}).get("compare") or {}).get("headline_k") or 5)
-    ks = sorted({int(n.split("@")[1]) for n in report.get("metrics") or {} if "@" in n and "." not in n})
+    names = [p for n in report.get("metrics") or {} if (p := MetricName.try_parse(str(n)))]
+    ks = sorted({p.k for p in names if p.k is not None and p.mode is None})
     return k if k in ks or not ks else max(ks)
 
 
@@ -83,7 +84,7 @@ def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> R
     tier = str(report.get("tier") or "?")
     metrics = {str(k): (float(v) if is_number(v) else None) for k, v in (report.get("metrics") or {}).items()}
     if tier == "generation":
-        modes = list(dict.fromkeys(n.split(".", 1)[0] for n in metrics if "." in n))
+        modes = list(dict.fromkeys(p.mode for n in metrics if (p := MetricName.try_parse(n)) and p.mode))
         names = headline_names("generation", headline_k(report), modes)
     elif tier == "retrieval":
         names = headline_names("retrieval", headline_k(report))

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.separation import SeparationRow
 
 SCHEMA_VERSION = 1
@@ -195,5 +196,5 @@ class Report(BaseModel):
 def headline_k(report: Report) -> int:
     """The cutoff the gate's ranking metrics are read at (`compare.headline_k`), where this run measured it."""
     k = int((report.config.get("compare") or {}).get("headline_k") or 5)
-    ks = sorted({int(n.split("@")[1]) for n in report.metrics if "@" in n})
+    ks = sorted({cut for n in report.metrics if (cut := MetricName.parse(n).k) is not None})
     return k if k in ks or not ks else max(ks)

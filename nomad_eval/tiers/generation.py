@@ -30,6 +30,7 @@ from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.harness.trace import Tracer
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
+from nomad_eval.metrics.registry import MetricName
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
@@ -292,5 +293,5 @@ def _mock_line(cases: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[
     """The extractive ceiling on exactly the prompts the real model saw."""
     out: dict[str, dict[str, float | None]] = {}
     for mode in modes:
-        out[mode] = {k.split(".", 1)[1]: v for k, v in mode_metrics(cases, mode).items()}
+        out[mode] = {MetricName.parse(k).bare: v for k, v in mode_metrics(cases, mode).items()}
     return out

@@ -35,6 +35,7 @@ from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.judges.rubric import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
+from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_jsonl
 from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
@@ -178,9 +179,10 @@ def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequenc
     by_name = {r.name: r for r in rubrics}
     out: dict[str, dict[str, Any]] = {}
     for metric, section in report.judges.items():
-        mode, _, name = metric.partition(".")
+        parsed = MetricName.parse(metric)
+        mode, name = parsed.mode, parsed.family
         rubric = by_name.get(name)
-        if rubric is None:
+        if rubric is None or mode is None:
             continue
         top = max(rubric.scale)
         population = judged(cases, rubric, mode)
@@ -225,8 +227,9 @@ def _choose(tier: DictConfig, report: Report) -> tuple[str, str]:
     metrics = sorted(report.judges)
     if not metrics:
         raise NomadError("this run has no judge verdicts: run tier=generation with judge=<rubric> first", 2)
-    names = sorted({m.partition(".")[2] for m in metrics})
-    modes = sorted({m.partition(".")[0] for m in metrics})
+    parsed = [MetricName.parse(m) for m in metrics]
+    names = sorted({p.family for p in parsed})
+    modes = sorted({p.mode or "" for p in parsed})
     name = str(tier.get("rubric") or (names[0] if len(names) == 1 else ""))
     mode = str(tier.get("mode") or (modes[0] if len(modes) == 1 else "e2e" if "e2e" in modes else ""))
     if f"{mode}.{name}" not in report.judges:
