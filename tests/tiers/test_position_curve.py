@@ -90,8 +90,8 @@ def test_too_few_distractors_and_bad_positions(make_cfg: Callable[..., DictConfi
 
 
 def test_shipped_sweep_composes(make_cfg: Callable[..., DictConfig]) -> None:
-    """Every job the shipped `+experiment=position -m` sweep launches composes and passes the config checks."""
-    params = OmegaConf.load(REPO / "nomad_eval" / "conf" / "experiment" / "position.yaml").hydra.sweeper.params
+    """Every job this repository's `+experiment=position -m` sweep launches composes and passes the config checks."""
+    params = OmegaConf.load(REPO / "conf" / "experiment" / "position.yaml").hydra.sweeper.params
     assert list(params) == ["tier.passages"]
     jobs = str(params["tier.passages"]).split(",")
     assert jobs == ["3", "5", "7"]

@@ -249,8 +249,9 @@ def test_ks_above_top_k_are_refused_with_the_reason(make_cfg: Callable[..., Dict
         check_ks([1, 10], 5)
 
 
-@pytest.mark.parametrize("experiment",
-                         sorted(p.stem for p in (REPO / "nomad_eval" / "conf" / "experiment").glob("*.yaml")))
+# The shipped experiments and this repository's own (its conf/, on the search path before the shipped configs).
+@pytest.mark.parametrize("experiment", sorted({p.stem for conf in (REPO / "nomad_eval" / "conf", REPO / "conf")
+                                               for p in (conf / "experiment").glob("*.yaml")}))
 def test_every_shipped_experiment_has_valid_ks(make_cfg: Callable[..., DictConfig], experiment: str) -> None:
     cfg = make_cfg(f"+experiment={experiment}")
     assert ks_rule(cfg) == []
