@@ -30,15 +30,35 @@ def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("shared-data")
 
 
+def _cache_state(cache: Path) -> tuple[int, int, int]:
+    """Size and time of the cache file and the size of its write-ahead log: what changes when rows are written."""
+    wal = cache.with_name(cache.name + "-wal")
+    main = cache.stat() if cache.exists() else None
+    return (main.st_size if main else -1, main.st_mtime_ns if main else -1, wal.stat().st_size if wal.exists() else 0)
+
+
 @pytest.fixture
-def data_dir(tmp_path: Path, shared_data_dir: Path) -> Path:
-    """A private store directory that starts with the session's warm embedding cache."""
+def data_dir(tmp_path: Path, shared_data_dir: Path):  # type: ignore[no-untyped-def]
+    """A private store directory that starts with the session's warm embedding cache and, when the test embedded
+    something new, hands its cache back to the session. Only tests that ask for a data dir pay for either."""
     d = tmp_path / "data"
     d.mkdir()
-    cache = shared_data_dir / "embeddings.sqlite"
-    if cache.exists():
-        shutil.copy(cache, d / "embeddings.sqlite")
-    return d
+    cache = d / "embeddings.sqlite"
+    if (shared_data_dir / "embeddings.sqlite").exists():
+        shutil.copy(shared_data_dir / "embeddings.sqlite", cache)
+    before = _cache_state(cache)
+    yield d
+    if cache.exists() and _cache_state(cache) != before:
+        # A run's cache connection may still be open (closed at garbage collection), its rows in the -wal file:
+        # fold them into the main file first, or the copy shares an empty cache.
+        import gc
+        import sqlite3
+
+        gc.collect()
+        db = sqlite3.connect(cache)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+        shutil.copy(cache, shared_data_dir / "embeddings.sqlite")
 
 
 @pytest.fixture
@@ -52,23 +72,6 @@ def make_cfg(tmp_path: Path, data_dir: Path) -> Callable[..., DictConfig]:
             )
 
     return _make
-
-
-@pytest.fixture(autouse=True)
-def _share_cache_back(data_dir: Path, shared_data_dir: Path):  # type: ignore[no-untyped-def]
-    yield
-    cache = data_dir / "embeddings.sqlite"
-    if cache.exists():
-        # A run's cache connection may still be open (closed at garbage collection), its rows in the -wal file:
-        # fold them into the main file first, or the copy shares an empty cache.
-        import gc
-        import sqlite3
-
-        gc.collect()
-        db = sqlite3.connect(cache)
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        db.close()
-        shutil.copy(cache, shared_data_dir / "embeddings.sqlite")
 
 
 def run_cli(*args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.CompletedProcess[str]:

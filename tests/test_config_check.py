@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow  # every test runs the tool in a subprocess
+
 
 @pytest.mark.parametrize(("overrides", "message"), [
     (["pipeline.chunk_overlap=900"], "pipeline.chunk_overlap=900 must be below pipeline.chunk_size=800"),

@@ -93,6 +93,7 @@ def _set(tree: dict[str, Any], key: str, value: Any) -> None:
     node[leaf] = value
 
 
+@pytest.mark.slow
 def test_fuzzed_config_values_pass_or_are_refused_by_key() -> None:
     with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
         base: Any = OmegaConf.to_container(compose("config", overrides=["quiet=true"]), resolve=False)

@@ -113,6 +113,7 @@ def test_bad_config_values_name_key_and_value(tmp_path: Path) -> None:
         assert needle in r.stderr
 
 
+@pytest.mark.slow
 def test_empty_suite_and_unknown_suite_are_clear(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
     r = run_cli(f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={tmp_path}", "suite=empty",
@@ -134,6 +135,7 @@ def test_enormous_line_loads(tmp_path: Path) -> None:
     assert len(load_goldens(p, {"d"})[0].query) == 5_000_000
 
 
+@pytest.mark.slow
 def test_exponential_pattern_is_guarded_and_reported(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     t = time.perf_counter()
     assert correctness("a" * 30 + "b", ["(a|a)+$"], []) is None  # not a hang, not a made-up verdict
@@ -183,6 +185,7 @@ def test_server_that_accepts_and_never_answers_times_out(make_cfg: Callable[...,
     sock.close()
 
 
+@pytest.mark.slow
 def test_transient_errors_are_retried_then_reported(make_cfg: Callable[..., DictConfig]) -> None:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -218,6 +221,7 @@ def test_transient_errors_are_retried_then_reported(make_cfg: Callable[..., Dict
     srv.shutdown()
 
 
+@pytest.mark.slow
 def test_judge_invalid_json_is_null_and_counted(tmp_path: Path, data_dir: Path) -> None:
     rows = [{"id": f"x{i}", "question": "q?", "chunks": ["c"], "answer": f"a{i}", "label": i % 2} for i in range(25)]
     labels = tmp_path / "labels.jsonl"
@@ -262,6 +266,7 @@ def test_store_without_the_fingerprint_is_ingested(make_cfg: Callable[..., DictC
         assert store_state(rt, store).current and store.count() == n
 
 
+@pytest.mark.slow
 def test_corrupted_shard_is_moved_aside_and_rebuilt(make_cfg: Callable[..., DictConfig], data_dir: Path) -> None:
     cfg = make_cfg(*MINI)
     assert run_tier(cfg) == 0
@@ -288,6 +293,7 @@ def _reports(sweep: Path) -> list[Path]:
     return sorted(p for p in sweep.glob("*/report.json"))
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_only_missing_jobs(tmp_path: Path, data_dir: Path) -> None:
     whole = tmp_path / "whole"
     p = _sweep(tmp_path, data_dir, whole)
@@ -339,6 +345,7 @@ def test_killed_generation_resumes_from_its_response_cache(make_cfg: Callable[..
     assert calls["answered"] == report["counts"]["model_calls"] == 8 + 3 - finished
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_short_message(tmp_path: Path, data_dir: Path) -> None:
     def slow(body: dict[str, Any]) -> str:
         time.sleep(3)
@@ -368,6 +375,7 @@ def test_atomic_write_never_leaves_half_a_file(tmp_path: Path) -> None:
 
 # 5. Nothing of the user's is touched ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_ten_thousand_foreign_points_untouched(tmp_path: Path, make_cfg: Callable[..., DictConfig]) -> None:
     from nomad_eval.harness.index import ingest
     from tests.backends.test_store_isolation import seed_foreign
@@ -389,6 +397,7 @@ def test_ten_thousand_foreign_points_untouched(tmp_path: Path, make_cfg: Callabl
 
 # 6. Repeatability -----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_retrieval_identical_in_two_fresh_processes(tmp_path: Path, data_dir: Path) -> None:
     metrics = []
     for name in ("a", "b"):
@@ -399,6 +408,7 @@ def test_retrieval_identical_in_two_fresh_processes(tmp_path: Path, data_dir: Pa
     assert metrics[0] == metrics[1]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.sampled_from(["threshold", "repeats", "seed", "limit", "pipeline.top_k",
                                         "pipeline.min_final_score", "pipeline.chunk_size"]),

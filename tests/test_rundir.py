@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import MINI, run_cli
+
+pytestmark = pytest.mark.slow  # runs the tool in a subprocess
 
 
 def test_run_dir_holds_everything_and_the_working_dir_stays_clean(tmp_path: Path, data_dir: Path) -> None:

@@ -46,6 +46,7 @@ def _files_holding(root: Path, needle: str) -> list[Path]:
     return [p for p in files if needle.encode() in p.read_bytes()]
 
 
+@pytest.mark.slow
 def test_no_written_file_holds_an_environment_key(tmp_path: Path, data_dir: Path,
                                                   make_cfg: Callable[..., DictConfig],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:

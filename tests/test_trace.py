@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import MINI, run_cli
 from tests.servers.otlp_collector import collector
+
+pytestmark = pytest.mark.slow  # retrieval runs through the tool in subprocesses
 
 
 def _attrs(span: object) -> dict[str, object]:

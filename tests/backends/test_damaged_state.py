@@ -40,6 +40,7 @@ def _aside(path: Path) -> list[Path]:
                   and not p.name.endswith(("-wal", "-shm")))
 
 
+@pytest.mark.slow
 def test_truncated_embedding_cache_is_moved_aside_and_the_run_repeats_its_metrics(
         make_cfg: Callable[..., DictConfig], data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = make_cfg(*MINI)

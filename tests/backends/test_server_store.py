@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import MINI, run_cli
+
+pytestmark = pytest.mark.slow  # runs the tool in a subprocess
 
 
 def test_an_unreachable_qdrant_server_is_one_clear_line(tmp_path: Path, data_dir: Path) -> None:

@@ -29,6 +29,7 @@ def test_off_a_terminal_progress_is_a_counted_line(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_generation_run_reports_its_calls_and_its_ingest(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CI"} | {"HF_HUB_OFFLINE": "1"}
     r = subprocess.run([sys.executable, "-m", "nomad_eval", "tier=generation", "model=mock", "repeats=1", *MINI,

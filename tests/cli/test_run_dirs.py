@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURES, MINI, run_cli
+
+pytestmark = pytest.mark.slow  # runs the tool in subprocesses
 
 
 def test_a_corpus_check_leaves_no_outputs_folder_and_a_run_keeps_its_own(tmp_path: Path) -> None:

@@ -3,11 +3,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURES, run_cli
 
 BASE = {"turns": [], "mustNotInclude": [], "expectRefusal": False}
 
 
+@pytest.mark.slow
 def test_lint_flags_weak_goldens_with_file_and_line(tmp_path: Path) -> None:
     rows = [
         {**BASE, "id": "w-time", "query": "How long does the vinegar stand?", "relevantDocIds": ["kettle-descaling"],
@@ -37,6 +40,7 @@ def test_lint_flags_weak_goldens_with_file_and_line(tmp_path: Path) -> None:
     assert "[good]" not in out
 
 
+@pytest.mark.slow
 def test_lint_flags_the_pattern_defects_upstream_suites_contain(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()

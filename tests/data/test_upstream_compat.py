@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.harness.runtime import Runtime
@@ -39,6 +40,7 @@ def test_nomad_preset_makes_upstreams_29_chunks_on_its_corpus_shape(tmp_path: Pa
     assert len(default.chunks) > 29  # the default pipeline's 800-character chunks differ
 
 
+@pytest.mark.slow
 def test_nomad_preset_warns_about_chunks_minilm_cuts_short(tmp_path: Path, data_dir: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -65,6 +65,7 @@ def _fake_vectors(dim: int) -> Callable[[list[str]], list[list[float]]]:
     return lambda texts: [[float(len(t) % 7 + 1)] + [0.5] * (dim - 1) for t in texts]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("embedder", ["minilm", "ollama"])
 def test_every_embedder_and_chunker_setting_is_classified_and_moves_the_fingerprint_iff_it_changes_vectors(
     make_cfg: Callable[..., DictConfig], embedder: str
@@ -168,6 +169,7 @@ def test_llamacpp_identity_is_the_files_hash(tmp_path: Path) -> None:
     assert LlamaCppModel(model_path=str(a)).identity()["sha256"] != ida["sha256"]
 
 
+@pytest.mark.slow
 def test_changing_max_input_tokens_changes_the_fingerprint_and_re_embeds(make_cfg: Callable[..., DictConfig]) -> None:
     reports = []
     for tokens in (256, 128):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.backends.base import StoredPoint
@@ -22,6 +23,8 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from tests.backends.test_store_isolation import write_raw
 from tests.conftest import MINI, run_cli
+
+pytestmark = pytest.mark.slow  # each test ingests and searches real stores, one a parallel sweep in subprocesses
 
 SIZES = (120, 800)  # the fixture documents are 290-450 characters: several chunks each, or one
 

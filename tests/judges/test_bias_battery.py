@@ -90,6 +90,7 @@ def biased_judge(body: dict[str, Any]) -> str:
     return json.dumps({"verdict": verdict, "reason": "scripted"})
 
 
+@pytest.mark.slow
 def test_calibrate_runs_the_battery_and_stores_it_with_the_calibration(tmp_path: Path, data_dir: Path) -> None:
     out = tmp_path / "run"
     with openai_compat.serve("judge", biased_judge) as url:
@@ -115,6 +116,7 @@ def test_calibrate_runs_the_battery_and_stores_it_with_the_calibration(tmp_path:
     assert "order flip rate" in r.stdout and "declines judged faithful" in r.stdout
 
 
+@pytest.mark.slow
 def test_the_battery_runs_on_a_seeded_subset(tmp_path: Path, data_dir: Path) -> None:
     out = tmp_path / "run"
     with openai_compat.serve("judge", biased_judge) as url:

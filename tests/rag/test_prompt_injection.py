@@ -156,6 +156,7 @@ def cases_of(cfg: DictConfig) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (Path(cfg.paths.run_dir) / "cases.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_mock_reads_past_the_forged_closing_tags(make_cfg: Callable[..., DictConfig], tmp_path: Path,
                                                  record_property: Callable[[str, object], None]) -> None:
     cfg = make_cfg(*inject_suite(tmp_path), "tier=generation", "model=mock", "mode=all", "repeats=1")
@@ -172,6 +173,7 @@ def test_mock_reads_past_the_forged_closing_tags(make_cfg: Callable[..., DictCon
     record_property("mock_pwned", f"{sum(bool(PWNED.search(c['answer'])) for c in cases)}/{len(cases)}")
 
 
+@pytest.mark.slow
 def test_smollm2_prompts_keep_passages_out_of_the_system_message(make_cfg: Callable[..., DictConfig],
                                                                  tmp_path: Path,
                                                                  record_property: Callable[[str, object], None]

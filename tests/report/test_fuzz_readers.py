@@ -90,6 +90,7 @@ def test_fuzzed_report_files_are_read_or_refused_by_name(tmp_path: Path) -> None
     assert run("report.json reader", prop) >= 300
 
 
+@pytest.mark.slow
 def test_fuzzed_case_files_are_compared_or_refused_by_line(tmp_path: Path) -> None:
     @fuzz_settings(120)  # each example also runs a compare (bootstrap and tests), ~30 ms
     @given(st.lists(CASE_LIKE.map(json.dumps) | TEXT | st.integers(1, 20_000).map(lambda n: _deep(n).decode()),
@@ -126,6 +127,7 @@ BASELINE_LIKE = (_mutated(BASELINE_DICT, JSON)
                  | st.builds(lambda meta: {**UPSTREAM_DICT, "meta": meta}, _mutated(UPSTREAM_DICT["meta"], JSON)))
 
 
+@pytest.mark.slow
 def test_fuzzed_baselines_are_compared_or_refused_by_name(tmp_path: Path) -> None:
     @fuzz_settings(150)  # each loaded baseline is also compared, ~30 ms
     @given(_blob(BASELINE_LIKE))

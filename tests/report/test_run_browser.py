@@ -44,6 +44,7 @@ def _section(dom: str, start: str, end: str) -> str:
     return dom[dom.index(start):dom.index(end, dom.index(start))]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_browser_lists_runs_draws_trend_and_diffs_two_runs(tmp_path: Path, data_dir: Path) -> None:
     outputs, page = tmp_path / "outputs", tmp_path / "runs.html"

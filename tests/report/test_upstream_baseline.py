@@ -144,6 +144,7 @@ def _from_run(run: Path, keep: set[str]) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 def test_compare_accepts_an_upstream_baseline_and_reports_what_differs(tmp_path: Path, data_dir: Path) -> None:
     run = _retrieval_run(tmp_path, data_dir, "run")
     keep = {"mini-01", "mini-02", "mini-03", "mini-04", "mini-05", "mini-06"}

@@ -52,6 +52,7 @@ def attack_suite(tmp_path: Path) -> list[str]:
             f"data.goldens_dir={goldens}", "suite=atk"]
 
 
+@pytest.mark.slow
 def test_mock_run_reports_the_family_rate_as_the_mean_of_its_cases_with_a_wilson_interval(
         make_cfg: Callable[..., DictConfig], attack_suite: list[str]) -> None:
     cfg = make_cfg(*attack_suite, "tier=generation", "model=mock", "mode=e2e", "repeats=1")

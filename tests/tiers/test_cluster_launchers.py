@@ -18,6 +18,8 @@ from polars.testing import assert_frame_equal
 from nomad_eval.base.paths import REPO
 from tests.conftest import MINI, run_cli
 
+pytestmark = pytest.mark.slow  # sweeps under submitit, each job its own process
+
 SWEEP = ("tier=retrieval", "threshold=0.3,0.5")
 # The documented recipe's hosts; the test puts a temporary folder in their place. No Qdrant server runs here, so
 # qdrant-client's local mode (store.url a folder) stands in for the one server a cluster's jobs share.

@@ -49,6 +49,7 @@ def test_check_accepts_a_valid_suite_quickly(tmp_path: Path) -> None:
         ({**GOOD, "relevantDocIds": []}, "no relevantDocIds"),
     ],
 )
+@pytest.mark.slow
 def test_check_fails_naming_the_value(tmp_path: Path, row: dict[str, object], needle: str) -> None:
     code, out = check(tmp_path, suite_dir(tmp_path, GOOD | {"id": "u0"}, row))
     assert code != 0
@@ -62,6 +63,7 @@ def test_check_names_duplicate_id_and_broken_line(tmp_path: Path) -> None:
     assert "duplicate id 'u1'" in out and "unseen.jsonl:3" in out and "not valid JSON" in out
 
 
+@pytest.mark.slow
 def test_ingest_status_idempotent_and_fingerprint_follows_edits(tmp_path: Path, data_dir: Path) -> None:
     corpus = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "corpus", corpus)

@@ -12,7 +12,8 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.backends.llamacpp import LlamaCppModel
+from nomad_eval.backends.llamacpp import LlamaCppModel, smollm2_path
+from nomad_eval.base.errors import NomadError
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.metrics.aggregate import mean
 from nomad_eval.rag.prompt import user_message
@@ -56,7 +57,19 @@ def test_response_cache_makes_a_rerun_free(make_cfg: Callable[..., DictConfig]) 
     assert first["metrics"] == second["metrics"]
 
 
+def needs_smollm2() -> None:
+    """SmolLM2 is an optional install (llama.cpp bindings and a package holding the weights): without it, its tests
+    skip. The weights package is looked up, not imported, as the backend does (importing it needs the `llm` tool)."""
+    pytest.importorskip("xllamacpp")
+    try:
+        smollm2_path()
+    except NomadError as e:
+        pytest.skip(str(e))
+
+
+@pytest.mark.slow
 def test_smollm2_e2e_is_repeatable_offline(make_cfg: Callable[..., DictConfig]) -> None:
+    needs_smollm2()
     args = (*MINI, "tier=generation", "model=smollm2", "mode=e2e", "repeats=1", "limit=3", "cache=false",
             "tier.max_tokens=32")
     _, a = run(make_cfg(*args))
@@ -91,16 +104,25 @@ def test_flipping_question_is_unstable_and_out_of_the_mean(make_cfg: Callable[..
     assert r.returncode == 2 and "no questions to compare (1 unstable on either side)" in r.stdout
 
 
-SMOL = LlamaCppModel()
+Chat = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
 
 
-def smol_chat(messages: list[dict[str, str]], options: dict[str, Any]) -> tuple[str, int, int]:
-    r = SMOL.chat(messages, ChatOptions(options.get("temperature", 0.0), options.get("seed", 0),
-                                        options.get("num_predict", 32)))
-    return r.text, r.prompt_tokens or 0, r.completion_tokens or 0
+@pytest.fixture(scope="module")
+def smol_chat() -> Chat:
+    """The real SmolLM2 as the loopback server's model, loaded once for the module."""
+    needs_smollm2()
+    smol = LlamaCppModel()
+
+    def chat(messages: list[dict[str, str]], options: dict[str, Any]) -> tuple[str, int, int]:
+        r = smol.chat(messages, ChatOptions(options.get("temperature", 0.0), options.get("seed", 0),
+                                            options.get("num_predict", 32)))
+        return r.text, r.prompt_tokens or 0, r.completion_tokens or 0
+
+    return chat
 
 
-def test_ollama_backend_against_a_loopback_server(make_cfg: Callable[..., DictConfig]) -> None:
+@pytest.mark.slow
+def test_ollama_backend_against_a_loopback_server(make_cfg: Callable[..., DictConfig], smol_chat: Chat) -> None:
     log: list[dict[str, Any]] = []
     with ollama_compat.serve({}, {"smollm2:135m": smol_chat}, log) as url:
         report, cases = run(make_cfg(*MINI, "tier=generation", "model=ollama", "model.name=smollm2:135m",
@@ -115,6 +137,7 @@ def test_ollama_backend_against_a_loopback_server(make_cfg: Callable[..., DictCo
     assert all(c["answer"] and c["prompt_tokens"] for c in cases)
 
 
+@pytest.mark.slow
 def test_dead_ollama_server_fails_fast_naming_url(tmp_path: Path) -> None:
     t = time.perf_counter()
     r = run_cli("tier=generation", "model=ollama", "model.base_url=http://127.0.0.1:9", *MINI,
@@ -125,7 +148,7 @@ def test_dead_ollama_server_fails_fast_naming_url(tmp_path: Path) -> None:
     assert elapsed < 6  # includes interpreter start-up; the connect itself is bounded at 2 s
 
 
-def test_unknown_model_lists_what_the_server_has(make_cfg: Callable[..., DictConfig],
+def test_unknown_model_lists_what_the_server_has(make_cfg: Callable[..., DictConfig], smol_chat: Chat,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     with ollama_compat.serve({}, {"smollm2:135m": smol_chat}) as url:
         cfg = make_cfg(*MINI, "tier=generation", "model=ollama", "model.name=qwen3:8b", f"model.base_url={url}")
@@ -135,6 +158,7 @@ def test_unknown_model_lists_what_the_server_has(make_cfg: Callable[..., DictCon
     assert "qwen3:8b" in err and "smollm2:135m" in err
 
 
+@pytest.mark.slow
 def test_long_context_suite_reports_budget_metrics(make_cfg: Callable[..., DictConfig]) -> None:
     report, cases = run(make_cfg("suite=long_context", "tier=generation", "model=mock", "mode=e2e", "repeats=1",
                                  "model.num_ctx=1024"))

@@ -153,6 +153,7 @@ def judge_by_answer_length(body: dict[str, Any]) -> str:
     return json.dumps({"verdict": len(answer) % 2, "reason": "scripted"})
 
 
+@pytest.mark.slow
 def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     with openai_compat.serve("judge", judge_by_answer_length) as url:
@@ -209,6 +210,7 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
     assert all(r.population == rows[0].population for r in rows)
 
 
+@pytest.mark.slow
 def test_labels_tier_refusals(tmp_path: Path) -> None:
     r = run_cli("tier=labels", f"hydra.run.dir={tmp_path / 'h'}")
     assert r.returncode == 2 and "tier.run=" in r.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from nomad_eval.tiers.matrix import lookup
 from tests.conftest import MINI, run_cli
 
@@ -17,6 +19,7 @@ def test_lookup_tells_below_at_and_above_the_row() -> None:
     assert "above its row" in lookup(rows, "m", 0.61, "e2e", 0.1)
 
 
+@pytest.mark.slow
 def test_matrix_sweep_promote_and_lookup(tmp_path: Path, data_dir: Path) -> None:
     sweep = tmp_path / "sweep"
     common = (*MINI, f"paths.data_dir={data_dir}", "quiet=true")
@@ -41,6 +44,7 @@ def test_matrix_sweep_promote_and_lookup(tmp_path: Path, data_dir: Path) -> None
     assert "sits at its row" in at.stdout
 
 
+@pytest.mark.slow
 def test_generation_runs_are_gated_per_mode(tmp_path: Path, data_dir: Path) -> None:
     baselines = tmp_path / "baselines"
     common = ("tier=generation", "model=mock", "mode=all", "repeats=2", *MINI, f"paths.data_dir={data_dir}",

@@ -15,6 +15,8 @@ from nomad_eval.report.sweep_rank import PREDICTORS_FILE
 from nomad_eval.tiers.compare import verdict_for
 from tests.conftest import MINI, run_cli
 
+pytestmark = pytest.mark.slow  # its fixture runs a generation sweep
+
 METRICS = ("e2e.recall@5", "e2e.mrr@5", "e2e.ndcg@5")
 # On the fixture corpus these cut first a follow-up's weak passage, then a multi-hop's second document, then
 # the strong ones: retrieval and the mock's answers fall together.

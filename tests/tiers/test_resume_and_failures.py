@@ -15,6 +15,8 @@ from omegaconf import DictConfig
 from nomad_eval.cli.entry import _resumable, run_tier
 from tests.conftest import FIXTURES
 
+pytestmark = pytest.mark.slow  # repeated retrieval runs and a sweep, ingesting a private store
+
 
 @pytest.fixture
 def own_data(tmp_path: Path) -> list[str]:

@@ -58,6 +58,7 @@ def test_two_runs_identical_and_warm_run_loads_no_model(make_cfg: Callable[..., 
     assert second["counts"]["embedding_model_calls"] == 0
 
 
+@pytest.mark.slow
 def test_distractors_compete_and_are_named(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     plain = run(make_cfg(*MINI))
     cfg = make_cfg(*MINI, "store.distractors=revisions", f"paths.run_dir={tmp_path / 'hard'}")
@@ -148,6 +149,7 @@ def test_the_shipped_example_pipeline_runs_on_any_corpus(make_cfg: Callable[...,
     assert r["metrics"]["hit@5"] is not None and r["metrics"]["hit@5"] > 0.5  # BM25 finds the fixture answers
 
 
+@pytest.mark.slow
 def test_sweep_writes_one_dir_per_config_without_collisions(tmp_path: Path, data_dir: Path) -> None:
     sweep = tmp_path / "sweep"
     r = run_cli("tier=retrieval", "threshold=0.3,0.5,0.6", "+note=nomic-embed-text:v1.5/x", *MINI,
@@ -161,6 +163,7 @@ def test_sweep_writes_one_dir_per_config_without_collisions(tmp_path: Path, data
     assert thresholds == [0.3, 0.5, 0.6]
 
 
+@pytest.mark.slow
 def test_core_suite_matches_pytrec_eval(make_cfg: Callable[..., DictConfig]) -> None:
     """The shipped corpus and core suite, scored by us and recomputed independently from cases.jsonl."""
     cfg = make_cfg("suite=core")

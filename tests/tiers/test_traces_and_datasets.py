@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURES, MINI, run_cli
 
 
+@pytest.mark.slow
 def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
@@ -49,6 +52,7 @@ def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.slow
 def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
