@@ -89,19 +89,22 @@ def flip_by_seed(body: dict[str, Any]) -> str:
     return "Let it stand for 40 minutes." if body["seed"] % 2 == 0 else "I don't know."
 
 
-def test_flipping_question_is_unstable_and_out_of_the_mean(make_cfg: Callable[..., DictConfig]) -> None:
+def test_flipping_question_is_unstable_and_gated_as_instability(make_cfg: Callable[..., DictConfig]) -> None:
     with openai_compat.serve("flipper", flip_by_seed) as url:
         cfg = make_cfg(*MINI, "tier=generation", "model=openai", "model.name=flipper", f"model.base_url={url}",
                        "mode=e2e", "repeats=2", "tags=[kettle]", "cache=false")
         report, cases = run(cfg)
     assert report["unstable"] == ["e2e:mini-01"]
     assert all(c["unstable"] for c in cases) and {c["passed"] for c in cases} == {True, False}
-    assert report["metrics"]["e2e.correctness"] is None  # the only question is unstable: nothing stable to mean
+    assert report["metrics"]["e2e.correctness"] == 0.5  # the flipping question counts at its pass rate
+    assert report["metrics"]["e2e.instability"] == 1.0  # and its flip is what the gate's instability reads
     assert report["counts"]["unstable"] == 1
-    # Compared with itself, nothing stable is left to pair: the gate refuses rather than pass on nothing.
     out = cfg.paths.run_dir
-    r = run_cli("tier=compare", f"compare.run={out}", f"compare.baseline={out}")
-    assert r.returncode == 2 and "no questions to compare (1 unstable on either side)" in r.stdout
+    same = run_cli("tier=compare", f"compare.run={out}", f"compare.baseline={out}")
+    assert same.returncode == 0 and "verdict: pass" in same.stdout
+    # Upstream NOMAD's rule leaves unstable questions out of both sides: nothing is left, so the gate refuses.
+    upstream = run_cli("tier=compare", f"compare.run={out}", f"compare.baseline={out}", "compare.exclude_unstable=true")
+    assert upstream.returncode == 2 and "no questions in common" in upstream.stderr
 
 
 Chat = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
