@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,66 @@ def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tup
     return result.text, strip_reasoning(result.text), result.prompt_tokens
 
 
+@dataclass
+class ChatSetup:
+    """The chat model a tier answers with, its response cache, default options and the harness pipeline."""
+
+    model: ChatModel
+    cache: ResponseCache | None
+    chat: CachedChat
+    options: ChatOptions
+    pipeline: Pipeline
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+        self.model.close()
+
+
+def open_chat(cfg: DictConfig, rt: Runtime, tier: str) -> ChatSetup:
+    model: ChatModel = instantiate(cfg.model)
+    model.preflight()  # a dead server fails here, in seconds, before any retrieval work
+    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
+    chat = CachedChat(model, cache)
+    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
+    pipeline = instantiate(cfg.pipeline)
+    if not isinstance(pipeline, Pipeline):
+        raise NomadError(f"the {tier} tier needs the harness pipeline (pipeline=default)", 2)
+    return ChatSetup(model, cache, chat, options, pipeline)
+
+
+def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bool
+               ) -> list[tuple[str, str, int | None]]:
+    """Each (plan, repeat) answered, in the model's concurrency, returned in the order of `work`."""
+    def one(task: tuple[Plan, int]) -> tuple[str, str, int | None]:
+        p, r = task
+        return _answer(s.chat, p, ChatOptions(s.options.temperature, s.options.seed + r, s.options.max_tokens), r)
+
+    answers = []
+    with progress_bar(label, len(work), quiet) as prog, \
+            ThreadPoolExecutor(max_workers=max(1, int(s.model.concurrency))) as pool:
+        try:
+            for a in pool.map(one, work):  # in task order
+                answers.append(a)
+                prog.advance(prog.task_ids[0])
+        except BaseException:
+            # Stop at the first failure (or Ctrl-C); finished answers are already in the cache.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return answers
+
+
+@dataclass
+class _Work:
+    """What the model answers: each golden's context, each (golden, mode) prompt and every (golden, mode, repeat)."""
+
+    goldens: list[Golden]
+    modes: list[str]
+    contexts: list[GoldenContext]
+    plans: dict[tuple[int, str], Plan]
+    tasks: list[tuple[int, str, int]]
+
+
 def run(cfg: DictConfig) -> int:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -102,20 +163,46 @@ def run(cfg: DictConfig) -> int:
     repeats = max(1, int(cfg.repeats))
     out = run_dir(cfg)
     check_judge_gates(cfg)  # an uncalibrated judge in a gate is refused before any model time is spent
-    model: ChatModel = instantiate(cfg.model)
-    model.preflight()  # a dead server fails here, in seconds, before any retrieval work
-    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
-    chat = CachedChat(model, cache)
-    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
-    pipeline = instantiate(cfg.pipeline)
-    if not isinstance(pipeline, Pipeline):
-        raise NomadError("the generation tier needs the harness pipeline (pipeline=default)", 2)
-
+    s = open_chat(cfg, rt, "generation")
     tracer = Tracer()
     # Model calls (token calibration, query rewrites) happen before the store is taken, so parallel jobs
     # sharing the embedded store wait for each other's searches only, never for each other's models.
-    est = calibrate_estimator(rt, chat, options)
-    queries = [rewrite_query(g, chat, options) if "e2e" in modes else (g.final_query, False) for g in goldens]
+    est = calibrate_estimator(rt, s.chat, s.options)
+    contexts = _contexts(cfg, rt, modes, s, tracer)
+    timings["retrieval"] = time.perf_counter() - t0
+
+    w = _Work(goldens, modes, contexts, {(gi, mode): _plan_for(goldens[gi], contexts[gi], mode, s.model, cfg, est)
+                                         for gi in range(len(goldens)) for mode in modes},
+              [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)])
+    t = time.perf_counter()
+    answers = answer_all(s, [(w.plans[(gi, mode)], r) for gi, mode, r in w.tasks], f"generating ({s.model.name})",
+                         bool(cfg.quiet))
+    timings["generation"] = time.perf_counter() - t
+
+    cases = _scored_cases(w, answers, retrieval_ks(cfg))
+    unstable = mark_unstable(cases)
+    judges = _judges(cfg, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
+                     s.cache)
+    # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
+    faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
+    label_cases(cases, faithful[0] if faithful else 1)
+    report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
+    if judges:
+        report.judge_corrected = corrected_judges(cfg, report, cases, out)
+    timings["total"] = time.perf_counter() - t0
+    report.timings = timings
+    _warn(report, rt, cases)
+    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
+    report.gate = outcome.gate
+    _write(cfg, out, report, cases, tracer)
+    s.close()
+    return finish(cfg, out, outcome)
+
+
+def _contexts(cfg: DictConfig, rt: Runtime, modes: list[str], s: ChatSetup, tracer: Tracer) -> list[GoldenContext]:
+    """Each golden's retrieved and oracle passages; the store is taken only when a mode retrieves."""
+    goldens = rt.goldens
+    queries = [rewrite_query(g, s.chat, s.options) if "e2e" in modes else (g.final_query, False) for g in goldens]
     with ready_store(rt, bool(cfg.quiet)) if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
@@ -123,88 +210,71 @@ def run(cfg: DictConfig) -> int:
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
-        contexts = build_contexts(rt, goldens, modes, pipeline, searcher, queries, tracer)
-    timings["retrieval"] = time.perf_counter() - t0
+        return build_contexts(rt, goldens, modes, s.pipeline, searcher, queries, tracer)
 
-    tasks = [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)]
-    plans = {(gi, mode): _plan_for(goldens[gi], contexts[gi], mode, model, cfg, est)
-             for gi in range(len(goldens)) for mode in modes}
 
-    def work(task: tuple[int, str, int]) -> tuple[str, str, int | None]:
-        gi, mode, r = task
-        return _answer(chat, plans[(gi, mode)], ChatOptions(options.temperature, options.seed + r,
-                                                                options.max_tokens), r)
-
-    t = time.perf_counter()
-    answers: list[tuple[str, str, int | None]] = [("", "", None)] * len(tasks)
-    with progress_bar(f"generating ({model.name})", len(tasks), bool(cfg.quiet)) as prog:
-        with ThreadPoolExecutor(max_workers=max(1, int(model.concurrency))) as pool:
-            # Results land at their task's index, so cases are written in golden order however they finish.
-            futures = {pool.submit(work, task): i for i, task in enumerate(tasks)}
-            try:
-                for fut, i in futures.items():
-                    answers[i] = fut.result()
-                    prog.advance(prog.task_ids[0])
-            except BaseException:
-                # Stop at the first failure (or Ctrl-C); finished answers are already in the cache.
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
-    timings["generation"] = time.perf_counter() - t
-
-    cases = [_case(goldens[gi], contexts[gi], plans[(gi, mode)], mode, r, answers[i])
-             for i, (gi, mode, r) in enumerate(tasks)]
-    ks = retrieval_ks(cfg)
+def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list[int]) -> list[dict[str, Any]]:
+    cases = [_case(w.goldens[gi], w.contexts[gi], w.plans[(gi, mode)], mode, r, answers[i])
+             for i, (gi, mode, r) in enumerate(w.tasks)]
     # Once per question: every repeat of a question read the same retrieved passages.
-    e2e_scores = {gi: e2e_retrieval_metrics(goldens[gi], contexts[gi], ks) for gi, mode, _ in tasks if mode == "e2e"}
-    for (gi, mode, _), c in zip(tasks, cases, strict=True):
+    e2e_scores = {gi: e2e_retrieval_metrics(w.goldens[gi], w.contexts[gi], ks) for gi, mode, _ in w.tasks
+                  if mode == "e2e"}
+    for (gi, mode, _), c in zip(w.tasks, cases, strict=True):
         if mode == "e2e":
             c["metrics"].update(e2e_scores[gi])
-    unstable = mark_unstable(cases)
-    judges: dict[str, dict[str, Any]] = {}
-    if cfg.judge.rubrics:
-        jchat = judge_chat(cfg, cache)
-        judges = judge_cases(cfg, cases, [[x.text for x in plans[(gi, mode)].passages] for gi, mode, _ in tasks],
-                             jchat)
-        jchat.model.close()
-        add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(cfg)},
-                            int(cfg.stats.resamples), int(cfg.seed))
-    # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
-    faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
-    label_cases(cases, faithful[0] if faithful else 1)
+    return cases
+
+
+def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[str]], cache: ResponseCache | None
+            ) -> dict[str, dict[str, Any]]:
+    """Each rubric's verdicts with their intervals; empty without rubrics."""
+    if not cfg.judge.rubrics:
+        return {}
+    jchat = judge_chat(cfg, cache)
+    judges = judge_cases(cfg, cases, passages, jchat)
+    jchat.model.close()
+    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(cfg)},
+                        int(cfg.stats.resamples), int(cfg.seed))
+    return judges
+
+
+def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[dict[str, Any]],
+            repeats: int, unstable: list[str], judges: dict[str, dict[str, Any]]) -> Report:
     questions = questions_from_cases(cases)
     if cfg.compare.get("exclude_unstable"):  # upstream NOMAD's means, for drop-in comparisons with its numbers
         questions = stable(questions)
+    modes = w.modes
     names = [n for m in modes for n in mode_metric_names(m)]
-    names += [f"e2e.{f}@{k}" for f in E2E_RETRIEVAL for k in ks] if "e2e" in modes else []
+    names += [f"e2e.{f}@{k}" for f in E2E_RETRIEVAL for k in retrieval_ks(cfg)] if "e2e" in modes else []
     metrics, intervals = summarize_report(questions, names, cfg)
-    is_mock = isinstance(model, MockModel)
-    mock_cases = cases if is_mock else _mock_cases(goldens, contexts, plans, modes)
-    mock_line = {} if is_mock else _mock_line(mock_cases, modes)
+    is_mock = isinstance(s.model, MockModel)
+    mock_cases = cases if is_mock else _mock_cases(w.goldens, w.contexts, w.plans, modes)
     ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
                                                       "judges": [r.key for r in rubrics(cfg)]})
-    report = Report(
+    return Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
         system=system_settings(rt.resolved_config(), "generation"),
-        counts={"goldens": len(goldens), "cases": len(cases), "repeats": repeats, "model_calls": chat.calls,
-                "cache_hits": chat.hits, "unstable": len(unstable),
-                "rewritten_queries": sum(c.rewritten for c in contexts)},
+        counts={"goldens": len(w.goldens), "cases": len(cases), "repeats": repeats, "model_calls": s.chat.calls,
+                "cache_hits": s.chat.hits, "unstable": len(unstable),
+                "rewritten_queries": sum(c.rewritten for c in w.contexts)},
         decomposition=decomposition(metrics) if len(modes) == len(MODES) else {},
-        mock_line=mock_line, unstable=unstable, chars_per_token=est.chars_per_token, judges=judges,
+        mock_line={} if is_mock else _mock_line(mock_cases, modes), unstable=unstable,
+        chars_per_token=est.chars_per_token, judges=judges,
         position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
         attacks=attack_rates(cases, mock_cases),
-        subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, goldens)),
+        subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )
-    if judges:
-        report.judge_corrected = corrected_judges(cfg, report, cases, out)
-    timings["total"] = time.perf_counter() - t0
-    report.timings = timings
+
+
+def _warn(report: Report, rt: Runtime, cases: list[dict[str, Any]]) -> None:
     timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
     report.warnings += rt.golden_warnings
     report.warnings += [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not "
                         "judged; simplify the pattern" for gid in timed_out]
-    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
-    report.gate = outcome.gate
+
+
+def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any]], tracer: Tracer) -> None:
     write_jsonl(out / "cases.jsonl", cases)
     if tracer.spans:
         warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
@@ -216,10 +286,6 @@ def run(cfg: DictConfig) -> int:
     write_exports(out, cases)
     write_html(out, report, cases)
     print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
-    if cache is not None:
-        cache.close()
-    model.close()
-    return finish(cfg, out, outcome)
 
 
 def corrected_judges(cfg: DictConfig, report: Report, cases: list[dict[str, Any]], out: Path

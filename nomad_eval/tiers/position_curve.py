@@ -9,18 +9,15 @@ cached chat, so the curve reads on exactly the prompts the generation tier would
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
-from nomad_eval.backends.chat import ChatModel, ChatOptions
+from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import MockModel
-from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
@@ -33,6 +30,7 @@ from nomad_eval.metrics.answer.patterns import search
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
+from nomad_eval.rag.tokens import TokenEstimator
 from nomad_eval.report.console_view import print_position
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic, write_jsonl
@@ -40,7 +38,7 @@ from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
 from nomad_eval.tiers.finish import decide, finish
-from nomad_eval.tiers.generation import _answer, calibrate_estimator
+from nomad_eval.tiers.generation import ChatSetup, _answer, answer_all, calibrate_estimator, open_chat
 from nomad_eval.tiers.generation_cases import score_case
 from nomad_eval.tiers.generation_context import _passage, oracle_passages, rewrite_query
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
@@ -134,57 +132,58 @@ def run(cfg: DictConfig) -> int:
     t0 = time.perf_counter()
     rt = Runtime(cfg)
     n = int(cfg.tier.passages)
-    try:
-        positions = positions_for(n, [int(p) for p in cfg.tier.get("positions") or []])
-    except ValueError as exc:
-        raise NomadError(f"tier.positions: {exc}", 2) from None
+    positions = _positions(cfg, n)
     repeats = max(1, int(cfg.repeats))
     out = run_dir(cfg)
-    model: ChatModel = instantiate(cfg.model)
-    model.preflight()
-    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
-    chat = CachedChat(model, cache)
-    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
-    pipeline = instantiate(cfg.pipeline)
-    if not isinstance(pipeline, Pipeline):
-        raise NomadError("the position tier needs the harness pipeline (pipeline=default)", 2)
+    s = open_chat(cfg, rt, "position")
     skipped: dict[str, list[str]] = {}
-    goldens = rt.goldens
-    if refusals := [g.id for g in goldens if g.expect_refusal]:
-        skipped[SKIP_REFUSAL] = refusals
-    answerable = [g for g in goldens if not g.expect_refusal]
-    est = calibrate_estimator(rt, chat, options)
-    queries = [rewrite_query(g, chat, options)[0] for g in answerable]  # before the store is taken, as generation
-    with ready_store(rt, bool(cfg.quiet)) as store:
-        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
-        setups = _setups(rt, answerable, queries, pipeline, searcher, n - 1, skipped)
+    est, setups = _prepare(cfg, rt, s, n, skipped)
     t_setup = time.perf_counter() - t0
 
-    plans = {(si, pos): plan(s.golden.final_query, s.golden.history, place(s.relevant, s.distractors, pos),
-                             int(model.num_ctx), int(cfg.tier.max_tokens), float(cfg.tier.chunk_share), est)
-             for si, s in enumerate(setups) for pos in positions}
+    plans = {(si, pos): plan(st.golden.final_query, st.golden.history, place(st.relevant, st.distractors, pos),
+                             int(s.model.num_ctx), int(cfg.tier.max_tokens), float(cfg.tier.chunk_share), est)
+             for si, st in enumerate(setups) for pos in positions}
     tasks = [(si, pos, r) for si in range(len(setups)) for pos in positions for r in range(repeats)]
-
-    def work(task: tuple[int, int, int]) -> tuple[str, str, int | None]:
-        si, pos, r = task
-        return _answer(chat, plans[(si, pos)], ChatOptions(options.temperature, options.seed + r,
-                                                           options.max_tokens), r)
-
     t = time.perf_counter()
-    with progress_bar(f"position curve ({model.name})", len(tasks), bool(cfg.quiet)) as prog, \
-            ThreadPoolExecutor(max_workers=max(1, int(model.concurrency))) as pool:
-        answers = []
-        try:
-            for a in pool.map(work, tasks):  # in task order
-                answers.append(a)
-                prog.advance(prog.task_ids[0])
-        except BaseException:
-            # Stop at the first failure (or Ctrl-C); finished answers are already in the cache.
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    answers = answer_all(s, [(plans[(si, pos)], r) for si, pos, r in tasks], f"position curve ({s.model.name})",
+                         bool(cfg.quiet))
     t_gen = time.perf_counter() - t
     cases = [_case(setups[si], pos, plans[(si, pos)], r, answers[i]) for i, (si, pos, r) in enumerate(tasks)]
+    c, dropped = _measure(cfg, cases, positions, skipped)
+    kept = set(by_question(cases)) - set(dropped) - set(c.excluded)
+    result = curve_model(c, n, skipped, _mock_curve(setups, plans, positions, kept))
+    metrics, intervals = _curve_metrics(c)
+    ident = retrieval_identity(rt).model_copy(update={
+        "mode": "oracle", "model": str(cfg.model.name), "measures": [f"position {p}/{n}" for p in positions]})
+    report = Report(
+        tier="position", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
+        system=system_settings(rt.resolved_config(), "generation"), position_curve=result,
+        counts={"goldens": len(rt.goldens), "questions": c.questions, "positions": len(positions), "passages": n,
+                "repeats": repeats, "cases": len(cases), "model_calls": s.chat.calls, "cache_hits": s.chat.hits,
+                **{f"skipped: {k}": len(v) for k, v in skipped.items()},
+                "relevant passage without the answer text": sum(not st.answer_bearing for st in setups)},
+        chars_per_token=est.chars_per_token, provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
+    )
+    report.warnings += rt.golden_warnings + _dropped_warnings(dropped)
+    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
+    report.gate = outcome.gate
+    _write(cfg, out, report, cases)
+    s.close()
+    return finish(cfg, out, outcome)
 
+
+def _positions(cfg: DictConfig, n: int) -> list[int]:
+    try:
+        return positions_for(n, [int(p) for p in cfg.tier.get("positions") or []])
+    except ValueError as exc:
+        raise NomadError(f"tier.positions: {exc}", 2) from None
+
+
+def _measure(cfg: DictConfig, cases: list[dict[str, Any]], positions: list[int], skipped: dict[str, list[str]]
+             ) -> tuple[Curve, list[str]]:
+    """The curve over the questions every order of which ran as planned, and the questions a dropped passage
+    took out; what left the curve is listed in `skipped`."""
     # A dropped passage moves the relevant one (or removes it): that question's orders are no longer the
     # experiment's, so it leaves the curve whole rather than at one position (the positions stay paired).
     dropped = sorted({c["id"] for c in cases if c["dropped_chunks"]})
@@ -194,43 +193,48 @@ def run(cfg: DictConfig) -> int:
     c = curve(values, positions, int(cfg.seed), int((cfg.get("stats") or {}).get("resamples", 2000)))
     if c.excluded:
         skipped["a pattern timed out at some position"] = c.excluded
-    mock = _mock_curve(setups, plans, positions, set(values) - set(c.excluded))
-    result = curve_model(c, n, skipped, mock)
+    return c, dropped
+
+
+def _prepare(cfg: DictConfig, rt: Runtime, s: ChatSetup, n: int, skipped: dict[str, list[str]]
+             ) -> tuple[TokenEstimator, list[Setup]]:
+    """The token estimator and each answerable golden's relevant passage and N-1 distractors; what cannot be set
+    up is listed in `skipped`."""
+    if refusals := [g.id for g in rt.goldens if g.expect_refusal]:
+        skipped[SKIP_REFUSAL] = refusals
+    answerable = [g for g in rt.goldens if not g.expect_refusal]
+    est = calibrate_estimator(rt, s.chat, s.options)
+    queries = [rewrite_query(g, s.chat, s.options)[0] for g in answerable]  # before the store is taken, as generation
+    with ready_store(rt, bool(cfg.quiet)) as store:
+        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+        return est, _setups(rt, answerable, queries, s.pipeline, searcher, n - 1, skipped)
+
+
+def _curve_metrics(c: Curve) -> tuple[dict[str, float | None], dict[str, MetricInterval]]:
+    """Correctness at each position and the worst-minus-best gap, with the intervals they have."""
     metrics: dict[str, float | None] = {f"position_{p.position}.correctness": p.correctness for p in c.points}
     intervals = {f"position_{p.position}.correctness": MetricInterval(n=p.n, low=p.low, high=p.high)
                  for p in c.points if p.correctness is not None}
     metrics["position.worst_minus_best"] = c.delta
     if c.delta is not None:
         intervals["position.worst_minus_best"] = MetricInterval(n=c.questions, low=c.delta_low, high=c.delta_high)
-    ident = retrieval_identity(rt).model_copy(update={
-        "mode": "oracle", "model": str(cfg.model.name), "measures": [f"position {p}/{n}" for p in positions]})
-    report = Report(
-        tier="position", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
-        system=system_settings(rt.resolved_config(), "generation"), position_curve=result,
-        counts={"goldens": len(goldens), "questions": c.questions, "positions": len(positions), "passages": n,
-                "repeats": repeats, "cases": len(cases), "model_calls": chat.calls, "cache_hits": chat.hits,
-                **{f"skipped: {k}": len(v) for k, v in skipped.items()},
-                "relevant passage without the answer text": sum(not s.answer_bearing for s in setups)},
-        chars_per_token=est.chars_per_token, provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
-        timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
-    )
-    report.warnings += rt.golden_warnings
-    if dropped:
-        report.warnings.append(
-            f"the budget dropped a passage for {len(dropped)} question(s) ({', '.join(dropped[:5])}"
+    return metrics, intervals
+
+
+def _dropped_warnings(dropped: list[str]) -> list[str]:
+    if not dropped:
+        return []
+    return [f"the budget dropped a passage for {len(dropped)} question(s) ({', '.join(dropped[:5])}"
             f"{' …' if len(dropped) > 5 else ''}): not a clean experiment for them, left out of the curve; "
-            "raise tier.chunk_share or model.num_ctx, or lower tier.passages")
-    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
-    report.gate = outcome.gate
+            "raise tier.chunk_share or model.num_ctx, or lower tier.passages"]
+
+
+def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any]]) -> None:
     write_jsonl(out / "cases.jsonl", cases)
     write_atomic(out / "report.md", position_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_html(out, report, cases)
     print_position(report, quiet=bool(cfg.quiet), run_dir=out)
-    if cache is not None:
-        cache.close()
-    model.close()
-    return finish(cfg, out, outcome)
 
 
 def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positions: list[int], kept: set[str]
