@@ -37,7 +37,7 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     ref_report, ref_q = loaded[ref]
     tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
     modes = sorted({q.mode for q in ref_q if q.mode})
-    method: Correction = "fdr_bh" if str(cmp.get("correction") or "holm") in ("bh", "fdr_bh") else "holm"
+    method = _correction(cmp)
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
     result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}}
     for metric in headline_names(tier, int(cmp.get("headline_k") or 5), modes):
@@ -50,6 +50,11 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     if not quiet:
         _print(result)
     return result
+
+
+def _correction(cmp: Any) -> Correction:
+    """compare.correction: Benjamini-Hochberg when asked for ("bh" or "fdr_bh"), else Holm."""
+    return "fdr_bh" if str(cmp.get("correction") or "holm") in ("bh", "fdr_bh") else "holm"
 
 
 def _reference(names: list[str], wanted: str) -> str:
