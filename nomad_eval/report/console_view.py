@@ -10,7 +10,7 @@ from rich.table import Table
 
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
-from nomad_eval.metrics.registry import at_k_families
+from nomad_eval.metrics.registry import MetricName, at_k_families
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summary
 from nomad_eval.report.schema import Report, headline_k
@@ -19,7 +19,7 @@ from nomad_eval.report.schema import Report, headline_k
 def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
-    ks = sorted({int(n.split("@")[1]) for n in r.metrics if "@" in n})
+    ks = sorted({cut for n in r.metrics if (cut := MetricName.parse(n).k) is not None})
     hk = headline_k(r)
     shown = list(ks)
     t = cutoff_table(r, shown)
@@ -86,8 +86,9 @@ def cutoff_table(r: Report, ks: list[int]) -> Table:
 def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
-    modes = sorted({k.split(".", 1)[0] for k in r.metrics})
-    fams = sorted({k.split(".", 1)[1] for k in r.metrics})
+    parsed = [MetricName.parse(k) for k in r.metrics]
+    modes = sorted({p.mode for p in parsed if p.mode})
+    fams = sorted({p.bare for p in parsed if p.mode})
     ident = r.identity
     t = Table(title=f"generation — model {ident.model if ident else '?'}, {r.counts.get('goldens')} goldens × "
                     f"{r.counts.get('repeats')} repeats")

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from nomad_eval.metrics.registry import at_k_families
+from nomad_eval.metrics.registry import MetricName, at_k_families
 from nomad_eval.metrics.separation import distribution
 from nomad_eval.report.markdown import fmt_interval
 from nomad_eval.report.schema import MetricInterval
@@ -73,7 +73,8 @@ def _unit_range(values: Sequence[float | None]) -> tuple[float, float] | None:
 
 
 def metric_at_k(metrics: dict[str, float | None], intervals: Mapping[str, MetricInterval] | None = None) -> Chart:
-    ks = sorted({int(k.split("@")[1]) for k in metrics if "@" in k and k.split("@")[1].isdigit()})
+    parsed = [MetricName.try_parse(n) for n in metrics]
+    ks = sorted({p.k for p in parsed if p is not None and p.k is not None})
     series = []
     for f in at_k_families():
         names = [f"{f}@{k}" for k in ks]

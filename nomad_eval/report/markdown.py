@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nomad_eval.judges.calibration import status_line
-from nomad_eval.metrics.registry import headline_names
+from nomad_eval.metrics.registry import MetricName, headline_names
 from nomad_eval.report.gate import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, headline_k
@@ -93,8 +93,9 @@ def generation_markdown(r: Report) -> str:
     model, mode = (ident.model, ident.mode) if ident else ("?", "?")
     lines = [f"# nomad-eval generation report — model {model}, mode {mode}",
              "", *gate_markdown(r.gate)]
-    modes = sorted({k.split(".", 1)[0] for k in r.metrics})
-    fams = sorted({k.split(".", 1)[1] for k in r.metrics})
+    parsed = [MetricName.parse(k) for k in r.metrics]
+    modes = sorted({p.mode for p in parsed if p.mode})
+    fams = sorted({p.bare for p in parsed if p.mode})
     rows = [[f, *(fmt_value(r.metrics.get(k), r.intervals.get(k)) for k in (f"{m}.{f}" for m in modes))]
             for f in fams]
     lines += ["## Metrics", "", f"Each cell: value [{_level(r)} interval] n questions.", "",
