@@ -8,16 +8,16 @@ that every run carries (bounded, so hundreds of runs stay a page a browser opens
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
+
+from markupsafe import Markup
 
 import nomad_eval.metrics  # noqa: F401  (registers every metric, so the headline set is complete)
 from nomad_eval.metrics.registry import MetricName, headline_names, is_number
+from nomad_eval.report.html import render as render_page
 from nomad_eval.report.markdown import fmt_value
 from nomad_eval.report.schema import MetricInterval
 from nomad_eval.report.svg import PALETTE, Chart, Series, render
@@ -214,160 +214,23 @@ def _stamp(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _options(values: Sequence[str], label: str) -> str:
-    opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
-    return f'<option value="*">every {html.escape(label)}</option>{opts}'
-
-
-def _headline_cell(r: RunEntry) -> str:
-    lines = [f"{html.escape(n)} {html.escape(fmt_value(r.metrics.get(n), r.intervals.get(n)))}" for n in r.headline]
-    if r.error:
-        lines.append(f'<span class="down">{html.escape(_cut(r.error))}</span>')
-    return "<br>".join(lines) or "—"
-
-
-def _row(i: int, r: RunEntry) -> str:
-    link = (f'<a href="{html.escape(quote(r.link))}">report</a>' if r.link else "—")
-    data = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("suite", r.suite), ("tier", r.tier),
-                                                                   ("model", r.model)))
-    cells = [str(i), html.escape(_stamp(r.time)), html.escape(r.tier), html.escape(r.suite),
-             f'<code>{html.escape(r.fingerprint)}</code>', html.escape(r.model),
-             "<br>".join(f"<code>{html.escape(o)}</code>" for o in r.overrides) or "—",
-             f'<span class="{"up" if r.status == "ok" else "down"}">{html.escape(r.status)}</span>'
-             + (f'<br><span class="{"up" if r.verdict == "pass" else "down"}">verdict: '
-                f'{html.escape(_cut(r.verdict))}</span>' if r.verdict else ""),
-             _headline_cell(r), link]
-    title = html.escape(r.folder)
-    return f'<tr {data} title="{title}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-
-
-def _blob(runs: Sequence[RunEntry]) -> str:
-    """The per-run question data as JSON a <script> element can hold: `<`, `>` and `&` as JSON escapes, so no
-    value (a question holding `</script>`) can end the element; the script reads it with JSON.parse."""
-    data = [{"label": f"#{i} {_stamp(r.time)} · {r.tier} · {r.suite} · {r.folder}", "q": r.questions,
-             "why": r.why_no_questions} for i, r in enumerate(runs)]
-    text = json.dumps(data, ensure_ascii=False)
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+def _row(i: int, r: RunEntry) -> dict[str, Any]:
+    """What the runs table shows of one run, as text: the template escapes every value."""
+    stamp = _stamp(r.time)
+    return {"suite": r.suite, "tier": r.tier, "model": r.model, "folder": r.folder, "stamp": stamp,
+            "fingerprint": r.fingerprint, "overrides": r.overrides, "status": r.status, "verdict": _cut(r.verdict),
+            "headline": [f"{n} {fmt_value(r.metrics.get(n), r.intervals.get(n))}" for n in r.headline],
+            "error": _cut(r.error), "link": r.link, "label": f"#{i} {stamp} · {r.tier} · {r.suite} · {r.folder}"}
 
 
 def build_page(runs: Sequence[RunEntry], title: str = "nomad-eval runs", note: str = "") -> str:
     """The whole page; `runs` most recent first (their index is the row number and the side-by-side's value)."""
     metrics = trend_metrics(runs)
-    charts = "".join(
-        f'<div class="trend" data-metric="{html.escape(m)}"{"" if j == 0 else " hidden"}>'
-        f"{render(trend(runs, m), f'trend-{j}')}</div>" for j, m in enumerate(metrics))
-    metric_opts = "".join(f'<option value="{html.escape(m)}">{html.escape(m)}</option>' for m in metrics)
-    run_opts = "".join(f'<option value="{i}">#{i} {html.escape(_stamp(r.time))} · {html.escape(r.tier)} · '
-                       f"{html.escape(r.suite)} · {html.escape(r.folder)}</option>" for i, r in enumerate(runs))
+    rows = [_row(i, r) for i, r in enumerate(runs)]
     suites, tiers, models = (sorted({getattr(r, a) for r in runs}) for a in ("suite", "tier", "model"))
-    body = f"""
-<h2>Runs</h2>
-<div class="bar">suite <select id="f-suite">{_options(suites, "suite")}</select>
-tier <select id="f-tier">{_options(tiers, "tier")}</select>
-model <select id="f-model">{_options(models, "model")}</select>
-· <span id="shown">{len(runs)}</span> of {len(runs)} runs shown</div>
-<table id="runs"><thead><tr><th>#</th><th>time</th><th>tier</th><th>suite</th><th>fingerprint</th><th>model</th>
-<th>key overrides</th><th>status</th><th>headline (value [95% interval] n)</th><th>report</th></tr></thead>
-<tbody>{"".join(_row(i, r) for i, r in enumerate(runs))}</tbody></table>
-<h2>Trend</h2>
-<div class="bar">metric <select id="metric">{metric_opts}</select> · one line per suite and corpus fingerprint;
-bars are 95% intervals</div>
-{charts or "<p>No run measured a headline metric yet.</p>"}
-<h2>Side by side</h2>
-<div class="bar">run A <select id="run-a">{run_opts}</select><br>run B <select id="run-b">{run_opts}</select><br>
-<label><input type="checkbox" id="only-changed"> only questions whose outcome changed</label>
-· <span id="changed">0</span> changed of <span id="common">0</span> in both · <span id="sbs-note"></span></div>
-<table id="sbs"><thead><tr><th>question</th><th>A: retrieved / answered</th><th>A outcome</th>
-<th>B: retrieved / answered</th><th>B outcome</th></tr></thead><tbody></tbody></table>
-<script type="application/json" id="run-data">{_blob(runs)}</script>
-"""
-    return PAGE.format(title=html.escape(title), meta=html.escape(note), body=body, script=SCRIPT)
-
-
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body{{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}}
-h1{{font-size:22px}} h2{{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}}
-table{{border-collapse:collapse;font-size:13px}} td,th{{border:1px solid #ddd;padding:3px 8px;text-align:left;
-vertical-align:top}} #sbs td{{max-width:380px;overflow-wrap:anywhere}} .bar{{margin:8px 0;font-size:14px}}
-.up{{color:#137333}} .down{{color:#b3261e}} .meta{{color:#666;font-size:13px}} select{{max-width:900px}}
-tr.changed{{background:#fff4d6}} .fail{{background:#fdecea}} .pass{{background:#eef7ee}}
-</style></head><body>
-<h1>{title}</h1><div class="meta">{meta}</div>
-{body}
-<script>{script}</script></body></html>"""
-
-# Data reaches the page only through textContent and option values: nothing from a run is parsed as HTML.
-SCRIPT = """
-const runs = JSON.parse(document.getElementById('run-data').textContent);
-const $ = function (id) { return document.getElementById(id); };
-const params = new URLSearchParams(location.hash.slice(1));
-function filterRuns() {
-  const want = {suite: $('f-suite').value, tier: $('f-tier').value, model: $('f-model').value};
-  let shown = 0;
-  document.querySelectorAll('#runs tbody tr').forEach(function (tr) {
-    const ok = Object.keys(want).every(function (k) { return want[k] === '*' || tr.dataset[k] === want[k]; });
-    tr.style.display = ok ? '' : 'none'; if (ok) shown++;
-  });
-  $('shown').textContent = shown;
-}
-function showMetric() {
-  document.querySelectorAll('.trend').forEach(function (d) { d.hidden = d.dataset.metric !== $('metric').value; });
-}
-function outcome(x) {
-  if (!x) return 'not in this run';
-  let s = x.out;
-  if (x.hit !== null) s += ' · hit ' + x.hit;
-  if (x.rec !== null) s += ' · recall ' + Math.round(x.rec * 1000) / 1000;
-  return s;
-}
-function cell(tr, text, cls) {
-  const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td);
-}
-function compare() {
-  const body = document.querySelector('#sbs tbody'); body.replaceChildren();
-  $('changed').textContent = '0'; $('common').textContent = '0'; $('sbs-note').textContent = '';
-  const A = runs[+$('run-a').value], B = runs[+$('run-b').value];
-  if (!A || !B) return;
-  if (!A.q || !B.q) {
-    $('sbs-note').textContent = 'no per-question data: ' + (A.q ? '' : 'A ' + (A.why || 'has none') + ' ') +
-      (B.q ? '' : 'B ' + (B.why || 'has none'));
-    return;
-  }
-  const inB = new Map(B.q.map(function (x) { return [x.k, x]; }));
-  const keys = A.q.map(function (x) { return x.k; });
-  B.q.forEach(function (x) { if (!keys.includes(x.k)) keys.push(x.k); });
-  const inA = new Map(A.q.map(function (x) { return [x.k, x]; }));
-  const only = $('only-changed').checked;
-  let changed = 0, common = 0;
-  keys.forEach(function (k) {
-    const a = inA.get(k), b = inB.get(k);
-    const both = !!(a && b);
-    const diff = both && (a.out !== b.out || a.hit !== b.hit || a.rec !== b.rec);
-    if (both) common++;
-    if (diff) changed++;
-    if (only && !diff) return;
-    const tr = document.createElement('tr'); if (diff) tr.className = 'changed';
-    tr.dataset.key = k;
-    const q = (a || b);
-    cell(tr, q.k + ': ' + q.q);
-    cell(tr, a ? a.shown : '—'); cell(tr, outcome(a), a ? (a.out === 'pass' ? 'pass' : 'fail') : '');
-    cell(tr, b ? b.shown : '—'); cell(tr, outcome(b), b ? (b.out === 'pass' ? 'pass' : 'fail') : '');
-    body.appendChild(tr);
-  });
-  $('changed').textContent = changed; $('common').textContent = common;
-}
-function pick(id, key) {
-  const v = params.get(key);
-  if (v !== null && Array.from($(id).options).some(function (o) { return o.value === v; })) $(id).value = v;
-}
-pick('f-suite', 'suite'); pick('f-tier', 'tier'); pick('f-model', 'model'); pick('metric', 'metric');
-if (runs.length > 1) { $('run-a').value = '1'; $('run-b').value = '0'; }
-pick('run-a', 'a'); pick('run-b', 'b');
-if (params.get('only') === '1') $('only-changed').checked = true;
-['f-suite', 'f-tier', 'f-model'].forEach(function (id) { $(id).addEventListener('change', filterRuns); });
-$('metric').addEventListener('change', showMetric);
-['run-a', 'run-b', 'only-changed'].forEach(function (id) { $(id).addEventListener('change', compare); });
-filterRuns(); showMetric(); compare();
-"""
+    # The per-question data every run carries, read by the side-by-side's script (templates/runs.html).
+    data = [{"label": row["label"], "q": r.questions, "why": r.why_no_questions}
+            for row, r in zip(rows, runs, strict=True)]
+    return render_page("runs.html", title=title, meta=note, rows=rows, suites=suites, tiers=tiers, models=models,
+                       metrics=metrics, data=data,
+                       charts=[Markup(render(trend(runs, m), f"trend-{j}")) for j, m in enumerate(metrics)])

@@ -10,10 +10,12 @@ from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.gate import gate_markdown
 from nomad_eval.report.html import (
+    Block,
+    Section,
     attack_table,
     cause_table,
     figure_div,
-    gate_table,
+    gate_rows,
     headline,
     page,
     question_table,
@@ -32,15 +34,15 @@ def _baseline_metrics(report: Report) -> dict[str, float | None] | None:
     return {m.name: m.baseline for m in report.gate.metrics}
 
 
-def gate_section(report: Report) -> list[tuple[str, str]]:
+def gate_section(report: Report) -> list[Section]:
     """The verdict first: what a reviewer opening the artifact of a failed CI job needs to see."""
     g = report.gate
     if g is None:
         return []
     lines = gate_markdown(g)[2:]  # the same lines as report.md, without its heading
     items = [x.removeprefix("- ").strip("*") for x in lines if x and not x.startswith("|")]
-    table = gate_table(g.metrics) if g.metrics else ""
-    return [("Gate", text_list(items) + table)]
+    table: list[Block] = [gate_rows(g.metrics)] if g.metrics else []
+    return [Section("Gate", [text_list(items), *table])]
 
 
 def _meta(report: Report) -> str:
@@ -59,20 +61,19 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
     names = [n for n in headline_names("retrieval", hk) if n in report.metrics]
     ident = report.identity
     sections = [*gate_section(report),
-                ("Headline", headline(report.metrics, base, names, report.intervals)
-                 + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
-                ("Score separation", figure_div(charts.separation_histograms(
+                _headline(report, base, names),
+                Section("Score separation", [figure_div(charts.separation_histograms(
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
-                    "chart-separation")),
-                ("Metrics by cutoff", figure_div(charts.metric_at_k(report.metrics, report.intervals), "chart-at-k")),
-                ("By tag", figure_div(charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
-                                                      report.intervals_by_tag), "chart-tags"))]
+                    "chart-separation")]),
+                Section("Metrics by cutoff", [figure_div(charts.metric_at_k(report.metrics, report.intervals),
+                                                         "chart-at-k")]),
+                Section("By tag", [figure_div(charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
+                                                              report.intervals_by_tag), "chart-tags")])]
     rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
-    sections.append(("Questions", question_table(rows, ["id", "tags", "relevant", "retrieved", "why"])))
-    if report.warnings:
-        sections.append(("Warnings", text_list(report.warnings)))
+    sections.append(Section("Questions", [question_table(rows, ["id", "tags", "relevant", "retrieved", "why"])]))
+    sections += _warnings(report)
     return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
 
 
@@ -80,32 +81,43 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
     names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_correctness", ".leakage_rate",
                                                        ".groundedness", ".pass_rate"))]
     sections = [*gate_section(report),
-                ("Headline", headline(report.metrics, base, names, report.intervals)
-                 + figure_div(charts.headline_bars(report.metrics, report.intervals, names), "chart-headline")),
-                ("Decomposition", figure_div(charts.decomposition_bars(report.metrics, report.mock_line,
-                                                                       report.intervals), "chart-decomposition"))]
+                _headline(report, base, names),
+                Section("Decomposition", [figure_div(charts.decomposition_bars(report.metrics, report.mock_line,
+                                                                               report.intervals),
+                                                     "chart-decomposition")])]
     if report.position:
-        sections.append(("Position in context", figure_div(charts.position_bars(report.position), "chart-position")))
+        sections.append(Section("Position in context", [figure_div(charts.position_bars(report.position),
+                                                                   "chart-position")]))
     rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
              "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause")}
             for c in cases]
     if report.causes.get("by_mode"):
-        sections.append(("Failure causes", cause_table(report.causes)))
+        sections.append(Section("Failure causes", [cause_table(report.causes)]))
     if report.attacks:
-        sections.append(("Attacks through the corpus", attack_table(report)))
+        sections.append(Section("Attacks through the corpus", [attack_table(report)]))
     if report.judges:
-        sections.append(("LLM judges", text_list(judge_lines(report.judges))))
+        sections.append(Section("LLM judges", [text_list(judge_lines(report.judges))]))
     if report.judge_corrected:
-        sections.append(("Judge means, corrected by human labels", text_list(corrected_lines(report.judge_corrected))))
+        sections.append(Section("Judge means, corrected by human labels",
+                                [text_list(corrected_lines(report.judge_corrected))]))
     # A report from before causes were recorded has none: no cause column or select, rather than empty ones.
     causes = report.causes.get("names") if report.causes else None
     columns = ["id", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else [])
-    sections.append(("Questions", question_table(rows, columns, causes)))
-    if report.warnings:
-        sections.append(("Warnings", text_list(report.warnings)))
+    sections.append(Section("Questions", [question_table(rows, columns, causes)]))
+    sections += _warnings(report)
     model = report.identity.model if report.identity else "?"
     return page(f"nomad-eval generation report — model {model}", _meta(report), sections)
+
+
+def _headline(report: Report, base: dict[str, float | None] | None, names: list[str]) -> Section:
+    return Section("Headline", [headline(report.metrics, base, names, report.intervals),
+                                figure_div(charts.headline_bars(report.metrics, report.intervals, names),
+                                           "chart-headline")])
+
+
+def _warnings(report: Report) -> list[Section]:
+    return [Section("Warnings", [text_list(report.warnings)])] if report.warnings else []
 
 
 def _cause_text(case: dict[str, Any], causes: dict[str, Any]) -> str:
@@ -121,16 +133,16 @@ def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
 
     c = report.position_curve
     names = [n for n in report.metrics if n.startswith("position")]
+    curve: list[Block] = [figure_div(charts.position_curve(c.points), "chart-position-curve"),
+                          text_list(position_summary(c))] if c else []
     sections = [*gate_section(report),
-                ("Correctness by position", headline(report.metrics, None, names, report.intervals)
-                 + (figure_div(charts.position_curve(c.points), "chart-position-curve") if c else "")
-                 + (text_list(position_summary(c)) if c else ""))]
+                Section("Correctness by position", [headline(report.metrics, None, names, report.intervals), *curve])]
     rows = [{"id": x["id"], "position": x["position"], "relevant at": x["relevant_at"] or "dropped",
              "repeat": x["repeat"], "answer": x["answer"][:300], "why": x.get("why") or "", "_passed": x.get("passed")}
             for x in cases]
-    sections.append(("Questions", question_table(rows, ["id", "position", "relevant at", "repeat", "answer", "why"])))
-    if report.warnings:
-        sections.append(("Warnings", text_list(report.warnings)))
+    sections.append(Section("Questions", [question_table(rows, ["id", "position", "relevant at", "repeat", "answer",
+                                                                 "why"])]))
+    sections += _warnings(report)
     model = report.identity.model if report.identity else "?"
     return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
 
@@ -152,10 +164,9 @@ def write_html(out: Path, report: Report, cases: list[dict[str, Any]], scores: d
 
 def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]],
                      predictors: dict[str, Any] | None = None) -> None:
-    from nomad_eval.report.html import question_table
+    from nomad_eval.metrics.registry import spec_for
 
     sections = []
-    from nomad_eval.metrics.registry import spec_for
 
     candidates = headline_names("retrieval", 5) + headline_names("generation", 5, ("e2e", "oracle"))
     metric_cols = [c for c in candidates if any(c in r for r in rows)]
@@ -165,17 +176,18 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
               and not is_interval_column(k, keys) and len({str(r.get(k)) for r in rows}) > 1]
     for p in params:
         if all(_is_number(r.get(p)) for r in rows):
-            sections.append((f"Metrics vs {p}", figure_div(charts.sweep_curves(rows, p, metric_cols), f"chart-{p}")))
+            sections.append(Section(f"Metrics vs {p}", [figure_div(charts.sweep_curves(rows, p, metric_cols),
+                                                                   f"chart-{p}")]))
     if matrix_rows:
         from nomad_eval.report.matrix import COLUMNS
 
-        sections.append(("Model capability matrix", figure_div(charts.matrix_heatmap(matrix_rows, COLUMNS),
-                                                               "chart-matrix")))
+        sections.append(Section("Model capability matrix", [figure_div(charts.matrix_heatmap(matrix_rows, COLUMNS),
+                                                                       "chart-matrix")]))
     if predictors:
         from nomad_eval.report.sweep_rank import predictor_lines
 
-        sections.append(("Which retrieval metric predicts answers (Kendall τ, 95% interval)",
-                         text_list(predictor_lines(predictors))))
+        sections.append(Section("Which retrieval metric predicts answers (Kendall τ, 95% interval)",
+                                [text_list(predictor_lines(predictors))]))
     cols = ["job", "status", *params, *metric_cols, "error"]
 
     def cell(v: Any) -> Any:
@@ -186,7 +198,7 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
 
     table_rows = [{c: metric_cell(r, c) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],
                                                          "_passed": r.get("status") == "ok"} for r in rows]
-    sections.append(("Jobs", question_table(table_rows, cols)))
+    sections.append(Section("Jobs", [question_table(table_rows, cols)]))
     write_atomic(sweep_dir / "report.html", page(f"nomad-eval sweep — {len(rows)} job(s)", str(sweep_dir), sections))
 
 
