@@ -228,9 +228,9 @@ def build_page(runs: Sequence[RunEntry], title: str = "nomad-eval runs", note: s
     metrics = trend_metrics(runs)
     rows = [_row(i, r) for i, r in enumerate(runs)]
     suites, tiers, models = (sorted({getattr(r, a) for r in runs}) for a in ("suite", "tier", "model"))
-    # The per-question data every run carries, read by the side-by-side's script (templates/runs.html).
+    # The per-question data every run carries, read by the side-by-side's script (templates/browser.html).
     data = [{"label": row["label"], "q": r.questions, "why": r.why_no_questions}
             for row, r in zip(rows, runs, strict=True)]
-    return render_page("runs.html", title=title, meta=note, rows=rows, suites=suites, tiers=tiers, models=models,
+    return render_page("browser.html", title=title, meta=note, rows=rows, suites=suites, tiers=tiers, models=models,
                        metrics=metrics, data=data,
                        charts=[Markup(render(trend(runs, m), f"trend-{j}")) for j, m in enumerate(metrics)])
