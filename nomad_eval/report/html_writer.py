@@ -25,6 +25,7 @@ from nomad_eval.report.io import write_atomic
 from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.schema import Report, headline_k
+from nomad_eval.report.svg import Figure
 
 
 def _baseline_metrics(report: Report) -> dict[str, float | None] | None:
@@ -62,13 +63,12 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
     ident = report.identity
     sections = [*gate_section(report),
                 _headline(report, base, names),
-                Section("Score separation", [figure_div(charts.separation_histograms(
+                _chart("Score separation", charts.separation_histograms(
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
-                    "chart-separation")]),
-                Section("Metrics by cutoff", [figure_div(charts.metric_at_k(report.metrics, report.intervals),
-                                                         "chart-at-k")]),
-                Section("By tag", [figure_div(charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
-                                                              report.intervals_by_tag), "chart-tags")])]
+                    "chart-separation"),
+                _chart("Metrics by cutoff", charts.metric_at_k(report.metrics, report.intervals), "chart-at-k"),
+                _chart("By tag", charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
+                                                 report.intervals_by_tag), "chart-tags")]
     rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
@@ -82,12 +82,10 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
                                                        ".groundedness", ".pass_rate"))]
     sections = [*gate_section(report),
                 _headline(report, base, names),
-                Section("Decomposition", [figure_div(charts.decomposition_bars(report.metrics, report.mock_line,
-                                                                               report.intervals),
-                                                     "chart-decomposition")])]
+                _chart("Decomposition", charts.decomposition_bars(report.metrics, report.mock_line, report.intervals),
+                       "chart-decomposition")]
     if report.position:
-        sections.append(Section("Position in context", [figure_div(charts.position_bars(report.position),
-                                                                   "chart-position")]))
+        sections.append(_chart("Position in context", charts.position_bars(report.position), "chart-position"))
     rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
              "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause")}
@@ -114,6 +112,10 @@ def _headline(report: Report, base: dict[str, float | None] | None, names: list[
     return Section("Headline", [headline(report.metrics, base, names, report.intervals),
                                 figure_div(charts.headline_bars(report.metrics, report.intervals, names),
                                            "chart-headline")])
+
+
+def _chart(heading: str, fig: Figure, div_id: str) -> Section:
+    return Section(heading, [figure_div(fig, div_id)])
 
 
 def _warnings(report: Report) -> list[Section]:
@@ -176,13 +178,11 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
               and not is_interval_column(k, keys) and len({str(r.get(k)) for r in rows}) > 1]
     for p in params:
         if all(_is_number(r.get(p)) for r in rows):
-            sections.append(Section(f"Metrics vs {p}", [figure_div(charts.sweep_curves(rows, p, metric_cols),
-                                                                   f"chart-{p}")]))
+            sections.append(_chart(f"Metrics vs {p}", charts.sweep_curves(rows, p, metric_cols), f"chart-{p}"))
     if matrix_rows:
         from nomad_eval.report.matrix import COLUMNS
 
-        sections.append(Section("Model capability matrix", [figure_div(charts.matrix_heatmap(matrix_rows, COLUMNS),
-                                                                       "chart-matrix")]))
+        sections.append(_chart("Model capability matrix", charts.matrix_heatmap(matrix_rows, COLUMNS), "chart-matrix"))
     if predictors:
         from nomad_eval.report.sweep_rank import predictor_lines
 
