@@ -59,6 +59,7 @@ def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Pa
     package = Path(where).parent
     assert package.is_relative_to(venv), where  # the wheel's copy, not the checkout's
     assert (package / "conf" / "config.yaml").is_file() and (package / "scaffold").is_dir()
+    assert {p.name for p in (package / "report" / "templates").glob("*.html")} >= {"report.html", "browser.html"}
     assert tool.is_file()
 
     before_pkg, before_tmp = _tree(package), _tree(tmp_path)
