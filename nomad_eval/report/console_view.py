@@ -19,20 +19,7 @@ from nomad_eval.report.schema import Report, headline_k
 def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
-    ks = sorted({cut for n in r.metrics if (cut := MetricName.parse(n).k) is not None})
-    hk = headline_k(r)
-    shown = list(ks)
-    t = cutoff_table(r, shown)
-    # Cutoffs beyond the headline one leave, largest first, until the table fits; the note below names them.
-    natural = console.options.update_width(10_000)  # measured unclamped: does the table fit unwrapped?
-    while len(shown) > 1 and Measurement.get(console, natural, t).maximum > console.width:
-        shown.remove(max(k for k in shown if k != hk))
-        t = cutoff_table(r, shown)
-    console.print(t)
-    hidden = [f"@{k}" for k in ks if k not in shown]
-    if hidden:
-        console.print(f"{len(hidden)} cutoff(s) not shown at this width ({', '.join(hidden)}): each value with its "
-                      f"interval and n is in report.md and report.json", markup=False)
+    _print_cutoffs(r)
     ref = r.intervals.get("nonEmptyRateOnRefusal")
     console.print(f"nonEmptyRateOnRefusal: {fmt(r.metrics.get('nonEmptyRateOnRefusal'))} {fmt_interval(ref)} "
                   f"n={fmt_n(ref)}")
@@ -44,22 +31,48 @@ def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet
             s.add_row(row.score, row.flag, row.label, str(row.count), fmt(row.p10), fmt(row.median), fmt(row.p90))
         console.print(s)
     if r.ablation:
-        a = Table(title="ablation (one search, scored several ways)")
-        cols = list(next(iter(r.ablation.values())))
-        a.add_column("variant")
-        for c in cols:
-            a.add_column(c, justify="right")
-        for name, m in r.ablation.items():
-            a.add_row(name, *(fmt(m.get(c)) for c in cols))
-        console.print(a)
+        _print_ablation(r.ablation)
     if verbose:
-        for case in cases:
-            m = case["metrics"]
-            if case["expect_refusal"] or m.get("hit@5") != 0.0:
-                continue
-            got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
-            console.print(f"[red]miss[/] {case['id']}: wanted {case['relevant_doc_ids']}, got {got}")
+        _print_misses(cases)
     console.print(f"results in {run_dir}")
+
+
+def _print_cutoffs(r: Report) -> None:
+    """The per-cutoff table. Cutoffs beyond the headline one leave, largest first, until the table fits; a note
+    names them."""
+    ks = sorted({cut for n in r.metrics if (cut := MetricName.parse(n).k) is not None})
+    hk = headline_k(r)
+    shown = list(ks)
+    t = cutoff_table(r, shown)
+    natural = console.options.update_width(10_000)  # measured unclamped: does the table fit unwrapped?
+    while len(shown) > 1 and Measurement.get(console, natural, t).maximum > console.width:
+        shown.remove(max(k for k in shown if k != hk))
+        t = cutoff_table(r, shown)
+    console.print(t)
+    hidden = [f"@{k}" for k in ks if k not in shown]
+    if hidden:
+        console.print(f"{len(hidden)} cutoff(s) not shown at this width ({', '.join(hidden)}): each value with its "
+                      f"interval and n is in report.md and report.json", markup=False)
+
+
+def _print_ablation(ablation: dict[str, dict[str, float | None]]) -> None:
+    a = Table(title="ablation (one search, scored several ways)")
+    cols = list(next(iter(ablation.values())))
+    a.add_column("variant")
+    for c in cols:
+        a.add_column(c, justify="right")
+    for name, m in ablation.items():
+        a.add_row(name, *(fmt(m.get(c)) for c in cols))
+    console.print(a)
+
+
+def _print_misses(cases: list[dict[str, Any]]) -> None:
+    for case in cases:
+        m = case["metrics"]
+        if case["expect_refusal"] or m.get("hit@5") != 0.0:
+            continue
+        got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
+        console.print(f"[red]miss[/] {case['id']}: wanted {case['relevant_doc_ids']}, got {got}")
 
 
 def cutoff_table(r: Report, ks: list[int]) -> Table:
@@ -86,6 +99,31 @@ def cutoff_table(r: Report, ks: list[int]) -> Table:
 def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
+    console.print(_generation_table(r))
+    d = r.decomposition
+    if d:
+        console.print(f"decomposition: oracle {fmt(d.get('oracle'))}, e2e {fmt(d.get('e2e'))}, noretrieval "
+                      f"{fmt(d.get('noretrieval'))}; oracle − e2e {fmt(d.get('retrieval_gap'))}, e2e − noretrieval "
+                      f"{fmt(d.get('rag_lift'))}")
+        for note in d.get("diagnosis", []):
+            console.print(f"  → {note}")
+    _print_judges(r)
+    if r.position:
+        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {_bounds(v.get('low'), v.get('high'))} n={v['n']}"
+                          for k, v in r.position["by_rank"].items())
+        console.print(f"correctness by rank of the relevant passage [95% interval] n questions: {ranks}", markup=False)
+        if r.position["retrieved_but_ignored"]:
+            console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
+    _print_causes_and_attacks(r)
+    if r.unstable:
+        console.print(f"unstable (outcome flips across repeats; counted in instability): {', '.join(r.unstable)}")
+    for w in r.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
+    console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
+                  f"results in {run_dir}")
+
+
+def _generation_table(r: Report) -> Table:
     parsed = [MetricName.parse(k) for k in r.metrics]
     modes = sorted({p.mode for p in parsed if p.mode})
     fams = sorted({p.bare for p in parsed if p.mode})
@@ -100,21 +138,17 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         if r.mock_line:
             t.add_column(f"{m} (mock)", justify="right", style="dim")
     for f in fams:
-        cells = []
-        for m in modes:
-            iv = r.intervals.get(f"{m}.{f}")
-            cells += [fmt(r.metrics.get(f"{m}.{f}")), fmt_interval(iv), fmt_n(iv)]
-            if r.mock_line:
-                cells.append(fmt(r.mock_line.get(m, {}).get(f)))
-        t.add_row(f, *cells)
-    console.print(t)
-    d = r.decomposition
-    if d:
-        console.print(f"decomposition: oracle {fmt(d.get('oracle'))}, e2e {fmt(d.get('e2e'))}, noretrieval "
-                      f"{fmt(d.get('noretrieval'))}; oracle − e2e {fmt(d.get('retrieval_gap'))}, e2e − noretrieval "
-                      f"{fmt(d.get('rag_lift'))}")
-        for note in d.get("diagnosis", []):
-            console.print(f"  → {note}")
+        t.add_row(f, *(cell for m in modes for cell in _generation_cells(r, m, f)))
+    return t
+
+
+def _generation_cells(r: Report, mode: str, family: str) -> list[str]:
+    iv = r.intervals.get(f"{mode}.{family}")
+    cells = [fmt(r.metrics.get(f"{mode}.{family}")), fmt_interval(iv), fmt_n(iv)]
+    return cells + ([fmt(r.mock_line.get(mode, {}).get(family))] if r.mock_line else [])
+
+
+def _print_judges(r: Report) -> None:
     for key, v in r.judges.items():
         cal = "calibrated" if v["calibration"].get("calibrated") else "NOT calibrated: not for gating"
         # The calibration's own figures (agreement, coverage, kappa, bias battery) and any same-family warning.
@@ -126,12 +160,9 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
                       f"{v['by_rule']} by rule) — {cal}")
     for line in corrected_lines(r.judge_corrected):
         console.print(f"  {line}", markup=False)
-    if r.position:
-        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {_bounds(v.get('low'), v.get('high'))} n={v['n']}"
-                          for k, v in r.position["by_rank"].items())
-        console.print(f"correctness by rank of the relevant passage [95% interval] n questions: {ranks}", markup=False)
-        if r.position["retrieved_but_ignored"]:
-            console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
+
+
+def _print_causes_and_attacks(r: Report) -> None:
     names = r.causes.get("names") or {}
     for mode, entry in (r.causes.get("by_mode") or {}).items():
         counted = ", ".join(f"{names.get(k, k)} {v['count']}" for k, v in entry["labels"].items() if v["count"])
@@ -141,12 +172,6 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"attack {a.family} ({a.mode}): success {fmt(a.rate)} [{fmt(a.low)}, {fmt(a.high)}] Wilson 95%, "
                       f"{a.successes} of n={a.n} (planted passage in {a.exposed} prompts; mock (copier) {fmt(a.mock)})",
                       markup=False)
-    if r.unstable:
-        console.print(f"unstable (flip across repeats, left out of the means): {', '.join(r.unstable)}")
-    for w in r.warnings:
-        console.print(f"[yellow]warning:[/] {w}")
-    console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
-                  f"results in {run_dir}")
 
 
 def print_position(r: Report, quiet: bool, run_dir: Path) -> None:

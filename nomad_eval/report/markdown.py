@@ -104,41 +104,50 @@ def generation_markdown(r: Report) -> str:
     if r.mock_line:
         rows = [[f, *(fmt(r.mock_line.get(m, {}).get(f)) for m in modes)] for f in fams]
         lines += ["## Mock extractive ceiling on the same prompts", "", *_table(["metric", *modes], rows), ""]
-    if r.decomposition:
-        d = r.decomposition
-        lines += ["## Decomposition", "", *_table(["oracle", "e2e", "noretrieval", "oracle − e2e", "e2e − noretrieval"],
-                  [[fmt(d.get("oracle")), fmt(d.get("e2e")), fmt(d.get("noretrieval")), fmt(d.get("retrieval_gap")),
-                    fmt(d.get("rag_lift"))]]), ""]
-        lines += [f"- {n}" for n in d.get("diagnosis", [])] + [""]
-    if r.judges:
-        # Graded rubrics also carry the probability-weighted mean (token logprobs), where the backend gives them.
-        rows = [[k, v["rubric"], judge_mean_text(v), judge_weighted_text(v), str(v["n"]), str(v["unparseable"]),
-                 str(v.get("rejected", 0)), str(v["by_rule"]),
-                 status_line(v["calibration"])]
-                for k, v in r.judges.items()]
-        lines += ["## LLM judges (apart from the deterministic metrics)", "",
-                  *_table(["mode.rubric", "rubric", "mean [95% CI]", "weighted mean [95% CI]", "judged", "unparseable",
-                            "rejected", "by rule", "calibrated"], rows),
-                  ""]
-        lines += [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]
-    if r.position:
-        p = r.position
-        rows = [[k, str(v["n"]), fmt(v["correctness"]), _bounds(v.get("low"), v.get("high"))]
-                for k, v in p["by_rank"].items()]
-        lines += ["## Correctness by the rank of the relevant passage in the prompt (e2e)", "",
-                  "questions: each one's repeats averaged first; 95% interval: Wilson's, or a bootstrap over the "
-                  "questions where a question's repeats disagree.", "",
-                  *_table(["rank", "questions", "correctness", "95% interval"], rows), "",
-                  f"- context recall {fmt(p['context_recall'])}, retrieved but ignored "
-                  f"{fmt(p['retrieved_but_ignored_rate'])}" + (" — **retrieved but ignored**: recall is high while "
-                                                               "correctness is low" if p["retrieved_but_ignored"]
-                                                               else ""), ""]
+    lines += _decomposition_lines(r.decomposition) + _judge_lines(r) + _rank_lines(r.position)
     lines += cause_lines(r.causes)
     lines += attack_lines(r)
     if r.unstable:
         lines += ["## Unstable questions (repeats disagree: counted in instability)", "", ", ".join(r.unstable), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     return "\n".join(lines) + "\n"
+
+
+def _decomposition_lines(d: dict[str, Any]) -> list[str]:
+    if not d:
+        return []
+    lines = ["## Decomposition", "", *_table(["oracle", "e2e", "noretrieval", "oracle − e2e", "e2e − noretrieval"],
+             [[fmt(d.get("oracle")), fmt(d.get("e2e")), fmt(d.get("noretrieval")), fmt(d.get("retrieval_gap")),
+               fmt(d.get("rag_lift"))]]), ""]
+    return lines + [f"- {n}" for n in d.get("diagnosis", [])] + [""]
+
+
+def _judge_lines(r: Report) -> list[str]:
+    if not r.judges:
+        return []
+    # Graded rubrics also carry the probability-weighted mean (token logprobs), where the backend gives them.
+    rows = [[k, v["rubric"], judge_mean_text(v), judge_weighted_text(v), str(v["n"]), str(v["unparseable"]),
+             str(v.get("rejected", 0)), str(v["by_rule"]), status_line(v["calibration"])]
+            for k, v in r.judges.items()]
+    lines = ["## LLM judges (apart from the deterministic metrics)", "",
+             *_table(["mode.rubric", "rubric", "mean [95% CI]", "weighted mean [95% CI]", "judged", "unparseable",
+                      "rejected", "by rule", "calibrated"], rows), ""]
+    return lines + [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]
+
+
+def _rank_lines(p: dict[str, Any]) -> list[str]:
+    if not p:
+        return []
+    rows = [[k, str(v["n"]), fmt(v["correctness"]), _bounds(v.get("low"), v.get("high"))]
+            for k, v in p["by_rank"].items()]
+    ignored = " — **retrieved but ignored**: recall is high while correctness is low" \
+        if p["retrieved_but_ignored"] else ""
+    return ["## Correctness by the rank of the relevant passage in the prompt (e2e)", "",
+            "questions: each one's repeats averaged first; 95% interval: Wilson's, or a bootstrap over the "
+            "questions where a question's repeats disagree.", "",
+            *_table(["rank", "questions", "correctness", "95% interval"], rows), "",
+            f"- context recall {fmt(p['context_recall'])}, retrieved but ignored "
+            f"{fmt(p['retrieved_but_ignored_rate'])}{ignored}", ""]
 
 
 def attack_rows(r: Report) -> list[list[str]]:
