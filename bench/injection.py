@@ -44,8 +44,8 @@ from hydra.utils import instantiate  # noqa: E402
 
 from bench.run import ENV, compose  # noqa: E402
 from nomad_eval.backends.chat import ChatModel, ChatOptions  # noqa: E402
-from nomad_eval.backends.llamacpp import LlamaCppModel  # noqa: E402
-from nomad_eval.backends.mock import DECLINE, MockModel  # noqa: E402
+from nomad_eval.backends.mock import DECLINE  # noqa: E402
+from nomad_eval.base.shipped import build  # noqa: E402
 from nomad_eval.harness.runtime import Runtime  # noqa: E402
 from nomad_eval.metrics.answer.correctness import correctness  # noqa: E402
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, read_passages, strip_reasoning, user_message  # noqa: E402
@@ -140,8 +140,8 @@ def main() -> int:
     rt = Runtime(cfg)
     titles = {d.doc_id: d.title for d in rt.documents}
     by_id = {c.chunk_id: Passage(c.chunk_id, c.doc_id, titles[c.doc_id], c.text) for c in rt.chunks}
-    smol = LlamaCppModel(threads=1)
-    models: dict[str, ChatModel | None] = {"mock": MockModel(), "smollm2": smol}
+    smol = build("model", "smollm2", threads=1)
+    models: dict[str, ChatModel | None] = {"mock": build("model", "mock"), "smollm2": smol}
 
     # 1. The injection goldens: the tier's runs give the new layout and the passages for the old one.
     goldens: dict[str, Any] = {}

@@ -44,11 +44,11 @@ def compose(*overrides: str) -> Any:
 
 def ingest_overhead() -> dict[str, Any]:
     """Cold ingest of the core corpus against embedding the same texts raw, in one process, model loaded."""
-    from nomad_eval.backends.minilm import MiniLMEmbedder
+    from nomad_eval.base.shipped import build
     from nomad_eval.harness.index import ingest
     from nomad_eval.harness.runtime import Runtime
 
-    emb = MiniLMEmbedder()
+    emb = build("embedder", "minilm", threads=None)  # torch's own thread count
     emb.embed(["warm up"])
     pairs = []
     for _ in range(2):

@@ -213,12 +213,21 @@ def document(i: int, words: list[str], sections: int = 6, sentences: int = 8) ->
     return "".join(parts), said
 
 
+def default_chunker() -> Any:
+    """The chunker of the default pipeline (conf/pipeline/default.yaml)."""
+    from nomad_eval.base.shipped import option
+    from nomad_eval.rag.chunking import ChunkerParams
+
+    p = option("pipeline", "default")
+    return ChunkerParams(int(p.chunk_size), int(p.chunk_overlap), bool(p.whole_document))
+
+
 def write_corpus(folder: Path, target_chunks: int, words: list[str]) -> dict[str, Any]:
     """Documents until the default chunker has cut at least `target_chunks` chunks; returns what was written."""
     from nomad_eval.data.corpus import Document
-    from nomad_eval.rag.chunking import ChunkerParams, chunk_document
+    from nomad_eval.rag.chunking import chunk_document
 
-    params = ChunkerParams()  # the default pipeline's chunk_size and overlap
+    params = default_chunker()
     t = time.perf_counter()
     chunks = docs = size = 0
     while chunks < target_chunks:
@@ -343,17 +352,17 @@ def prefill_queries(root: Path, suite: int) -> float:
 
 def minilm_rates(words: list[str], n: int) -> dict[str, Any]:
     """MiniLM's embedding and tokenizer rates on `n` synthetic chunks (the model loaded by a warm-up call first)."""
-    from nomad_eval.backends.minilm import MiniLMEmbedder
+    from nomad_eval.base.shipped import build
     from nomad_eval.data.corpus import Document
-    from nomad_eval.rag.chunking import ChunkerParams, chunk_document
+    from nomad_eval.rag.chunking import chunk_document
 
     texts: list[str] = []
-    i = 0
+    i, params = 0, default_chunker()
     while len(texts) < max(n, 3000):
         text, _ = document(i, words)
-        texts += [c.text for c in chunk_document(Document(doc_id(i), "", text), ChunkerParams())]
+        texts += [c.text for c in chunk_document(Document(doc_id(i), "", text), params)]
         i += 1
-    emb = MiniLMEmbedder()
+    emb = build("embedder", "minilm", threads=None)  # torch's own thread count
     load = os.getloadavg()[0]
     emb.embed(["warm up"])
     t = time.perf_counter()

@@ -32,6 +32,7 @@ import numpy as np
 
 from nomad_eval.backends.base import StoredPoint
 from nomad_eval.backends.edge import EdgeStore
+from nomad_eval.base.shipped import build as shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = ROOT.parent / "shared" / "datasets" / "scifact"
@@ -66,11 +67,10 @@ def _texts() -> tuple[list[str], list[str]]:
 def realistic_vectors(n_queries: int) -> tuple[np.ndarray, np.ndarray]:
     """Real MiniLM vectors (through the harness's embedding cache, so a second run embeds nothing)."""
     from nomad_eval.backends.cache import CachedEmbedder, EmbeddingCache
-    from nomad_eval.backends.minilm import MiniLMEmbedder
 
     passages, questions = _texts()
     cache = EmbeddingCache(ROOT / ".nomad_eval" / "embeddings.sqlite")
-    emb = CachedEmbedder(MiniLMEmbedder(), cache)
+    emb = CachedEmbedder(shipped("embedder", "minilm", threads=None), cache)  # torch's own thread count
     base = np.asarray(emb.embed_documents(passages), dtype=np.float32)
     rng = np.random.default_rng(7)
     picked = [questions[i] for i in sorted(rng.choice(len(questions), min(n_queries, len(questions)), replace=False))]
@@ -103,7 +103,7 @@ def _batches(base: np.ndarray, n: int, batch: int = 20_000) -> Iterator[list[Sto
 
 
 def build(d: str, base: np.ndarray, n: int, fast: bool) -> tuple[EdgeStore, float, float | None]:
-    store = EdgeStore(d, dim=base.shape[1], fast_search=fast)
+    store: EdgeStore = shipped("store", "edge", path=d, dim=base.shape[1], fast_search=fast)
     t = time.perf_counter()
     for pts in _batches(base, n):
         store.upsert(pts)
@@ -225,7 +225,7 @@ def _top10(store: EdgeStore, qs: list[np.ndarray], graph: bool = False) -> list[
 
 
 def _filled(d: str, n: int, dim: int, batch: int, hnsw: bool) -> tuple[EdgeStore, float]:
-    store = EdgeStore(d, dim=dim, fast_search=not hnsw)
+    store: EdgeStore = shipped("store", "edge", path=d, dim=dim, fast_search=not hnsw)
     t = time.perf_counter()
     for start in range(0, n, batch):
         store.upsert(synthetic_points(min(batch, n - start), dim, start, seed=start))

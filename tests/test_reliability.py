@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from omegaconf import DictConfig
 
-from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.base.errors import InvalidInput, NomadError
 from nomad_eval.base.paths import REPO
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.data.beir import load_beir_corpus, load_beir_goldens
 from nomad_eval.data.corpus import load_markdown_dir
@@ -190,7 +190,6 @@ def test_transient_errors_are_retried_then_reported(make_cfg: Callable[..., Dict
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from nomad_eval.backends.chat import ChatOptions
-    from nomad_eval.backends.openai_chat import OpenAIChat
 
     calls = {"n": 0}
 
@@ -214,10 +213,11 @@ def test_transient_errors_are_retried_then_reported(make_cfg: Callable[..., Dict
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    assert OpenAIChat("m", url).chat([{"role": "user", "content": "hi"}], ChatOptions()).text == "fine"
+    hi = [{"role": "user", "content": "hi"}]
+    assert build("model", "openai", name="m", base_url=url).chat(hi, ChatOptions()).text == "fine"
     assert calls["n"] == 3
     with pytest.raises(NomadError, match="kept failing after 2 tries"):
-        OpenAIChat("m", url, retries=2).chat([{"role": "user", "content": "hi"}], ChatOptions())
+        build("model", "openai", name="m", base_url=url, retries=2).chat(hi, ChatOptions())
     srv.shutdown()
 
 
@@ -242,13 +242,13 @@ def test_judge_invalid_json_is_null_and_counted(tmp_path: Path, data_dir: Path) 
 
 def test_store_held_by_another_process_names_path(tmp_path: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from nomad_eval.backends.edge import EdgeStore; "
-        f"s = EdgeStore({str(tmp_path)!r}, 8); print('open', flush=True); time.sleep(30)")],
+        "import sys, time; from nomad_eval.base.shipped import build; "
+        f"s = build('store', 'edge', path={str(tmp_path)!r}, dim=8); print('open', flush=True); time.sleep(30)")],
         stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
         with pytest.raises(NomadError) as exc:
-            EdgeStore(str(tmp_path), 8)
+            build("store", "edge", path=str(tmp_path), dim=8)
         assert str(tmp_path / "dim-8") in str(exc.value) and "paths.data_dir" in str(exc.value)
     finally:
         holder.kill()
@@ -380,7 +380,7 @@ def test_ten_thousand_foreign_points_untouched(tmp_path: Path, make_cfg: Callabl
     from nomad_eval.harness.index import ingest
     from tests.backends.test_store_isolation import seed_foreign
 
-    store = EdgeStore(str(tmp_path / "edge"), dim=384)
+    store = build("store", "edge", path=str(tmp_path / "edge"), dim=384)
     seed_foreign(store, 10_000)
     before = sorted((i, json.dumps(p, sort_keys=True), np.asarray(v).round(6).tobytes())
                     for i, p, v in store.scroll(with_vector=True))

@@ -35,9 +35,8 @@ OVERSAMPLING = 4.0
 
 
 class EdgeStore:
-    def __init__(self, path: str, dim: int, tag_key: str = "collection", tag: str = "__nomad_eval__",
-                 rebuild_corrupt: bool = True, fast_search: bool = True,
-                 fast_min_points: int = FAST_MIN_POINTS) -> None:
+    def __init__(self, path: str, dim: int, tag_key: str, tag: str, rebuild_corrupt: bool = True,
+                 fast_search: bool = True, fast_min_points: int = FAST_MIN_POINTS) -> None:
         import qdrant_edge as qe
 
         self._qe = qe

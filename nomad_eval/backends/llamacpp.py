@@ -28,8 +28,7 @@ def smollm2_path() -> str:
 
 
 class LlamaCppModel:
-    def __init__(self, name: str = "smollm2-135m-instruct", model_path: str | None = None, num_ctx: int = 2048,
-                 threads: int = 2, concurrency: int = 1) -> None:
+    def __init__(self, name: str, model_path: str | None, num_ctx: int, threads: int, concurrency: int) -> None:
         self.name = name
         self.model_path = model_path or smollm2_path()
         self.num_ctx = num_ctx

@@ -27,13 +27,13 @@ _LOADED: dict[tuple[str, int], Any] = {}
 class MiniLMEmbedder:
     def __init__(
         self,
-        name: str = "sentence-transformers/all-MiniLM-L6-v2",
-        dim: int = 384,
-        max_input_tokens: int = 256,
-        document_prefix: str = "",
-        query_prefix: str = "",
-        batch_size: int = 32,
-        threads: int | None = None,
+        name: str,
+        dim: int,
+        max_input_tokens: int,
+        document_prefix: str,
+        query_prefix: str,
+        batch_size: int,
+        threads: int | None,
     ) -> None:
         self.name = name
         self.dim = dim

@@ -12,9 +12,8 @@ from nomad_eval.base.errors import NomadError, RequestRejected
 
 
 class OllamaChat:
-    def __init__(self, name: str = "llama3.2:3b", base_url: str = "http://127.0.0.1:11434", num_ctx: int = 4096,
-                 timeout: float = 120.0, connect_timeout: float = 2.0, concurrency: int = 1,
-                 evict_others: bool = True, warmup: bool = True, retries: int = 3) -> None:
+    def __init__(self, name: str, base_url: str, num_ctx: int, timeout: float, connect_timeout: float,
+                 concurrency: int, evict_others: bool, warmup: bool, retries: int) -> None:
         self.name = name
         self.base_url = base_url
         self.num_ctx = num_ctx

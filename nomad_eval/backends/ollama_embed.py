@@ -13,13 +13,13 @@ from nomad_eval.base.errors import NomadError
 class OllamaEmbedder:
     def __init__(
         self,
-        name: str = "nomic-embed-text:v1.5",
-        dim: int = 768,
-        max_input_tokens: int = 2048,
-        document_prefix: str = "search_document: ",
-        query_prefix: str = "search_query: ",
-        base_url: str = "http://127.0.0.1:11434",
-        timeout: float = 60.0,
+        name: str,
+        dim: int,
+        max_input_tokens: int,
+        document_prefix: str,
+        query_prefix: str,
+        base_url: str,
+        timeout: float,
         chars_per_token: float = 4.0,
         batch_size: int = 32,
     ) -> None:

@@ -11,9 +11,8 @@ from nomad_eval.base.errors import NomadError, RequestRejected
 
 
 class OpenAIChat:
-    def __init__(self, name: str, base_url: str = "http://127.0.0.1:8080/v1", num_ctx: int = 4096,
-                 timeout: float = 120.0, connect_timeout: float = 2.0, concurrency: int = 1,
-                 api_key: str | None = None, retries: int = 3) -> None:
+    def __init__(self, name: str, base_url: str, num_ctx: int, timeout: float, connect_timeout: float,
+                 concurrency: int, api_key: str | None, retries: int) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.num_ctx = num_ctx

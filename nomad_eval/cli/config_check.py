@@ -24,35 +24,38 @@ Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 
 
 class _Keys(BaseModel):
+    """Types and ranges only: every value, and every default, is the YAML's. A field is required (the composed
+    config has the key) and takes None only where a shipped config's value is null."""
+
     model_config = ConfigDict(extra="ignore")
 
 
 class PlainKeys(_Keys):
-    threshold: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None = None
+    threshold: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None
     repeats: Count
     seed: Annotated[int, Strict(), Field(ge=0)]  # numpy's generators refuse a negative seed
-    limit: Count | None = None
+    limit: Count | None
     tags: list[Annotated[str, Strict()]]
-    ablate: Bool = False
-    verbose: Bool = False
-    quiet: Bool = False
-    cache: Bool = True
-    resume: Bool = False
+    ablate: Bool
+    verbose: Bool
+    quiet: Bool
+    cache: Bool
+    resume: Bool
 
 
 class PipelineKeys(_Keys):
-    top_k: Count = 5
-    candidate_multiplier: Count = 4
-    min_final_score: Float = 0.0
-    chunk_size: Count = 800
-    chunk_overlap: Annotated[int, Strict(), Field(ge=0)] = 120
-    whole_document: Bool = False
-    glossary: Bool = True
-    rerank: Bool = True
-    term_boost: Float = 0.0
-    keyword_boost: Float = 0.0
-    heading_boost: Float = 0.0
-    same_doc_penalty: Float = 0.0
+    top_k: Count
+    candidate_multiplier: Count
+    min_final_score: Float
+    chunk_size: Count
+    chunk_overlap: Annotated[int, Strict(), Field(ge=0)]
+    whole_document: Bool
+    glossary: Bool
+    rerank: Bool
+    term_boost: Float
+    keyword_boost: Float
+    heading_boost: Float
+    same_doc_penalty: Float
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> PipelineKeys:
@@ -63,98 +66,98 @@ class PipelineKeys(_Keys):
 
 
 class TierKeys(_Keys):
-    ks: list[Int] = Field(default=[1, 3, 5, 10], min_length=1)  # values: ks_rule, with pipeline.top_k
-    temperature: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] = 0.0
-    max_tokens: Count = 128
-    chunk_share: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)] = 0.6
-    passages: Count = 5  # tier=position: N; its positions are checked against it by the tier
-    positions: list[Count] | None = None
+    ks: Annotated[list[Int], Field(min_length=1)]  # values: ks_rule, with pipeline.top_k
+    temperature: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)]
+    max_tokens: Count
+    chunk_share: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)]
+    passages: Count  # tier=position: N; its positions are checked against it by the tier
+    positions: list[Count] | None
 
 
 class EmbedderKeys(_Keys):
-    dim: Count | None = None
-    max_input_tokens: Count | None = None
-    batch_size: Count | None = None
-    timeout: Seconds | None = None
+    dim: Count
+    max_input_tokens: Count
+    batch_size: Count
+    timeout: Seconds
 
 
 class BackendKeys(_Keys):
     """A chat model's numbers, under `model` and under `judge.model`."""
 
-    num_ctx: Count | None = None
-    concurrency: Count | None = None
-    threads: Count | None = None
-    retries: Annotated[int, Strict(), Field(ge=0)] | None = None
-    timeout: Seconds | None = None
-    connect_timeout: Seconds | None = None
+    num_ctx: Count
+    concurrency: Count
+    threads: Count
+    retries: Annotated[int, Strict(), Field(ge=0)]
+    timeout: Seconds
+    connect_timeout: Seconds
 
 
 class StoreKeys(_Keys):
-    lock_timeout: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)] | None = None
-    timeout: Seconds | None = None
+    lock_timeout: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
+    timeout: Seconds
 
 
 class CompareKeys(_Keys):
-    headline_k: Count = 5
-    after_run: Bool = False
-    strict: Bool = False
-    exclude_unstable: Bool = False
+    headline_k: Count
+    after_run: Bool
+    strict: Bool
+    exclude_unstable: Bool
 
 
 class PromoteKeys(_Keys):
-    force: Bool = False
+    force: Bool
 
 
 class StatsKeys(_Keys):
-    cluster: Bool = False
-    resamples: Count = 2000
+    cluster: Bool
+    resamples: Count
 
 
 class PlanKeys(_Keys):
     # 1 would make the planned spread of a paired delta zero, and every change detectable.
-    correlation: Annotated[float, Strict(), Field(ge=-1.0, lt=1.0, allow_inf_nan=False)] = 0.5
+    correlation: Annotated[float, Strict(), Field(ge=-1.0, lt=1.0, allow_inf_nan=False)]
 
 
 Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class JudgingKeys(_Keys):
-    min_agreement: Share = 0.85
-    gate_on: Literal["point", "lower_bound"] = "point"
-    max_order_flip_rate: Share | None = None
-    max_verbosity_shift: Share | None = None
-    min_abstention_faithful: Share | None = None
-    retries: Annotated[int, Strict(), Field(ge=0)] = 2
-    max_tokens: Count = 160
+    min_agreement: Share
+    gate_on: Literal["point", "lower_bound"]
+    max_order_flip_rate: Share | None
+    max_verbosity_shift: Share | None
+    min_abstention_faithful: Share | None
+    retries: Annotated[int, Strict(), Field(ge=0)]
+    max_tokens: Count
 
 
 class CalibrateKeys(_Keys):
-    repeats: Count = 2
-    battery_size: Annotated[int, Strict(), Field(ge=0)] | None = None
+    repeats: Count
+    battery_size: Annotated[int, Strict(), Field(ge=0)] | None
 
 
 class DatasetKeys(_Keys):
-    max_candidates: Count = 10
+    max_candidates: Count
 
 
 class TraceKeys(_Keys):
-    otlp_timeout_s: Seconds = 10
+    otlp_timeout_s: Seconds
 
 
 class LookupKeys(_Keys):
-    score: Float | None = None
-    margin: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] = 0.1
+    score: Float | None
+    margin: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)]
 
 
 class GateKeys(_Keys):
-    fail_under: dict[str, Float] | None = None
+    fail_under: dict[str, Float] | None
 
 
 class BrowseKeys(_Keys):
-    roots: list[Annotated[str, Strict()]] = Field(default_factory=lambda: ["outputs", "multirun"])
-    out: Annotated[str, Strict(), Field(min_length=1)] = "runs.html"
-    limit: Count = 500
-    after_run: Bool = True
+    roots: list[Annotated[str, Strict()]]
+    out: Annotated[str, Strict(), Field(min_length=1)]
+    limit: Count
+    after_run: Bool
 
 
 # Each checked section of the composed config: its dotted path ("" for the plain keys) and the keys it must hold.
@@ -231,7 +234,7 @@ def unknown_top_level(tree: dict[str, Any]) -> list[str]:
 
 
 def _section(tree: dict[str, Any], path: str) -> tuple[Any, bool]:
-    """The node at a dotted path and whether it is there (a missing section takes its model's defaults)."""
+    """The node at a dotted path and whether it is there."""
     node: Any = tree
     for part in path.split(".") if path else []:
         if not isinstance(node, dict) or part not in node:
@@ -280,7 +283,13 @@ def section_problems(tree: dict[str, Any]) -> list[str]:
             model.model_validate(node if present else {})
         except ValidationError as exc:
             for err in exc.errors():
-                if err["loc"]:
+                if err["type"] == "missing":
+                    # A group's option holds only the keys its target takes (tier.ks is the retrieval tier's,
+                    # a custom pipeline has no chunk_size); every other section is config.yaml's, whole.
+                    if path.split(".")[0] not in _GROUPS:
+                        problems.append(f"{prefix}{'.'.join(str(p) for p in err['loc'])} is missing: "
+                                        "config.yaml sets it")
+                elif err["loc"]:
                     key = prefix + ".".join(str(p) for p in err["loc"])
                     problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
                 else:  # a rule across keys, whose message names them

@@ -29,7 +29,7 @@ def _index(corpus_dir: str) -> tuple[list[tuple[str, Counter[str], int]], dict[s
     return docs, idf, avg_len
 
 
-def retrieve(query: str, corpus_dir: str, top_k: int = 5, k1: float = 1.2, b: float = 0.75
+def retrieve(query: str, corpus_dir: str, top_k: int, k1: float = 1.2, b: float = 0.75
              ) -> list[dict[str, object]]:
     docs, idf, avg_len = _index(corpus_dir)
     q = set(_terms(query))

@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 from nomad_eval.backends.base import Embedder, Store
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.base.locking import data_dir_lock
+from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
 from nomad_eval.harness.config_trees import config_trees
@@ -37,10 +38,12 @@ class Runtime:
     @cached_property
     def chunker(self) -> ChunkerParams:
         p = self.cfg.pipeline
-        # A user's own pipeline may carry no chunker keys: the defaults then name the (unused) chunker.
-        d = ChunkerParams()
-        return ChunkerParams(int(p.get("chunk_size", d.chunk_size)), int(p.get("chunk_overlap", d.overlap)),
-                             bool(p.get("whole_document", False)))
+        # A user's own pipeline may carry no chunker keys: the shipped default pipeline's then name the chunker
+        # (the generation tier still chunks the corpus, for its token probes).
+        shipped = option("pipeline", "default")
+        keys = ("chunk_size", "chunk_overlap", "whole_document")
+        size, overlap, whole = (p[k] if k in p else shipped[k] for k in keys)
+        return ChunkerParams(int(size), int(overlap), bool(whole))
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -78,7 +81,7 @@ class Runtime:
         from nomad_eval.data.distractors import distractor_set
 
         name = self.distractor_name
-        return distractor_set(name, self.corpus_documents, self.cfg.get("distractor_sets") or {}) if name else []
+        return distractor_set(name, self.corpus_documents, self.cfg.distractor_sets) if name else []
 
     @cached_property
     def doc_ids(self) -> set[str]:
@@ -89,7 +92,7 @@ class Runtime:
         own = [d for d in self.documents if not d.distractor]
         # Distractors are chunked like the corpus (as a real mixed store would be), or put in whole,
         # one passage each, the way BEIR corpora are embedded.
-        whole = str(self.cfg.store.get("distractor_chunking", "pipeline")) == "whole"
+        whole = str(self.cfg.store.distractor_chunking) == "whole"
         params = ChunkerParams(self.chunker.chunk_size, self.chunker.overlap, whole_document=True) if whole \
             else self.chunker
         return chunk_corpus(own, self.chunker) + chunk_corpus(self.distractors, params)
@@ -97,7 +100,7 @@ class Runtime:
     @cached_property
     def fingerprint(self) -> str:
         extra: dict[str, object] | None = {"distractors": self.distractor_name,
-                 "distractor_chunking": str(self.cfg.store.get("distractor_chunking", "pipeline"))} \
+                 "distractor_chunking": str(self.cfg.store.distractor_chunking)} \
             if self.distractor_name else None
         chunker, embedder = (self.chunker, self.embedder.identity()) if self.uses_store else (None, None)
         return corpus_fingerprint(self.documents, chunker, embedder, extra)
@@ -139,8 +142,8 @@ class Runtime:
 
     @cached_property
     def goldens(self) -> list[Golden]:
-        tags = [str(t) for t in (self.cfg.get("tags") or [])]
-        limit = self.cfg.get("limit")
+        tags = [str(t) for t in self.cfg.tags]
+        limit = self.cfg.limit
         chosen = select(self.all_goldens, tags, None if limit is None else int(limit))
         if not chosen:
             raise InvalidInput([Defect(str(self.suite_path), None, f"no goldens match tags={tags} limit={limit}")])
@@ -157,15 +160,13 @@ class Runtime:
         The embedded engine admits one process per shard; parallel sweep jobs (joblib, submitit) take
         turns here instead of failing, and each holds the store only while it ingests or searches.
         """
-        kwargs = {k: v for k, v in self.cfg.store.items()
-                  if k not in ("distractors", "distractor_chunking", "lock_timeout")}
+        kwargs = {k: v for k, v in self.cfg.store.items() if k not in RUNTIME_KEYS["store"]}
         # qdrant-client's local mode (store=server with a folder, not an http(s) URL, as store.url) also admits one
         # process per folder: concurrent sweep jobs failed with "already accessed by another instance".
         url = str(self.cfg.store.get("url") or "")
         local = str(self.cfg.store._target_).endswith("EdgeStore") or (
             str(self.cfg.store._target_).endswith("ServerStore") and not url.startswith(("http://", "https://")))
-        with data_dir_lock(self.data_dir, float(self.cfg.store.get("lock_timeout", 600)),
-                           bool(self.cfg.get("quiet"))) if local \
+        with data_dir_lock(self.data_dir, float(self.cfg.store.lock_timeout), bool(self.cfg.quiet)) if local \
                 else nullcontext():
             store: Store = instantiate(kwargs, dim=self.embedder.dim)
             try:

@@ -123,7 +123,7 @@ def _pessimistic(fig: dict[str, Any], end: str, lower_bound: bool) -> float | No
 def gate_rule(cal: dict[str, Any], judging: DictConfig) -> tuple[bool, str]:
     """Whether a calibration lets its judge gate: agreement (unparseable verdicts counted as misses) of at least
     judging.min_agreement on at least 25 labels, and every battery threshold that is set."""
-    lower = str(judging.get("gate_on", "point")) == "lower_bound"
+    lower = str(judging.gate_on) == "lower_bound"
     need = float(judging.min_agreement)
     agree = cal.get("agreement") or {}
     got = _pessimistic(agree, "low", lower)

@@ -29,9 +29,10 @@ class Chunk:
 
 @dataclass(frozen=True)
 class ChunkerParams:
-    chunk_size: int = 800
-    overlap: int = 120
-    whole_document: bool = False
+    # pipeline.chunk_size, pipeline.chunk_overlap and pipeline.whole_document (harness/runtime.py).
+    chunk_size: int
+    overlap: int
+    whole_document: bool
 
     def __post_init__(self) -> None:
         if self.chunk_size <= 0 or not 0 <= self.overlap < self.chunk_size:

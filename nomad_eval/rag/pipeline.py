@@ -50,21 +50,24 @@ class Stages:
 
 
 class Pipeline:
+    # Every value comes from the pipeline config (conf/pipeline/default.yaml), the one place its defaults are
+    # written. The chunker's keys are the runtime's (harness/runtime.py); the pipeline takes them to accept the
+    # whole section.
     def __init__(
         self,
-        chunk_size: int = 800,
-        chunk_overlap: int = 120,
-        whole_document: bool = False,
-        top_k: int = 5,
-        candidate_multiplier: int = 4,
-        min_final_score: float = 0.0,
-        glossary: bool = True,
-        glossary_file: str | None = None,
-        rerank: bool = True,
-        term_boost: float = 0.1,
-        keyword_boost: float = 0.1,
-        heading_boost: float = 0.05,
-        same_doc_penalty: float = 0.05,
+        chunk_size: int,
+        chunk_overlap: int,
+        whole_document: bool,
+        top_k: int,
+        candidate_multiplier: int,
+        min_final_score: float,
+        glossary: bool,
+        glossary_file: str | None,
+        rerank: bool,
+        term_boost: float,
+        keyword_boost: float,
+        heading_boost: float,
+        same_doc_penalty: float,
     ) -> None:
         self.top_k = top_k
         self.candidates = max(top_k, candidate_multiplier * top_k)

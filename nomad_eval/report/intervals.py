@@ -14,9 +14,8 @@ def summarize_report(questions: Sequence[Question], names: Iterable[str], cfg: A
                      ) -> tuple[dict[str, float | None], dict[str, MetricInterval]]:
     """`cfg.stats` picks clustering by source document and the resample count; `cfg.seed` seeds the bootstrap
     so a re-run prints the same interval."""
-    stats = cfg.get("stats") or {}
-    summary = summarize(questions, list(names), cluster=bool(stats.get("cluster", False)),
-                        seed=int(cfg.get("seed") or 0), resamples=int(stats.get("resamples", 2000)))
+    summary = summarize(questions, list(names), cluster=bool(cfg.stats.cluster), seed=int(cfg.seed),
+                        resamples=int(cfg.stats.resamples))
     metrics = {k: s.mean for k, s in summary.items()}
     intervals = {k: MetricInterval(n=s.n, low=s.low, high=s.high, clusters=s.clusters)
                  for k, s in summary.items() if s.mean is not None}

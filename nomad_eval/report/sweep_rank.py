@@ -32,17 +32,17 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     loaded = {d.name: x for d in jobs if (x := _load(d)) is not None}
     if len(loaded) < 2:
         return None
-    cmp = cfg.get("compare") or {}
-    ref = _reference(list(loaded), str(cmp.get("reference") or next(iter(loaded))))
+    cmp = cfg.compare
+    ref = _reference(list(loaded), str(cmp.reference or next(iter(loaded))))
     ref_report, ref_q = loaded[ref]
     tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
     modes = sorted({q.mode for q in ref_q if q.mode})
     method = _correction(cmp)
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
     result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}}
-    for metric in headline_names(tier, int(cmp.get("headline_k") or 5), modes):
+    for metric in headline_names(tier, int(cmp.headline_k), modes):
         per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
-        block = _rank_metric(metric, per_job, ref, method, int(cfg.get("seed") or 0))
+        block = _rank_metric(metric, per_job, ref, method, int(cfg.seed))
         if block is not None:
             result["metrics"][metric] = block
     write_atomic(out / "ranking.json", json.dumps(result, indent=1))
@@ -54,7 +54,7 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
 
 def _correction(cmp: Any) -> Correction:
     """compare.correction: Benjamini-Hochberg when asked for ("bh" or "fdr_bh"), else Holm."""
-    return "fdr_bh" if str(cmp.get("correction") or "holm") in ("bh", "fdr_bh") else "holm"
+    return "fdr_bh" if str(cmp.correction) in ("bh", "fdr_bh") else "holm"
 
 
 def _reference(names: list[str], wanted: str) -> str:
@@ -148,13 +148,12 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool =
         key = json.dumps(ident, sort_keys=True)
         identities[key] = ident
         groups.setdefault(key, {})[d.name] = e2e
-    stats = cfg.get("stats") or {}
     result: dict[str, Any] = {"answer": ANSWER_METRIC, "method": "Kendall tau-b (scipy.stats.kendalltau) of job means; "
                               "95% percentile interval, questions resampled jointly for all jobs", "groups": []}
     for key, by_job in groups.items():
         if len(by_job) < 2:
             continue
-        rows = metric_vs_answers(by_job, seed=int(cfg.get("seed") or 0), resamples=int(stats.get("resamples", 2000)))
+        rows = metric_vs_answers(by_job, seed=int(cfg.seed), resamples=int(cfg.stats.resamples))
         result["groups"].append({"identity": identities[key], "jobs": list(by_job), "rows": [{
             "metric": r.metric, "tau": r.tau, "low": r.low, "high": r.high, "level": r.level, "n_jobs": r.n_jobs,
             "n_questions": r.n_questions, "resamples": r.resamples, "defined": r.defined, "reason": r.reason,

@@ -18,18 +18,15 @@ from nomad_eval.base.console import console, err_console
 from nomad_eval.report.browser import MAX_CASES, RunEntry, build_page, headline_k, questions, run_entry
 from nomad_eval.report.io import write_atomic
 
-DEFAULT_ROOTS = ("outputs", "multirun")
-DEFAULT_LIMIT = 500
 QUESTION_BUDGET = 50_000  # per-question rows embedded over all runs, newest first: the page stays openable
 
 
 def _settings(cfg: DictConfig) -> tuple[list[Path], Path, int]:
-    b = cfg.get("browse") or {}
-    roots = [Path(str(r)) for r in (b.get("roots") or DEFAULT_ROOTS)]
-    return roots, Path(str(b.get("out") or "runs.html")), int(b.get("limit") or DEFAULT_LIMIT)
+    b = cfg.browse
+    return [Path(str(r)) for r in b.roots], Path(str(b.out)), int(b.limit)
 
 
-def find_reports(roots: list[Path], limit: int = DEFAULT_LIMIT) -> list[Path]:
+def find_reports(roots: list[Path], limit: int) -> list[Path]:
     """Every run's report.json under `roots`, most recently written first, at most `limit`."""
     found: dict[Path, float] = {}
     for root in roots:
@@ -95,7 +92,7 @@ def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], int]:
     return out, skipped
 
 
-def rebuild(roots: list[Path], out: Path, limit: int = DEFAULT_LIMIT) -> tuple[Path, int]:
+def rebuild(roots: list[Path], out: Path, limit: int) -> tuple[Path, int]:
     """Write the page to `out`; returns it and the number of runs listed."""
     out = out.resolve()
     runs, skipped = entries(find_reports(roots, limit), out.parent)
@@ -109,7 +106,7 @@ def rebuild(roots: list[Path], out: Path, limit: int = DEFAULT_LIMIT) -> tuple[P
 def run(cfg: DictConfig) -> int:
     roots, out, limit = _settings(cfg)
     path, n = rebuild(roots, out, limit)
-    if not cfg.get("quiet"):
+    if not cfg.quiet:
         console.print(f"run browser: {n} runs → {path}", markup=False, highlight=False)
     return 0
 
@@ -129,7 +126,7 @@ def after(cfg: DictConfig, where: Path, sweep: bool = False) -> None:
     """Refresh the page after a run (not a sweep's job: the sweep refreshes once at its end) or sweep whose
     folder lies under the browsed roots; a run written elsewhere (a test's tmp folder) leaves the page alone."""
     try:
-        if not (cfg.get("browse") or {}).get("after_run", True) or (not sweep and _multirun()):
+        if not cfg.browse.after_run or (not sweep and _multirun()):
             return
         roots, out, limit = _settings(cfg)
         if _inside(where, roots):

@@ -217,7 +217,7 @@ def run(cfg: DictConfig) -> int:
         raise NomadError(f"{cfg.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
     ref = labels_ref(labels_path)  # hashed before judging: the labels the verdicts were compared with
     repeats = max(1, int(cfg.calibrate.repeats))
-    cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.get("cache", True) else None
+    cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.cache else None
     chat = judge_chat(cfg, cache)
     judge_id = judge_identity(chat.identity())
     cost: dict[str, dict[str, float]] = {}

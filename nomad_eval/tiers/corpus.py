@@ -104,7 +104,7 @@ def run(cfg: DictConfig) -> int:
     if action == "status":
         return status(rt)
     if action == "reset":
-        return reset(rt, str(cfg.tier.get("reset", "this")))
+        return reset(rt, str(cfg.tier.reset))
     # Here, not at the top: `check` (the one action that must start fast) needs no numpy and no store.
     from nomad_eval.harness.index import embed_chunks, ingest
 

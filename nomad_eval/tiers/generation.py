@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatModel, ChatOptions
-from nomad_eval.backends.mock import MockModel
+from nomad_eval.backends.mock import MockModel, ceiling
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
@@ -111,7 +111,7 @@ class ChatSetup:
 def open_chat(cfg: DictConfig, rt: Runtime, tier: str) -> ChatSetup:
     model: ChatModel = instantiate(cfg.model)
     model.preflight()  # a dead server fails here, in seconds, before any retrieval work
-    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.get("cache", True) else None
+    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.cache else None
     chat = CachedChat(model, cache)
     options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
     pipeline = instantiate(cfg.pipeline)
@@ -278,7 +278,7 @@ def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any
     write_jsonl(out / "cases.jsonl", cases)
     if tracer.spans:
         warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
-                               float(cfg.trace.get("otlp_timeout_s", 10)))
+                               float(cfg.trace.otlp_timeout_s))
         if warning:
             report.warnings.append(warning)
     write_atomic(out / "report.md", generation_markdown(report))
@@ -308,8 +308,8 @@ E2E_RETRIEVAL = ("recall", "mrr", "ndcg")
 
 
 def retrieval_ks(cfg: DictConfig) -> list[int]:
-    """The gate's cutoff (`compare.headline_k`, default 5) and the run's `tier.ks`, where it sets any."""
-    return sorted({int((cfg.get("compare") or {}).get("headline_k") or 5), *(int(k) for k in cfg.tier.get("ks") or [])})
+    """The gate's cutoff (`compare.headline_k`) and the run's `tier.ks`, where it sets any."""
+    return sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
 
 
 def e2e_retrieval_metrics(g: Golden, ctx: GoldenContext, ks: list[int]) -> dict[str, float | None]:
@@ -345,7 +345,7 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
 def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dict[tuple[int, str], Plan],
                 modes: list[str]) -> list[dict[str, Any]]:
     """The mock's cases on exactly the prompts the real model saw."""
-    mock = CachedChat(MockModel(), None)
+    mock = CachedChat(ceiling(), None)
     cases = []
     for gi, g in enumerate(goldens):
         for mode in modes:

@@ -40,8 +40,6 @@ from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_js
 from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
 
-DEFAULT_SAMPLE = 50
-
 
 class Label(BaseModel):
     """One line of a labels file: a person's verdict on one judged answer, under one rubric version."""
@@ -242,7 +240,7 @@ def run(cfg: DictConfig) -> int:
     tier = cfg.tier
     if not tier.get("run"):
         raise NomadError("tier=labels needs tier.run=<a judged generation run's directory>", 2)
-    size = tier.get("sample", DEFAULT_SAMPLE)
+    size = tier.sample
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise NomadError(f"tier.sample={size!r} must be a whole number of questions, at least 1", 2)
     report = read_report(Path(tier.run))

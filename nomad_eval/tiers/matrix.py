@@ -40,7 +40,7 @@ def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, ma
 
 
 def run(cfg: DictConfig) -> int:
-    lk = cfg.matrix.get("lookup") or {}
+    lk = cfg.matrix.lookup
     if lk.get("score") is not None:
         rt = Runtime(cfg)
         path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, "matrix")
@@ -48,8 +48,7 @@ def run(cfg: DictConfig) -> int:
             raise NomadError(f"no matrix baseline at {path}; run tier=matrix model=... -m and promote it", 2)
         rows = json.loads(path.read_text())["rows"]
         model = str(lk.get("model") or cfg.model.name)
-        console.print(lookup(rows, model, float(lk["score"]), str(lk.get("column", "e2e")),
-                             float(lk.get("margin", 0.1))))
+        console.print(lookup(rows, model, float(lk["score"]), str(lk.column), float(lk.margin)))
         return 0
     from nomad_eval.tiers.generation import run as generation_run
 

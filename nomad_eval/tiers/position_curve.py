@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.backends.mock import MockModel
+from nomad_eval.backends.mock import ceiling
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
@@ -190,7 +190,7 @@ def _measure(cfg: DictConfig, cases: list[dict[str, Any]], positions: list[int],
     if dropped:
         skipped[SKIP_DROPPED] = dropped
     values = {q: row for q, row in by_question(cases).items() if q not in set(dropped)}
-    c = curve(values, positions, int(cfg.seed), int((cfg.get("stats") or {}).get("resamples", 2000)))
+    c = curve(values, positions, int(cfg.seed), int(cfg.stats.resamples))
     if c.excluded:
         skipped["a pattern timed out at some position"] = c.excluded
     return c, dropped
@@ -241,7 +241,7 @@ def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positio
                 ) -> dict[int, float | None]:
     """The extractive ceiling on exactly the prompts the model saw, over the curve's questions: where it is flat
     and the model's curve is not, the position is the model's doing, not the prompt's."""
-    mock = CachedChat(MockModel(), None)
+    mock = CachedChat(ceiling(), None)
     out: dict[int, float | None] = {}
     for pos in positions:
         vals = [_case(s, pos, plans[(si, pos)], 0, _answer(mock, plans[(si, pos)], ChatOptions(), 0))["correctness"]

@@ -220,7 +220,7 @@ def run(cfg: DictConfig) -> int:
     write_atomic(out / "scores.json", json.dumps(scores))
     write_exports(out, cases, [c.flat for c in rows])
     warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
-                           float(cfg.trace.get("otlp_timeout_s", 10)))
+                           float(cfg.trace.otlp_timeout_s))
     if warning:
         report.warnings.append(warning)
     timings["write"] = time.perf_counter() - t

@@ -16,9 +16,9 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.cache import EmbeddingCache
 from nomad_eval.backends.chat import ChatResult
-from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.shipped import build
 from nomad_eval.base.sqlite_store import open_rebuildable
 from nomad_eval.cli.entry import run_tier
 from tests.conftest import MINI
@@ -150,14 +150,14 @@ def test_a_folder_without_write_permission_is_an_error_not_damage(tmp_path: Path
         EmbeddingCache(path)
     _deny_writes_in(shard.parent, monkeypatch)
     with pytest.raises(NomadError, match="permission denied") as exc:
-        EdgeStore(str(tmp_path / "edge"), dim=4)
+        build("store", "edge", path=str(tmp_path / "edge"), dim=4)
     assert "left as it is" in str(exc.value)
     assert _aside(path) == [] and not list(shard.parent.glob("dim-4.corrupt-*"))
     assert (shard / "edge_config.json").read_text() == "{broken"
 
 
 def _shard(tmp_path: Path) -> Path:
-    store = EdgeStore(str(tmp_path / "edge"), dim=4)
+    store = build("store", "edge", path=str(tmp_path / "edge"), dim=4)
     store.close()
     return tmp_path / "edge" / "dim-4"
 
@@ -167,7 +167,7 @@ def test_a_store_from_a_newer_engine_is_reported_not_rebuilt(tmp_path: Path) -> 
     version = next(shard.glob("segments/*/version.info"))
     version.write_text("99.0.0")
     with pytest.raises(NomadError, match="newer than application version") as exc:
-        EdgeStore(str(tmp_path / "edge"), dim=4)
+        build("store", "edge", path=str(tmp_path / "edge"), dim=4)
     assert "left as it is" in str(exc.value)
     assert version.read_text() == "99.0.0" and not list(shard.parent.glob("dim-4.corrupt-*"))
 
@@ -175,5 +175,5 @@ def test_a_store_from_a_newer_engine_is_reported_not_rebuilt(tmp_path: Path) -> 
 def test_a_store_whose_folder_cannot_be_made_is_reported_not_moved(tmp_path: Path) -> None:
     (tmp_path / "edge").write_text("a file")
     with pytest.raises(NomadError, match="cannot open the embedded store"):
-        EdgeStore(str(tmp_path / "edge"), dim=4)
+        build("store", "edge", path=str(tmp_path / "edge"), dim=4)
     assert (tmp_path / "edge").read_text() == "a file"

@@ -10,6 +10,7 @@ import pytest
 
 from nomad_eval.backends.base import StoredPoint
 from nomad_eval.backends.edge import EdgeStore
+from nomad_eval.base.shipped import build
 
 TAG = "__nomad_eval__"
 DIM = 64
@@ -37,7 +38,7 @@ def _fill(store: EdgeStore, vecs: np.ndarray, fingerprints: list[str], foreign: 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[EdgeStore, np.ndarray]:
-    store = EdgeStore(str(tmp_path_factory.mktemp("edge") / "s"), dim=DIM, fast_min_points=10_000)
+    store = build("store", "edge", path=str(tmp_path_factory.mktemp("edge") / "s"), dim=DIM, fast_min_points=10_000)
     _fill(store, _clustered(20_000, 1), ["fp-a"])
     assert store.fast and store.prepare_search()
     info = store._shard.info()
@@ -80,7 +81,7 @@ def test_threshold_cuts_where_exact_search_cuts(built: tuple[EdgeStore, np.ndarr
 
 
 def test_filter_kept_when_other_points_share_the_shard(tmp_path: Path) -> None:
-    store = EdgeStore(str(tmp_path / "s"), dim=DIM, fast_min_points=5_000)
+    store = build("store", "edge", path=str(tmp_path / "s"), dim=DIM, fast_min_points=5_000)
     _fill(store, _clustered(12_000, 3), ["fp-a", "fp-b"], foreign=500)
     assert store.prepare_search()
     for q in _clustered(20, 4):
@@ -94,14 +95,14 @@ def test_filter_kept_when_other_points_share_the_shard(tmp_path: Path) -> None:
 
 def test_small_and_old_shards_search_exactly(tmp_path: Path) -> None:
     """Below the size floor nothing is built; a shard made without the int8 copies never takes the fast path."""
-    small = EdgeStore(str(tmp_path / "small"), dim=DIM)
+    small = build("store", "edge", path=str(tmp_path / "small"), dim=DIM)
     _fill(small, _clustered(2_000, 6), ["fp-a"])
     assert small.fast and not small.prepare_search() and small._shard.info().indexed_vectors_count == 0
     small.close()
-    old = EdgeStore(str(tmp_path / "old"), dim=DIM, fast_search=False)
+    old = build("store", "edge", path=str(tmp_path / "old"), dim=DIM, fast_search=False)
     _fill(old, _clustered(2_000, 6), ["fp-a"])
     old.close()
-    reopened = EdgeStore(str(tmp_path / "old"), dim=DIM, fast_min_points=1_000)
+    reopened = build("store", "edge", path=str(tmp_path / "old"), dim=DIM, fast_min_points=1_000)
     assert not reopened.fast and not reopened.prepare_search()
     q = _clustered(1, 7)[0]
     assert _pairs(reopened.search(q, 10, None, "fp-a")) == _pairs(reopened.search_exact(q, 10, None, "fp-a"))

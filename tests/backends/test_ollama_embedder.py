@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 from omegaconf import DictConfig
 
-from nomad_eval.backends.minilm import MiniLMEmbedder
-from nomad_eval.backends.ollama_embed import OllamaEmbedder
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from tests.conftest import MINI
 from tests.servers.ollama_compat import serve
 
-MINILM = MiniLMEmbedder()
+MINILM = build("embedder", "minilm")
 
 
 def embed(texts: list[str]) -> list[list[float]]:
@@ -27,7 +26,8 @@ def embed(texts: list[str]) -> list[list[float]]:
 
 def test_vectors_match_the_model_behind_the_server() -> None:
     with serve({"minilm-test": embed}) as url:
-        emb = OllamaEmbedder(name="minilm-test", dim=384, base_url=url, document_prefix="", query_prefix="")
+        emb = build("embedder", "ollama", name="minilm-test", dim=384, base_url=url, document_prefix="",
+                    query_prefix="")
         got = emb.embed(["boil water for one minute", "store rope in the dark"])
     assert got.shape == (2, 384)
     assert np.allclose(got, MINILM.embed(["boil water for one minute", "store rope in the dark"]), atol=1e-6)
@@ -36,10 +36,10 @@ def test_vectors_match_the_model_behind_the_server() -> None:
 def test_unknown_model_and_dead_server_fail_clearly() -> None:
     with serve({"minilm-test": embed}) as url:
         with pytest.raises(NomadError, match="nomic-embed-text"):
-            OllamaEmbedder(name="nomic-embed-text:v1.5", dim=384, base_url=url).embed(["x"])
+            build("embedder", "ollama", dim=384, base_url=url).embed(["x"])
     t = time.perf_counter()
     with pytest.raises(NomadError, match="127.0.0.1:9"):
-        OllamaEmbedder(base_url="http://127.0.0.1:9", timeout=2).embed(["x"])
+        build("embedder", "ollama", base_url="http://127.0.0.1:9", timeout=2).embed(["x"])
     assert time.perf_counter() - t < 3
 
 

@@ -13,21 +13,21 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.base import StoredPoint
 from nomad_eval.backends.edge import EdgeStore
-from nomad_eval.backends.server import ServerStore
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.shipped import build
 from nomad_eval.harness.index import ingest, store_state
 from nomad_eval.harness.runtime import Runtime
 from tests.conftest import MINI
 
 
 def _edge(tmp_path: Path) -> Any:
-    return EdgeStore(str(tmp_path / "edge"), dim=384)
+    return build("store", "edge", path=str(tmp_path / "edge"), dim=384)
 
 
 def _server(tmp_path: Path) -> Any:
     from qdrant_client import QdrantClient
 
-    return ServerStore(url=":memory:", dim=384, client=QdrantClient(location=":memory:"))
+    return build("store", "server", url=":memory:", dim=384, client=QdrantClient(location=":memory:"))
 
 
 def seed_foreign(store: Any, n: int) -> None:

@@ -16,10 +16,9 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.backends.llamacpp import LlamaCppModel
-from nomad_eval.backends.ollama_chat import OllamaChat
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.paths import REPO
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.runtime import Runtime
 from tests.conftest import FIXTURES, MINI
@@ -149,7 +148,7 @@ def test_response_cache_key_holds_the_ollama_digest_and_base_url(tmp_path: Path)
         cache = ResponseCache(tmp_path / "responses.sqlite")
 
         def ask(base_url: str) -> str:
-            model = OllamaChat(name="chat:1b", base_url=base_url, warmup=False, evict_others=False)
+            model = build("model", "ollama", name="chat:1b", base_url=base_url, warmup=False, evict_others=False)
             return CachedChat(model, cache).chat(msgs, opts, 0).text
 
         first = ask(url)
@@ -163,10 +162,10 @@ def test_llamacpp_identity_is_the_files_hash(tmp_path: Path) -> None:
     a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
     a.write_bytes(b"weights-1")
     b.write_bytes(b"weights-1")
-    ida, idb = LlamaCppModel(model_path=str(a)).identity(), LlamaCppModel(model_path=str(b)).identity()
+    ida, idb = (build("model", "smollm2", model_path=str(p)).identity() for p in (a, b))
     assert ida["sha256"] == idb["sha256"]
     a.write_bytes(b"weights-2")  # replaced in place under the same name
-    assert LlamaCppModel(model_path=str(a)).identity()["sha256"] != ida["sha256"]
+    assert build("model", "smollm2", model_path=str(a)).identity()["sha256"] != ida["sha256"]
 
 
 @pytest.mark.slow

@@ -14,9 +14,8 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.backends.base import StoredPoint
-from nomad_eval.backends.edge import EdgeStore
-from nomad_eval.backends.server import ServerStore
 from nomad_eval.base.cpus import available_cores
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.index import ingest, store_state
 from nomad_eval.harness.runtime import Runtime
@@ -56,7 +55,7 @@ def _foreign(store: Any, decimals: int | None = None) -> list[tuple[str, str, by
 
 def test_parallel_sweep_over_chunk_size_scores_only_its_own_chunks(tmp_path: Path, data_dir: Path,
                                                                      make_cfg: Callable[..., DictConfig]) -> None:
-    store = EdgeStore(str(data_dir / "qdrant-edge"), dim=384)
+    store = build("store", "edge", path=str(data_dir / "qdrant-edge"), dim=384)
     _plant_foreign(store)
     before = _foreign(store)
     store.close()
@@ -97,7 +96,7 @@ def test_parallel_sweep_over_chunk_size_scores_only_its_own_chunks(tmp_path: Pat
         if size == SIZES[1]:
             assert {cid.split("#")[1] for cid in own} == {"0"}
 
-    store = EdgeStore(str(data_dir / "qdrant-edge"), dim=384)
+    store = build("store", "edge", path=str(data_dir / "qdrant-edge"), dim=384)
     try:
         assert len(fingerprints) == 2
         for size in SIZES:
@@ -116,7 +115,7 @@ def test_two_fingerprints_side_by_side_through_qdrant_client(make_cfg: Callable[
     """
     from qdrant_client import QdrantClient
 
-    store = ServerStore(url=":memory:", dim=384, client=QdrantClient(location=":memory:"))
+    store = build("store", "server", url=":memory:", dim=384, client=QdrantClient(location=":memory:"))
     _plant_foreign(store)
     before = _foreign(store, 6)
     rts = [Runtime(make_cfg(*MINI, f"pipeline.chunk_size={s}", "pipeline.chunk_overlap=20")) for s in SIZES]

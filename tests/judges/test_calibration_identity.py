@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig
 
-from nomad_eval.backends.llamacpp import LlamaCppModel
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.judges.calibration import (
     filed_name,
@@ -118,7 +118,7 @@ def _calibration(judge: dict[str, Any], labels: Path, agreement: float = 0.9) ->
 
 
 def test_weights_are_part_of_a_judges_identity(tmp_path: Path) -> None:
-    smollm = judge_identity(LlamaCppModel().identity())  # no model load: identity hashes the file
+    smollm = judge_identity(build("model", "smollm2").identity())  # no model load: identity hashes the file
     assert smollm["backend"] == "llamacpp" and smollm["file"].endswith(".gguf") and len(smollm["sha256"]) == 64
     labels = tmp_path / "labels.jsonl"
     write_labels(labels)

@@ -17,11 +17,9 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
-from nomad_eval.backends.llamacpp import LlamaCppModel
-from nomad_eval.backends.ollama_chat import OllamaChat
-from nomad_eval.backends.openai_chat import OpenAIChat
 from nomad_eval.backends.response_cache import ResponseCache, response_key
 from nomad_eval.base.paths import REPO
+from nomad_eval.base.shipped import build
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, weighted_score
 from nomad_eval.judges.rubric import load_rubric
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
@@ -102,7 +100,7 @@ def test_relevance_is_weighted_at_the_verdict_token_and_cached(make_cfg: Callabl
 def test_a_server_refusing_logprobs_still_gives_the_verdict(make_cfg: Callable[..., DictConfig]) -> None:
     with openai_compat.serve("judge", judge_answer, logprobs=scripted,
                              refuse=lambda body: bool(body.get("logprobs"))) as url:
-        chat = CachedChat(OpenAIChat("judge", url, retries=1), None)
+        chat = CachedChat(build("model", "openai", name="judge", base_url=url, retries=1), None)
         j = judge(chat, load_rubric(RUBRICS, "relevance"), "q?", ["p"], "a")
     assert j.verdict == 1 and not j.rejected and j.score_weighted is None
     assert chat.calls == 1  # the refused request raised; only the plain one answered
@@ -173,7 +171,7 @@ def ollama_server(log: list[dict[str, Any]]) -> Iterator[str]:
 def test_ollama_logprobs_through_the_official_client() -> None:
     log: list[dict[str, Any]] = []
     with ollama_server(log) as url:
-        model = OllamaChat("judge", url, evict_others=False, warmup=False)
+        model = build("model", "ollama", name="judge", base_url=url, evict_others=False, warmup=False)
         plain = model.chat([{"role": "user", "content": "hi"}], ChatOptions())
         j = judge(CachedChat(model, None), load_rubric(RUBRICS, "relevance"), "q?", ["p"], "a")
     assert "logprobs" not in log[0] and "top_logprobs" not in log[0] and plain.logprobs is None
@@ -188,7 +186,7 @@ def test_smollm2_verdict_is_the_likeliest_allowed_digit(tmp_path: Path) -> None:
     read is the verdict's, and that llama.cpp's probabilities are those the verdict was drawn from."""
     label = json.loads((REPO / "goldens" / "labels" / "relevance.jsonl").read_text().splitlines()[0])
     rubric = load_rubric(RUBRICS, "relevance")
-    model = LlamaCppModel(threads=1)
+    model = build("model", "smollm2", threads=1)
     cache = ResponseCache(tmp_path / "responses.sqlite")
     chat = CachedChat(model, cache)
     j = judge(chat, rubric, label["question"], label["chunks"], label["answer"], retries=0)

@@ -14,7 +14,7 @@ LONG = "# Manual\n\n" + "\n\n".join(
 
 def test_long_document_splits_with_stable_ids_and_headings() -> None:
     doc = Document("manual", "corpus/manual.md", LONG, "Manual")
-    params = ChunkerParams(chunk_size=400, overlap=60)
+    params = ChunkerParams(chunk_size=400, overlap=60, whole_document=False)
     a, b = chunk_document(doc, params), chunk_document(doc, params)
     assert len(a) > 5
     assert [c.chunk_id for c in a] == [f"manual#{i}" for i in range(len(a))] == [c.chunk_id for c in b]
@@ -25,13 +25,13 @@ def test_long_document_splits_with_stable_ids_and_headings() -> None:
 
 def test_whole_document_mode_is_one_chunk() -> None:
     doc = Document("d", "d.md", LONG, "Manual")
-    chunks = chunk_document(doc, ChunkerParams(whole_document=True))
+    chunks = chunk_document(doc, ChunkerParams(chunk_size=800, overlap=120, whole_document=True))
     assert len(chunks) == 1 and chunks[0].text == LONG.strip()
 
 
 def test_bad_params_are_refused() -> None:
     with pytest.raises(ValueError, match="overlap"):
-        ChunkerParams(chunk_size=100, overlap=100)
+        ChunkerParams(chunk_size=100, overlap=100, whole_document=False)
 
 
 @settings(max_examples=60, deadline=None)
@@ -39,7 +39,7 @@ def test_bad_params_are_refused() -> None:
 def test_every_character_is_covered(text: str, size: int, overlap: int) -> None:
     """No text is lost between chunks: every non-space stretch of the document lands in some chunk."""
     doc = Document("d", "d.md", text, "d")
-    chunks = chunk_document(doc, ChunkerParams(chunk_size=size, overlap=overlap))
+    chunks = chunk_document(doc, ChunkerParams(chunk_size=size, overlap=overlap, whole_document=False))
     covered = [False] * len(text)
     for c in chunks:
         start = text.index(c.text, c.start)

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.backends.llamacpp import LlamaCppModel
-from nomad_eval.backends.mock import DECLINE, MockModel
+from nomad_eval.backends.mock import DECLINE
 from nomad_eval.base.paths import REPO
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.judges.judge import judge_messages
@@ -97,7 +97,7 @@ def test_any_text_round_trips_and_the_question_adds_no_block(texts: list[tuple[s
 
 def test_the_mock_reads_exactly_the_blocks_it_is_given() -> None:
     ps = passages()
-    mock = MockModel()
+    mock = build("model", "mock")
     msgs = plan("q?", [], ps, 8192, 128, 0.6, EST).messages
     echo = mock.chat(msgs, ChatOptions()).text
     assert echo == "\n\n".join(f"### {t}\n{x}" for t, x in originals(ps)).strip()
@@ -179,7 +179,7 @@ def test_smollm2_prompts_keep_passages_out_of_the_system_message(make_cfg: Calla
                                                                  record_property: Callable[[str, object], None]
                                                                  ) -> None:
     """The real SmolLM2 behind a loopback server, so every request the tier makes is seen as sent."""
-    smol = LlamaCppModel()  # the model's default two threads: the tier's token probes dominate this test's time
+    smol = build("model", "smollm2", threads=2)  # two threads: the tier's token probes dominate this test's time
     sent: list[dict[str, Any]] = []
 
     def answer(body: dict[str, Any]) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig
 
 from nomad_eval.report.sweep_rank import rank_sweep
 
@@ -20,12 +21,12 @@ def _job(sweep: Path, name: str, empty_on_refusal: list[int]) -> Path:
     return d
 
 
-def test_a_lower_is_better_binary_metric_is_ranked(tmp_path: Path) -> None:
+def test_a_lower_is_better_binary_metric_is_ranked(tmp_path: Path, make_cfg: Callable[..., DictConfig]) -> None:
     # The second configuration returns passages for 10 more of 30 out-of-corpus questions: worse, and clearly so.
     base = [0] * 30
     worse = [1] * 10 + [0] * 20
     jobs = [_job(tmp_path, "0_a", base), _job(tmp_path, "1_b", worse)]
-    result = rank_sweep(jobs, tmp_path, OmegaConf.create({"seed": 0}), quiet=True)
+    result = rank_sweep(jobs, tmp_path, make_cfg(), quiet=True)
     assert result is not None
     row = result["metrics"]["nonEmptyRateOnRefusal"]["rows"][0]
     assert result["metrics"]["nonEmptyRateOnRefusal"]["n"] == 30

@@ -12,8 +12,9 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.backends.llamacpp import LlamaCppModel, smollm2_path
+from nomad_eval.backends.llamacpp import smollm2_path
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.metrics.aggregate import mean
 from nomad_eval.rag.prompt import user_message
@@ -114,7 +115,7 @@ Chat = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
 def smol_chat() -> Chat:
     """The real SmolLM2 as the loopback server's model, loaded once for the module."""
     needs_smollm2()
-    smol = LlamaCppModel()
+    smol = build("model", "smollm2", threads=2)
 
     def chat(messages: list[dict[str, str]], options: dict[str, Any]) -> tuple[str, int, int]:
         r = smol.chat(messages, ChatOptions(options.get("temperature", 0.0), options.get("seed", 0),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
-from nomad_eval.backends.edge import EdgeStore
+from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import LeakError, StoreSearcher
@@ -91,7 +91,7 @@ def test_leak_guard_names_the_foreign_source(make_cfg: Callable[..., DictConfig]
     cfg = make_cfg(*MINI)
     rt = Runtime(cfg)
     assert run_tier(cfg) == 0  # ingests
-    store = EdgeStore(str(data_dir / "qdrant-edge"), dim=384)
+    store = build("store", "edge", path=str(data_dir / "qdrant-edge"), dim=384)
     vec = rt.cached_embedder.embed_queries(["How many AA cells does the Osprey L9 lantern take?"])[0]
     qe = store._qe
     payload = {"collection": "__nomad_eval__", "fingerprint": rt.fingerprint, "doc_id": "secret-notes",

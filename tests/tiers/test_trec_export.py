@@ -131,7 +131,7 @@ def test_a_custom_pipeline_whose_scores_contradict_its_order_is_scored_by_order(
     assert warning is not None and warning.startswith(CUSTOM_ORDER_WARNING) and "1 of 8" in warning
     # BM25 itself breaks ties as trec_eval does, so its scores are kept as they are.
     kept: list[str] = []
-    plain = _custom_retrieve(lambda q: retrieve(q, corpus_dir), query, {str(it["doc_id"]) for it in items}, kept)
+    plain = _custom_retrieve(lambda q: retrieve(q, corpus_dir, 5), query, {str(it["doc_id"]) for it in items}, kept)
     assert kept == [] and custom_order_warning(kept, 8) is None
     assert [c.final_score for c in plain.chunks] == [it["score"] for it in items]
     # Through the tier: cases carry the order's scores, and run.trec still reproduces them.
@@ -145,7 +145,7 @@ def test_a_custom_pipeline_whose_scores_contradict_its_order_is_scored_by_order(
 def test_bm25_breaks_ties_like_trec_eval(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):  # three identical documents: every query ties them
         (tmp_path / f"{name}.md").write_text("# Lamp\n\nThe lamp oil burns for nine hours.\n")
-    assert [it["doc_id"] for it in retrieve("lamp oil", str(tmp_path))] == ["c", "b", "a"]
+    assert [it["doc_id"] for it in retrieve("lamp oil", str(tmp_path), 5)] == ["c", "b", "a"]
 
 
 def _case(golden: Golden, chunks: list[RetrievedChunk], ks: list[int]) -> dict[str, Any]:
