@@ -89,7 +89,7 @@ def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[s
         return names
     modes = sorted({str(c["mode"]) for c in cases if c.get("mode")})
     tier: Tier = "generation" if run.tier == "generation" else "retrieval"
-    return [n for n in headline_names(tier, int(cfg.compare.get("headline_k") or 5), modes)
+    return [n for n in headline_names(tier, int(cfg.compare.headline_k), modes)
             if base.metrics.get(n) is not None]
 
 
@@ -110,15 +110,13 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
     informational = [n for n in base.report.metrics if n in run.metrics and n not in gated and spec_for(n)]
     # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
     informational += [n for n in run.metrics if n not in base.report.metrics and n not in gated and spec_for(n)]
-    stats = cfg.get("stats") or {}
     v = compare_questions(
         questions_from_cases(base.cases), questions_from_cases(cases), gated,
         base_metrics=base.report.metrics, run_metrics=run.metrics, informational=informational,
         base_goldens=_goldens(base.report), run_goldens=_goldens(run),
-        exclude_unstable=bool(cfg.compare.get("exclude_unstable", False)),
-        cluster=bool(stats.get("cluster", False)), resamples=int(stats.get("resamples", 2000)),
-        seed=int(cfg.get("seed") or 0), strict=bool(cfg.compare.get("strict", False)),
-        correlation=float((cfg.get("plan") or {}).get("correlation", 0.5)),
+        exclude_unstable=bool(cfg.compare.exclude_unstable), cluster=bool(cfg.stats.cluster),
+        resamples=int(cfg.stats.resamples), seed=int(cfg.seed), strict=bool(cfg.compare.strict),
+        correlation=float(cfg.plan.correlation),
     )
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "

@@ -70,7 +70,7 @@ def run(cfg: DictConfig) -> int:
     else:
         rt = Runtime(cfg)
         variant = cfg.compare.get("variant")
-        path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, str(cfg.plan.get("tier") or "retrieval"),
+        path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, str(cfg.plan.tier),
                              str(variant) if variant else None)
     base = load_baseline(path)
     if not base.cases:
@@ -78,9 +78,8 @@ def run(cfg: DictConfig) -> int:
     modes = sorted({str(c["mode"]) for c in base.cases if c.get("mode")})
     tier: Tier = "generation" if base.report.tier == "generation" else "retrieval"
     names = [str(n) for n in cfg.compare.get("metrics") or []] or headline_names(
-        tier, int(cfg.compare.get("headline_k") or 5), modes)
-    rows = plan_rows(base.cases, names, float(cfg.plan.get("correlation", 0.5)),
-                     bool(cfg.compare.get("exclude_unstable", False)))
+        tier, int(cfg.compare.headline_k), modes)
+    rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable))
     t = Table(title=f"what this suite can tell (80% power; in general: one-sided α=0.05, Holm over {len(names)}) "
                     f"— baseline {path}")
     for c in ("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
@@ -94,11 +93,11 @@ def run(cfg: DictConfig) -> int:
         t.add_row(r["metric"], str(r["n"]), f"{r['mean']:.4f}", f"{r['delta_sd']:.4f}", mde + flag,
                   f"{r['tolerance']:g}", need, reps)
     console.print(t)
-    console.print(f"in general: assumes a question's value correlates {cfg.plan.get('correlation', 0.5)} between two "
+    console.print(f"in general: assumes a question's value correlates {cfg.plan.correlation} between two "
                   "runs (plan.correlation); compare's 'detectable' column is this figure. The gate itself decides "
                   "on run-to-run noise: deterministic metrics need no repeats; answers that vary need the repeats "
                   "shown")
-    if cfg.get("paths", {}).get("run_dir"):
+    if cfg.paths.get("run_dir"):
         out = Path(cfg.paths.run_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "plan.json").write_text(json.dumps({"baseline": str(path), "rows": rows}, indent=1))
