@@ -4,6 +4,8 @@ place its values are written."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -11,7 +13,8 @@ from omegaconf import DictConfig, OmegaConf
 from nomad_eval.base.paths import CONF
 
 # Keys of a group's options that the runtime reads itself rather than pass to the option's `_target_`.
-RUNTIME_KEYS: dict[str, tuple[str, ...]] = {"store": ("distractors", "distractor_chunking", "lock_timeout")}
+RUNTIME_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"store": ("distractors", "distractor_chunking", "lock_timeout")})
 
 
 def option(group: str, name: str) -> DictConfig:
