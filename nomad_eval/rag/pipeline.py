@@ -11,7 +11,7 @@ import numpy as np
 
 from nomad_eval.rag import rerank
 from nomad_eval.rag.glossary import expand, load_glossary
-from nomad_eval.rag.rerank import Candidate
+from nomad_eval.rag.rerank import Candidate, ChunkWords
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,15 @@ class Pipeline:
         self.keyword_boost = keyword_boost
         self.heading_boost = heading_boost
         self.same_doc_penalty = same_doc_penalty
+        # A run's questions rerank the same chunks over and over: each chunk's words are split once per run (this
+        # object lives for one run), not once per question that retrieves it.
+        self._words: dict[tuple[str, str, str], ChunkWords] = {}
+
+    def _chunk_words(self, c: Candidate) -> ChunkWords:
+        key = (c.chunk_id, c.heading, c.text)
+        if key not in self._words:
+            self._words[key] = rerank.chunk_words(c)
+        return self._words[key]
 
     def expand(self, query: str, stages: Stages | None = None) -> str:
         st = stages or self.stages
@@ -90,7 +99,7 @@ class Pipeline:
         if st.boosts:
             terms, keys = rerank.query_terms(query), rerank.keywords(query)
             scored = [(c, rerank.boosted(c, terms, keys, self.term_boost, self.keyword_boost,
-                                         self.heading_boost)) for c in pool]
+                                         self.heading_boost, self._chunk_words(c))) for c in pool]
         else:
             scored = [(c, c.score) for c in pool]
         penalty = self.same_doc_penalty if st.same_doc_penalty else 0.0

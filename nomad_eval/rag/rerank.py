@@ -6,6 +6,7 @@ import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _STOP = frozenset(
@@ -50,15 +51,23 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
+ChunkWords: TypeAlias = tuple[frozenset[str], frozenset[str]]
+
+
+def chunk_words(c: Candidate) -> ChunkWords:
+    """The words of a candidate's text and of its heading: what the boosts match query terms against."""
+    return _words(c.text), _words(c.heading)
+
+
 def _share(terms: Sequence[str], words: frozenset[str]) -> float:
     return sum(1 for t in terms if t in words) / len(terms) if terms else 0.0
 
 
 def boosted(c: Candidate, terms: Sequence[str], keys: Sequence[str], term_boost: float, keyword_boost: float,
-            heading_boost: float) -> float:
-    words = _words(c.text)
-    bonus = term_boost * _share(terms, words) + keyword_boost * _share(keys, words)
-    bonus += heading_boost * _share(terms, _words(c.heading))
+            heading_boost: float, words: ChunkWords | None = None) -> float:
+    text_words, heading_words = words or chunk_words(c)
+    bonus = term_boost * _share(terms, text_words) + keyword_boost * _share(keys, text_words)
+    bonus += heading_boost * _share(terms, heading_words)
     return c.score * (1.0 + bonus)
 
 

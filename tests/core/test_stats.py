@@ -129,6 +129,16 @@ def test_adjust_gives_holm_and_benjamini_hochberg() -> None:
     assert adjust([0.01, 0.01, 0.5, 1.0], "holm") == pytest.approx([0.04, 0.04, 1.0, 1.0])
 
 
+def test_adjust_equals_statsmodels_on_a_few_families() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(11)
+    families = [rng.uniform(0, 0.2, size=m) for m in (2, 4, 7, 20)] + [np.array([0.03, 0.03, 0.03, 0.5])]
+    for p in families:
+        for method in ("holm", "fdr_bh"):
+            assert adjust(list(p), method) == pytest.approx(list(multipletests(p, method=method)[1]), abs=1e-12)
+
+
 def test_mde_matches_the_normal_approximation() -> None:
     sd, n = 0.3, 200
     textbook = (stats.norm.ppf(0.95) + stats.norm.ppf(0.8)) * sd / math.sqrt(n)
