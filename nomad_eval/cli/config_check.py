@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from rich.markup import escape
 
@@ -218,7 +218,12 @@ def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def _known_top_level() -> frozenset[str]:
-    return frozenset(str(k) for k in OmegaConf.load(CONF / "config.yaml").keys()) | _GROUPS
+    # Only the keys are needed: libyaml reads them without building OmegaConf nodes (a wait on every start-up).
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    tree = yaml.load((CONF / "config.yaml").read_text(encoding="utf-8"), Loader=loader)
+    return frozenset(str(k) for k in tree) | _GROUPS
 
 
 def unknown_top_level(tree: dict[str, Any]) -> list[str]:
