@@ -25,8 +25,8 @@ from nomad_eval.report.schema import Identity, Report
 from nomad_eval.tiers.compare import verdict_for
 from tests.fuzz_support import fuzz_settings, run, tried
 
-CFG = OmegaConf.create({"compare": {"metrics": None, "headline_k": 5, "strict": False},
-                        "stats": {"cluster": False, "resamples": 50}, "seed": 0})
+CFG = OmegaConf.create({"compare": {"metrics": None, "headline_k": 5, "strict": False, "exclude_unstable": False},
+                        "stats": {"cluster": False, "resamples": 50}, "seed": 0, "plan": {"correlation": 0.5}})
 IDENTITY = Identity(fingerprint="f" * 16, goldens_hash="h", suite="core", embedder="e", pipeline="p",
                     measures=["@5"])
 REPORT = Report(tier="retrieval", identity=IDENTITY, metrics={"recall@5": 0.5, "ndcg@5": 0.5, "mrr@5": 0.5})
