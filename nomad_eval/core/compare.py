@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -35,7 +36,8 @@ from nomad_eval.metrics.registry import EPS, MetricSpec, spec_for
 Outcome = Literal["regression", "within tolerance", "too small to tell", "not measured", "not gated"]
 ALPHA = 0.05
 POWER = 0.8
-Z_NOISE = 1.6448536269514722  # one-sided 95%: a drop this many run-to-run standard errors past the tolerance
+# One-sided 95%: a drop this many run-to-run standard errors past the tolerance is not noise.
+Z_NOISE = NormalDist().inv_cdf(1 - ALPHA)
 FAILING = ("regression", "not measured")
 
 

@@ -27,9 +27,10 @@ def corpus_changes(base: Subject | None, run: Subject | None) -> list[str]:
     return out
 
 
-def document_distance(base: Report, run: Report) -> int:
-    """How many documents differ (added, removed or changed): the first part of "nearest baseline"."""
+def document_distance(base: Report, run: Report) -> int | None:
+    """How many documents differ (added, removed or changed), the first part of "nearest baseline"; None when
+    either side did not record its documents."""
     if base.subject is None or run.subject is None:
-        return 10**6  # unknown: any baseline that recorded its documents is nearer
+        return None
     b, r = base.subject.documents, run.subject.documents
     return len(b.keys() ^ r.keys()) + sum(b[k] != r[k] for k in b.keys() & r.keys())

@@ -7,41 +7,56 @@ artifact CI keeps always says why a job failed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from nomad_eval.core.compare import MetricVerdict, Verdict
 from nomad_eval.metrics.registry import spec_for
-from nomad_eval.report.schema import Gate, GateFloor, GateMetric
+from nomad_eval.report.schema import Gate, GateFloor, GateMetric, Report
+
+Spread = tuple[int | None, float | None, float | None]  # n, low, high
+
+
+def configured_floors(gate: Mapping[str, Any] | None) -> dict[str, float]:
+    """`gate.fail_under` of a config (the run's, or a saved report's) as metric -> floor."""
+    raw = (gate or {}).get("fail_under") or {}
+    return {str(k): float(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
+def run_floors(report: Report, floors: Mapping[str, float]) -> list[GateFloor]:
+    """The floors read off a report: its metrics, and its judges' means for `judge.<rubric>` floors."""
+    spreads: dict[str, Spread] = {k: (iv.n, iv.low, iv.high) for k, iv in report.intervals.items()}
+    spreads |= {f"judge.{k}": (v.get("n"), v.get("low"), v.get("high")) for k, v in report.judges.items()}
+    return floor_rows(report.metrics, floors, {k: v.get("mean") for k, v in report.judges.items()}, spreads)
 
 
 def floor_rows(metrics: Mapping[str, float | None], floors: Mapping[str, float],
-               judge_means: Mapping[str, float | None] | None = None) -> list[GateFloor]:
+               judge_means: Mapping[str, float | None] | None = None,
+               spreads: Mapping[str, Spread] | None = None) -> list[GateFloor]:
     """Absolute floors: a run past one fails whatever the baseline says; a floor it cannot read fails too.
     `judge.<rubric>` floors read the judges' means (higher is better)."""
-    out = []
-    for name, floor in floors.items():
-        judged = name.startswith("judge.")
-        value = (judge_means or {}).get(name.removeprefix("judge.")) if judged else metrics.get(name)
-        spec = None if judged else spec_for(name)
-        if judged and value is None:
-            out.append(GateFloor(metric=name, floor=floor, value=None, broken=True,
-                                 reason=f"{name} could not be measured in this run (floor {floor:g})"))
-        elif judged:
-            assert value is not None
-            out.append(GateFloor(metric=name, floor=floor, value=value, broken=value < floor,
-                                 reason=f"{name} {value:.4f} {'<' if value < floor else '≥'} {floor:g}"))
-        elif name not in metrics or spec is None:
-            out.append(GateFloor(metric=name, floor=floor, value=None, broken=True,
-                                 reason=f"gate names {name!r}, which this run does not report"))
-        elif value is None:
-            out.append(GateFloor(metric=name, floor=floor, value=None, broken=True,
-                                 reason=f"{name} could not be measured in this run (floor {floor:g})"))
-        else:
-            higher = spec.direction == "higher"
-            broken = value < floor if higher else value > floor
-            sign = ("<" if higher else ">") if broken else ("≥" if higher else "≤")
-            out.append(GateFloor(metric=name, floor=floor, value=value, broken=broken,
-                                 reason=f"{name} {value:.4f} {sign} {floor:g}"))
-    return out
+    return [_floor(name, floor, metrics, judge_means or {}, (spreads or {}).get(name, (None, None, None)))
+            for name, floor in floors.items()]
+
+
+def _floor(name: str, floor: float, metrics: Mapping[str, float | None], judge_means: Mapping[str, float | None],
+           spread: Spread) -> GateFloor:
+    judged = name.startswith("judge.")
+    value = judge_means.get(name.removeprefix("judge.")) if judged else metrics.get(name)
+    spec = None if judged else spec_for(name)
+    n, low, high = spread
+
+    def row(broken: bool, reason: str) -> GateFloor:
+        return GateFloor(metric=name, floor=floor, value=value, broken=broken, reason=reason, n=n, low=low,
+                         high=high)
+
+    if not judged and (name not in metrics or spec is None):
+        return row(True, f"gate names {name!r}, which this run does not report")
+    if value is None:
+        return row(True, f"{name} could not be measured in this run (floor {floor:g})")
+    higher = judged or (spec is not None and spec.direction == "higher")
+    broken = value < floor if higher else value > floor
+    sign = ("<" if higher else ">") if broken else ("≥" if higher else "≤")
+    return row(broken, f"{name} {value:.4f} {sign} {floor:g}")
 
 
 def metric_row(m: MetricVerdict) -> GateMetric:
@@ -96,6 +111,14 @@ def gate_record(floors: list[GateFloor], verdict: Verdict | None, *, baseline: s
     )
 
 
+def floor_spread(f: GateFloor) -> str:
+    """" [low, high] n=N" after a floor's value, where the run measured its interval."""
+    if f.n is None:
+        return ""
+    bounds = "" if f.low is None or f.high is None else f" [{f.low:.4f}, {f.high:.4f}]"
+    return f"{bounds} n={f.n}"
+
+
 def verdict_line(gate: Gate) -> str:
     """The console's last line: "verdict: floor broken: recall@5 0.7857 < 0.8"."""
     return f"verdict: {gate.verdict}" + ("" if gate.verdict == "pass" else f": {gate.cause}")
@@ -110,7 +133,8 @@ def gate_markdown(gate: Gate | None) -> list[str]:
         out += [f"- baseline `{gate.baseline}` ({gate.baseline_reason})"]
     out += [f"- changed: {c}" for c in gate.changes]
     out += [f"- questions {k} ({len(v)}): {', '.join(v[:20])}" for k, v in gate.questions.items()]
-    out += [f"- floor {f.metric}: {f.reason}" + (" — **broken**" if f.broken else "") for f in gate.floors]
+    out += [f"- floor {f.metric}: {f.reason}{floor_spread(f)}" + (" — **broken**" if f.broken else "")
+            for f in gate.floors]
     out += [f"- warning: {w}" for w in gate.warnings]
     if gate.metrics:
         def num(v: float | None, signed: bool = False) -> str:

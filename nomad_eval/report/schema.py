@@ -72,6 +72,9 @@ class GateFloor(BaseModel):
     value: float | None
     broken: bool
     reason: str = ""
+    n: int | None = None          # the value's questions (judged answers for a judge floor) and 95% interval
+    low: float | None = None
+    high: float | None = None
 
 
 class Gate(BaseModel):

@@ -7,6 +7,8 @@ distractors never stands in (the hard tier's numbers are not the plain store's).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from nomad_eval.base.errors import NomadError
@@ -23,8 +25,22 @@ def system_of(report: Report) -> dict[str, str]:
     return report.system or system_settings(report.config, report.tier)
 
 
-def _distance(base: Report, run: Report) -> tuple[int, int]:
-    return document_distance(base, run), len(differences(system_of(base), system_of(run)))
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    baseline: Baseline
+    documents: int | None   # documents that differ; None when either side did not record its documents
+    settings: int           # settings that differ
+
+    @property
+    def distance(self) -> float:
+        # A baseline without recorded documents ranks after every one that has them.
+        return math.inf if self.documents is None else self.documents + self.settings
+
+
+def _candidate(path: Path, base: Baseline, run: Report) -> Candidate:
+    return Candidate(path, base, document_distance(base.report, run),
+                     len(differences(system_of(base.report), system_of(run))))
 
 
 def find_baseline(root: Path, run: Report, variant: str | None) -> tuple[Path, Baseline, str]:
@@ -50,16 +66,12 @@ def find_baseline(root: Path, run: Report, variant: str | None) -> tuple[Path, B
         others = sorted({str(b.report.identity.distractors) for _, b in found if b.report.identity})
         raise NomadError(f"no baseline for {what} with this store (distractors {ident.distractors}); the suite's "
                          f"baselines use distractors {', '.join(others)}; {PROMOTE_HINT}", 2)
-    ranked = sorted(same_store, key=lambda pb: (sum(_distance(pb[1].report, run)), _negated(pb[1].promoted_at)))
-    path, base = ranked[0]
-    docs, settings = _distance(base.report, run)
-    docs_text = "documents not recorded" if docs >= 10**6 else f"{docs} document(s)"
-    ties = sum(sum(_distance(b.report, run)) == docs + settings for _, b in ranked) > 1
-    return path, base, (f"no baseline for this fingerprint ({ident.fingerprint}); the nearest of "
-                        f"{len(same_store)} for {what}: {docs_text} and {settings} setting(s) differ"
-                        + (", the most recent among equals" if ties else ""))
-
-
-def _negated(stamp: str) -> tuple[int, ...]:
-    # ISO timestamps sort as text; the most recent first means the largest first.
-    return tuple(-ord(ch) for ch in stamp)
+    # Most recent first (ISO timestamps sort as text), then the nearest: a stable sort keeps recent among equals.
+    ranked = sorted((_candidate(p, b, run) for p, b in sorted(same_store, key=lambda pb: pb[1].promoted_at,
+                                                              reverse=True)), key=lambda c: c.distance)
+    best = ranked[0]
+    docs = "documents not recorded" if best.documents is None else f"{best.documents} document(s)"
+    ties = sum(c.distance == best.distance for c in ranked) > 1
+    return best.path, best.baseline, (f"no baseline for this fingerprint ({ident.fingerprint}); the nearest of "
+                                      f"{len(ranked)} for {what}: {docs} and {best.settings} setting(s) differ"
+                                      + (", the most recent among equals" if ties else ""))

@@ -14,7 +14,7 @@ from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.compare import Verdict
 from nomad_eval.report.baseline import default_variant, load_baseline
-from nomad_eval.report.gate import floor_rows, gate_record, verdict_line
+from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line
 from nomad_eval.report.junit import write_junit
 from nomad_eval.report.schema import Gate, Report
 
@@ -36,16 +36,11 @@ class GateOutcome:
     tier: str = "retrieval"
 
 
-def _floors(cfg: DictConfig, report: Report) -> dict[str, float]:
-    return {str(k): float(v) for k, v in (cfg.gate.get("fail_under") or {}).items()}
-
-
 def decide(cfg: DictConfig, report: Report, cases: list[dict[str, Any]] | None, *, floors: bool = True,
            compare: bool | None = None, baseline: Path | None = None) -> GateOutcome:
     """The run's gate record: its floors, and its compare with the named (`baseline`, else compare.baseline) or
     the chosen baseline."""
-    rows = floor_rows(report.metrics, _floors(cfg, report),
-                      {k: v.get("mean") for k, v in report.judges.items()}) if floors else []
+    rows = run_floors(report, configured_floors(cfg.gate)) if floors else []
     if not (cfg.compare.get("after_run") if compare is None else compare):
         return GateOutcome(gate_record(rows, None), tier=report.tier)
     from nomad_eval.tiers.baseline_choice import find_baseline
@@ -79,7 +74,7 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path) -> int:
         if outcome.tier == "generation" and outcome.cases and outcome.base_cases and not outcome.verdict.refused:
             print_cause_changes(outcome.base_cases, outcome.cases)
     for f in g.floors:
-        console.print(("[red]floor broken:[/] " if f.broken else "floor holds: ") + escape(f.reason))
+        console.print(("[red]floor broken:[/] " if f.broken else "floor holds: ") + escape(f.reason + floor_spread(f)))
     if cfg.compare.get("junit"):
         junit = Path(str(cfg.compare.junit))
         write_junit(g, junit if junit.is_absolute() else out / junit)

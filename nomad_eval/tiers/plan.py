@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 from omegaconf import DictConfig
@@ -27,8 +28,6 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import baseline_path, load_baseline
 
-Z_POWER = 0.8416212335729143  # the 80th percentile of the standard normal: POWER below
-
 
 def repeats_needed(questions: list[Question], name: str, tolerance: float) -> int | None:
     """Repeats per question on each side so that run-to-run noise of the delta, times (z 95% + z 80%), fits in
@@ -39,8 +38,8 @@ def repeats_needed(questions: list[Question], name: str, tolerance: float) -> in
     variance = sum(q.noise.get(name, 0.0) * q.repeats for q in measured)  # sum of per-question variances
     if variance == 0:
         return 1
-    assert POWER == 0.8
-    return max(1, math.ceil(2 * variance * (Z_NOISE + Z_POWER) ** 2 / (len(measured) * tolerance) ** 2))
+    z = Z_NOISE + NormalDist().inv_cdf(POWER)
+    return max(1, math.ceil(2 * variance * z ** 2 / (len(measured) * tolerance) ** 2))
 
 
 def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float, exclude_unstable: bool = False

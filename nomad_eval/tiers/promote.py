@@ -14,16 +14,9 @@ from rich.markup import escape
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.report.baseline import load_run, promote
-from nomad_eval.report.gate import floor_rows
+from nomad_eval.report.gate import configured_floors, run_floors
 from nomad_eval.report.markdown import fmt
-from nomad_eval.report.schema import Report
 from nomad_eval.tiers.finish import decide
-
-
-def _floors(report: Report) -> dict[str, float]:
-    """The floors the run was made with (its saved config), so a promote anywhere applies the same ones."""
-    raw = (report.config.get("gate") or {}).get("fail_under") or {}
-    return {str(k): float(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 def objections(cfg: DictConfig, run: Path) -> list[str]:
@@ -33,9 +26,9 @@ def objections(cfg: DictConfig, run: Path) -> list[str]:
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
         return []  # promote() refuses a failed run itself, with its own message (exit 2)
-    out = [f"floor broken: {f.reason}" for f in floor_rows(report.metrics, _floors(report),
-                                                          {k: v.get("mean") for k, v in report.judges.items()})
-           if f.broken]
+    # The floors the run was made with (its saved config), so a promote anywhere applies the same ones.
+    floors = run_floors(report, configured_floors(report.config.get("gate")))
+    out = [f"floor broken: {f.reason}" for f in floors if f.broken]
     if report.gate is not None and report.gate.exit_code == 1 and report.gate.verdict != "floor broken":
         out.append(f"the run's own gate said {report.gate.verdict}: {report.gate.cause}")
     outcome = decide(cfg, report, cases, floors=False, compare=True)

@@ -7,9 +7,10 @@ from xml.etree import ElementTree as ET
 
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
-from nomad_eval.report.gate import floor_rows, gate_markdown, gate_record, verdict_line
+from nomad_eval.report.gate import floor_rows, gate_markdown, gate_record, run_floors, verdict_line
 from nomad_eval.report.html import direction_class, gate_table
 from nomad_eval.report.junit import write_junit
+from nomad_eval.report.schema import MetricInterval, Report
 
 
 def _cases(recalls: list[float]) -> list[dict[str, object]]:
@@ -35,6 +36,15 @@ def test_a_broken_floor_decides_the_verdict_and_is_a_failed_junit_case(tmp_path:
     (failed,) = [tc for tc in suite.iter("testcase") if tc.find("failure") is not None]
     assert failed.get("name") == "floor recall@5"
     assert "**verdict: floor broken: recall@5 0.7857 < 0.8**" in gate_markdown(gate)
+
+
+def test_a_floor_carries_its_values_n_and_interval() -> None:
+    report = Report(tier="retrieval", metrics={"recall@5": 0.7857},
+                    intervals={"recall@5": MetricInterval(n=14, low=0.5714, high=0.9286)})
+    (floor,) = run_floors(report, {"recall@5": 0.8})
+    assert (floor.broken, floor.n, floor.low, floor.high) == (True, 14, 0.5714, 0.9286)
+    gate = gate_record([floor], None)
+    assert "- floor recall@5: recall@5 0.7857 < 0.8 [0.5714, 0.9286] n=14 — **broken**" in gate_markdown(gate)
 
 
 def test_a_regression_names_its_questions_and_a_refusal_is_an_error(tmp_path: Path) -> None:

@@ -145,8 +145,10 @@ def test_a_broken_floor_is_in_every_record_and_promote_refuses_it(tmp_path: Path
     assert r.stderr.splitlines()[0].startswith("floor broken: recall@5 1.0000 < 1.01")
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "ok" and report["gate"]["verdict"] == "floor broken"
+    iv = report["intervals"]["recall@5"]
     assert report["gate"]["floors"] == [{"metric": "recall@5", "floor": 1.01, "value": report["metrics"]["recall@5"],
-                                         "broken": True, "reason": "recall@5 1.0000 < 1.01"}]
+                                         "broken": True, "reason": "recall@5 1.0000 < 1.01", "n": 7,
+                                         "low": iv["low"], "high": iv["high"]}]
     junit = (out / "junit.xml").read_text()
     assert 'failures="1"' in junit and '<testcase classname="nomad-eval.floors" name="floor recall@5"><failure' \
         in junit
