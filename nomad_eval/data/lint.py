@@ -11,6 +11,7 @@ from pathlib import Path
 
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
+from nomad_eval.data.lint_sources import source_messages
 from nomad_eval.metrics.answer.patterns import search
 
 REFUSALS = (
@@ -154,9 +155,11 @@ def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Findin
     # The corpus's own words, most frequent first: answers quote them, so a fragment inside one passes wrongly.
     vocabulary = [w for w, _ in Counter(re.findall(r"[a-z]{3,}", "\n".join(texts).lower())).most_common()]
     doc_hits = _DocHits(texts)
+    by_id = {d.doc_id: d for d in docs}
     out: list[Finding] = []
     for g in goldens:
         messages = [m for p in g.must_include for m in _include_messages(g, p, doc_hits)]
+        messages += source_messages(g, by_id)
         messages += _inside_word_messages(g, vocabulary)
         messages += _attack_messages(g)
         messages += _negation_messages(g)
@@ -228,8 +231,10 @@ def _suite_messages(g: Golden, ids: set[str], tag_counts: Counter[str]) -> list[
     out = []
     if "acronym" in g.tags and "acronym-control" not in g.tags and not _SPELLED.search(g.id) \
             and not _has_twin(g.id, ids):
+        acronym = _ACRONYM.match(g.id)
+        upstream = (acronym.group(1) if acronym else _stem(g.id)) + "-spelled-01"
         out.append(f"acronym question without its spelled-out twin (expected id {g.id + '-spelled'!r} "
-                   f"or {_stem(g.id) + '-spelled-01'!r})")
+                   f"or {upstream!r})")
     out += [f"tag {t!r} is used once in the suite: a per-tag mean of one question is noise"
             for t in g.tags if tag_counts[t] == 1]
     return out
@@ -237,6 +242,7 @@ def _suite_messages(g: Golden, ids: set[str], tag_counts: Counter[str]) -> list[
 
 _SPELLED = re.compile(r"-spelled(?:-\d+)?$")
 _NUMBERED = re.compile(r"^(.*)-(\d+)$")
+_ACRONYM = re.compile(r"^(.*)-acronym(?:-\d+)?$")
 
 
 def _stem(gid: str) -> str:
@@ -245,8 +251,13 @@ def _stem(gid: str) -> str:
 
 
 def _has_twin(gid: str, ids: set[str]) -> bool:
-    """Ours: `<id>-spelled`; upstream's: `<stem>-spelled-01` (any number), for `<stem>` or `<stem>-NN`."""
-    twin = re.compile(rf"^(?:{re.escape(gid)}|{re.escape(_stem(gid))})-spelled(?:-\d+)?$")
+    """Ours: `<id>-spelled`; upstream's: `<stem>-spelled-01` (any number), for `<stem>` or `<stem>-NN`, and
+    `<base>-acronym-NN` beside `<base>-spelled-NN` (NOMAD's core suite names its twins so)."""
+    stems = [re.escape(gid), re.escape(_stem(gid))]
+    acronym = _ACRONYM.match(gid)
+    if acronym:
+        stems.append(re.escape(acronym.group(1)))
+    twin = re.compile(rf"^(?:{'|'.join(stems)})-spelled(?:-\d+)?$")
     return any(twin.match(i) for i in ids)
 
 
@@ -286,9 +297,14 @@ def _inside_word(pattern: str, vocabulary: Sequence[str] = ()) -> str | None:
 
 
 def _matches_negation(pattern: str) -> str | None:
-    if "(?<!" in pattern or re.search(r"\b(?:not|never|don'?t|no)\b", pattern, re.IGNORECASE):
-        return None  # the author already told the claim from its negation
-    sample = _sample(pattern)
-    if sample is None or sample.split()[0].lower() not in ACTIONS:
-        return None  # only an action is what a correct answer tells the reader not to do
-    return next((s for s in (n.format(sample) for n in NEGATIONS) if search(pattern, s)), None)
+    """A negated sentence the pattern matches, tried for each top-level branch (`\\buse ice\\b|apply ice`)."""
+    for branch in _top_level_branches(pattern):
+        if "(?<!" in branch or re.search(r"\b(?:not|never|don'?t|no)\b", branch, re.IGNORECASE):
+            continue  # the author already told the claim from its negation
+        sample = _sample(branch)
+        if sample is None or sample.split()[0].lower() not in ACTIONS:
+            continue  # only an action is what a correct answer tells the reader not to do
+        negated = next((s for s in (n.format(sample) for n in NEGATIONS) if search(pattern, s)), None)
+        if negated:
+            return negated
+    return None

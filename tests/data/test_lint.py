@@ -44,8 +44,9 @@ def test_lint_flags_weak_goldens_with_file_and_line(tmp_path: Path) -> None:
 def test_lint_flags_the_pattern_defects_upstream_suites_contain(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for name, text in {"rope": "Retire a rope after 10 years, or 2 hard falls.", "ice": "Cool a burn under water.",
-                       "weather": "Humid air at midday; store 2 spare cells.", "stove": "Use 2 litres of fuel.",
+    for name, text in {"rope": "Retire a rope after 10 years, or 2 hard falls. Call on channel 19.",
+                       "ice": "Cool a burn under water.", "weather": "Humid air at midday; store 2 spare cells.",
+                       "stove": "Use 2 litres of fuel.",
                        "salt": "Mix 2 level teaspoons of salt per litre."}.items():
         (corpus / f"{name}.md").write_text(f"# {name}\n\n{text}\n")
     ans = {"turns": [], "mustNotInclude": [], "relevantDocIds": ["rope"], "tags": ["t"]}
@@ -55,8 +56,8 @@ def test_lint_flags_the_pattern_defects_upstream_suites_contain(tmp_path: Path) 
         {**ans, "id": "num", "query": "How many falls?", "mustInclude": ["2"]},
         {**ans, "id": "neg", "query": "How do I cool a burn?", "mustInclude": ["water"], "relevantDocIds": ["ice"],
          "mustNotInclude": [r"\buse ice\b"]},
-        {**ans, "id": "good", "query": "When do I retire a rope?", "mustInclude": ["(10|20) years", r"\bmidday\b",
-                                                                                 "channel 19|19"],
+        {**ans, "id": "good", "query": "When do I retire a rope?", "relevantDocIds": ["rope", "weather"],
+         "mustInclude": ["(10|20) years", r"\bmidday\b", "channel 19|19"],
          "mustNotInclude": [r"(?<!not )\buse ice\b"]},
         {**ans, "id": "acr-ors-01", "query": "ORS recipe?", "mustInclude": ["teaspoons"], "relevantDocIds": ["salt"],
          "tags": ["acronym"]},
@@ -96,7 +97,48 @@ def test_fragments_are_checked_against_the_corpus_words_and_negations_against_co
                golden("guarded", ["12 hours"], [r"(?<!not )\bflush\b"])]
     suite = tmp_path / "s.jsonl"
     suite.write_text("".join(json.dumps({"id": g.id}) + "\n" for g in goldens))
-    found = {f.golden_id: f.message for f in lint(goldens, docs, suite)}
+    found = {f.golden_id: f.message for f in lint(goldens, docs, suite) if "relevant documents" not in f.message}
     assert "inside the word 'spring'" in found["frag"]  # a word of this corpus, not of a fixed list
     assert "brush" not in found and "wire" not in found and "bounded" not in found  # whole words, inflections
     assert "'Do not flush.'" in found["flush"] and "guarded" not in found
+
+
+def test_lint_flags_the_two_defects_nomads_core_suite_ships_and_knows_its_twin_naming() -> None:
+    """On excerpts of upstream NOMAD's own core suite and corpus, unchanged (tests/fixtures/upstream_core/SOURCE.md)."""
+    from nomad_eval.data.corpus import load_markdown_dir
+    from nomad_eval.data.golden import load_goldens
+    from nomad_eval.data.lint import lint
+
+    root = FIXTURES / "upstream_core"
+    suite = root / "goldens" / "core.jsonl"
+    findings = lint(load_goldens(suite, warnings=[]), load_markdown_dir(root / "corpus"), suite)
+    found = {(f.golden_id, f.line): f.message for f in findings}
+    # The document says "Do **not** use ice": the second branch of a top-level alternation hid it from the check.
+    assert "'Do not use ice.'" in found[("firstaid-burn-ice-01", 5)]
+    # The document wraps the figure as "16\ndrops": even an answer quoting it fails.
+    bleach = found[("water-bleach-cloudy-01", 2)]
+    assert "mustInclude '16 drops' matches none of its relevant documents (water-chemical-treatment)" in bleach
+    assert "'16\\ndrops'" in bleach
+    acronym = {gid for gid, _ in found if "spelled-out twin" in found[(gid, _)]}
+    assert acronym == {"gear-edc-acronym-01"}  # ifak, emp and bob have their -spelled-01 twins; edc has none
+
+
+def test_a_must_include_its_documents_never_say_is_named_with_the_nearest_text(tmp_path: Path) -> None:
+    from nomad_eval.data.corpus import Document
+    from nomad_eval.data.golden import Golden
+    from nomad_eval.data.lint import lint
+
+    docs = [Document("tent", "tent.md", "Stake the tent with six guy lines.\nRetension them after rain.")]
+
+    def golden(gid: str, inc: list[str]) -> Golden:
+        return Golden(id=gid, query="How?", relevantDocIds=["tent"], mustInclude=inc, mustNotInclude=[],
+                      expectRefusal=False, tags=[], turns=[])
+
+    goldens = [golden("typo", ["seven guy lines"]), golden("said", [r"six guy lines"]),
+               golden("wrap", ["them after"]), golden("alt", ["eight|six guy"])]
+    suite = tmp_path / "s.jsonl"
+    suite.write_text("".join(json.dumps({"id": g.id}) + "\n" for g in goldens))
+    found = {f.golden_id: f.message for f in lint(goldens, docs, suite) if "relevant documents" in f.message}
+    assert set(found) == {"typo"}
+    assert "mustInclude 'seven guy lines' matches none of its relevant documents (tent): the nearest text is " \
+           "'six guy lines.'" in found["typo"]
