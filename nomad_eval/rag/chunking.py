@@ -13,7 +13,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _BREAKS = ("\n\n", "\n", ". ", " ")
 # Bumped whenever a change to this module's code can move a chunk boundary, heading or id: it is part of the
 # corpus fingerprint, so stores and baselines built by older chunking are never mistaken for current ones.
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,25 @@ class ChunkerParams:
             )
 
 
-def _cut(text: str, start: int, size: int) -> int:
+def _cut(text: str, start: int, size: int, heading_starts: list[int]) -> int:
     end = start + size
     if end >= len(text):
         return len(text)
     half = start + size // 2
+    cut = end
     for sep in _BREAKS:
         pos = text.rfind(sep, half, end)
         if pos != -1:
-            return pos + len(sep)
-    return end
+            cut = pos + len(sep)
+            break
+    # A heading belongs to the text under it: break before the last heading that opens past the chunk's first
+    # line, so no chunk ends with the next section's heading while that section's text starts the next chunk.
+    inside = [h for h in heading_starts if start < h < cut]
+    if inside and text[inside[-1] : cut].strip().count("\n") == 0:
+        return inside[-1]
+    if inside and inside[-1] >= half:
+        return inside[-1]
+    return cut
 
 
 def _heading_at(headings: list[tuple[int, str]], start: int, end: int, title: str) -> str:
@@ -69,12 +78,13 @@ def _heading_at(headings: list[tuple[int, str]], start: int, end: int, title: st
 def chunk_document(doc: Document, params: ChunkerParams) -> list[Chunk]:
     text = doc.text
     headings = [(m.start(), m.group(1)) for m in _HEADING.finditer(text)]
+    heading_starts = [pos for pos, _ in headings]
     if params.whole_document:
         return [Chunk(f"{doc.doc_id}#0", doc.doc_id, doc.path, 0, doc.title, text.strip(), 0)]
     chunks: list[Chunk] = []
     start = 0
     while start < len(text):
-        end = _cut(text, start, params.chunk_size)
+        end = _cut(text, start, params.chunk_size, heading_starts)
         body = text[start:end].strip()
         if body:
             idx = len(chunks)

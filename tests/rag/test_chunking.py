@@ -46,3 +46,19 @@ def test_every_character_is_covered(text: str, size: int, overlap: int) -> None:
         for i in range(start, start + len(c.text)):
             covered[i] = True
     assert all(covered[i] for i, ch in enumerate(text) if not ch.isspace())
+
+
+SECTIONED = "# Router guide\n\n" + "\n\n".join(
+    f"## Part {i}\n\n" + " ".join(f"step{i}_{j}" for j in range(25 + 7 * i)) for i in range(9)
+)
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(200, 0), (300, 40), (400, 60), (800, 120), (1000, 150)])
+def test_a_chunk_never_ends_with_a_heading_line(size: int, overlap: int) -> None:
+    """A heading opens the text under it, so the break falls before it, never after it."""
+    doc = Document("guide", "corpus/guide.md", SECTIONED, "Router guide")
+    chunks = chunk_document(doc, ChunkerParams(chunk_size=size, overlap=overlap, whole_document=False))
+    assert len(chunks) > 2
+    for c in chunks:
+        last_line = c.text.rstrip().splitlines()[-1]
+        assert not last_line.startswith("#"), (c.chunk_id, last_line)
