@@ -31,6 +31,7 @@ MODELS = {
 # Filled when the module is imported and never changed after (test_a_run_changes_no_table holds them still).
 TABLES = {
     "nomad_eval.metrics.registry.REGISTRY": "every metric, registered by its module at import",
+    "nomad_eval.metrics.registry.UPSTREAM": "the upstream view's metrics, registered by metrics/upstream at import",
     "nomad_eval.backends.mock._UNESCAPE": "constant: entity -> character",
     "nomad_eval.rag.prompt._UNESCAPE": "constant: entity -> character",
     "nomad_eval.base.sqlite_store._CORRUPT": "constant: sqlite's result codes for a damaged file",

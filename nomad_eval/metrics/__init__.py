@@ -11,6 +11,7 @@ from nomad_eval.metrics import (
     refusal_retrieval,
     returned,
     rprec,
+    upstream,
 )
 from nomad_eval.metrics.answer import (
     attack,
@@ -28,4 +29,4 @@ from nomad_eval.metrics.registry import REGISTRY, MetricSpec, spec_for
 
 __all__ = ["REGISTRY", "MetricSpec", "spec_for", "attack", "average_precision", "budget_metrics", "correctness",
            "empty_rate", "groundedness", "hit", "instability", "leakage", "markdown_rate", "mrr", "ndcg", "pass_rate",
-           "precision", "recall", "refusal", "refusal_retrieval", "returned", "rprec", "think_leak"]
+           "precision", "recall", "refusal", "refusal_retrieval", "returned", "rprec", "think_leak", "upstream"]

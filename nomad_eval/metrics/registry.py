@@ -62,6 +62,10 @@ class MetricSpec:
 
 
 REGISTRY: dict[str, MetricSpec] = {}
+# The upstream view (metrics/upstream/): upstream NOMAD's own definitions under its own names, reported as
+# `upstream.<name>` (`upstream.<mode>.<name>` for answers). Kept out of REGISTRY, so no run scores them as ours.
+UPSTREAM: dict[str, MetricSpec] = {}
+UPSTREAM_MODE = "upstream"
 
 
 def register(spec: MetricSpec) -> MetricSpec:
@@ -119,7 +123,16 @@ class MetricName:
 def spec_for(name: str) -> MetricSpec | None:
     """The spec of a reported metric name such as `recall@5`, `e2e.correctness` or `nonEmptyRateOnRefusal`."""
     parsed = MetricName.try_parse(name)
-    return None if parsed is None else REGISTRY.get(parsed.family)
+    if parsed is None:
+        return None
+    if is_upstream_view(parsed):
+        return UPSTREAM.get(parsed.family)
+    return REGISTRY.get(parsed.family)
+
+
+def is_upstream_view(name: MetricName) -> bool:
+    """`upstream.recall@5`, `upstream.e2e.correctness`: a name of the upstream view."""
+    return name.mode is not None and name.mode.split(".")[0] == UPSTREAM_MODE
 
 
 def parse_k(name: str) -> int | None:
