@@ -13,8 +13,8 @@ PY=$VENV/bin/python
 # pip prints what it collects and installs: a first install takes minutes and should say what it is doing.
 PIP=("$PY" -m pip install --progress-bar off)
 echo "==> 1/3 torch 2.13.0, CPU build (the version this project is tested with)"
-# A wheel that pip's configuration already finds on disk is used as is (its own dependencies come in step 2); otherwise PyTorch's CPU index, since
-# a plain torch from PyPI on Linux is the multi-GB CUDA build.
+# A wheel that pip's configuration already finds on disk is used as is (its dependencies come with step 2);
+# otherwise PyTorch's CPU index, since a plain torch from PyPI on Linux is the multi-GB CUDA build.
 if ! "${PIP[@]}" --no-index --no-deps "torch==2.13.0" 2>/dev/null; then
   "${PIP[@]}" "torch==2.13.0" --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}" \
     --extra-index-url https://pypi.org/simple
