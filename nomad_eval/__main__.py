@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.suggest import check_argv
+from nomad_eval.cli.where import outside_project
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -54,6 +55,10 @@ def cli() -> None:
             return
     # A misspelt key is answered with the nearest real one before Hydra's bare "not in struct".
     if (problem := check_argv(sys.argv[1:], _conf_dirs())) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        sys.exit(2)
+    # Before Hydra makes a run folder and a tier its store: a command outside a project writes nothing.
+    if (problem := outside_project(sys.argv[1:], project_dir())) is not None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
     try:
