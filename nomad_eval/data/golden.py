@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
-from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.base.patterns import pattern_problem
 from nomad_eval.metrics.answer.attack import FAMILIES
 
@@ -322,6 +324,33 @@ def select(goldens: list[Golden], tags: list[str], limit: int | None) -> list[Go
     """The subset a run works on: goldens carrying any of `tags` (all when empty), then the first `limit`."""
     chosen = [g for g in goldens if not tags or set(tags) & set(g.tags)]
     return chosen if limit is None else chosen[:limit]
+
+
+def _nearest(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def suite_file(folder: Path, name: str) -> Path:
+    """`<folder>/<name>.jsonl`; a name the folder has no file for is refused (exit 2, a setting's typo, not a
+    failed measurement) with the nearest suite it has."""
+    path = folder / f"{name}.jsonl"
+    if path.is_file():
+        return path
+    have = sorted(p.stem for p in folder.glob("*.jsonl"))
+    raise NomadError(f"{path}: no suite named {name!r}; {_nearest(name, have)}"
+                     f"{folder} has: {', '.join(have) or 'no *.jsonl'}", 2)
+
+
+def select_or_refuse(goldens: list[Golden], tags: list[str], limit: int | None, source: str) -> list[Golden]:
+    """`select`, refusing (exit 2) a tag filter that matches nothing, with the tags the suite has and their counts."""
+    chosen = select(goldens, tags, limit)
+    if chosen:
+        return chosen
+    counts = Counter(t for g in goldens for t in g.tags)
+    have = ", ".join(f"{t} ({n})" for t, n in sorted(counts.items())) or "none"
+    hint = "".join(_nearest(t, list(counts)) for t in tags if t not in counts)
+    raise NomadError(f"{source}: no goldens carry any of tags={tags}; {hint}the suite's tags (questions): {have}", 2)
 
 
 def judgement_hash(g: Golden) -> str:

@@ -13,11 +13,11 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from nomad_eval.backends.base import Embedder, Store
-from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect
 from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.data.corpus import Document, load_markdown_dirs
-from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
+from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select_or_refuse, suite_file
 from nomad_eval.harness.config_trees import config_trees
 from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
@@ -118,7 +118,8 @@ class Runtime:
 
     @property
     def suite_path(self) -> Path:
-        return Path(self.cfg.data.goldens_dir) / f"{self.cfg.suite}.jsonl"
+        """The suite's file; an unknown suite name is refused with the nearest one (exit 2)."""
+        return suite_file(Path(self.cfg.data.goldens_dir), str(self.cfg.suite))
 
     @cached_property
     def all_goldens(self) -> list[Golden]:
@@ -126,10 +127,6 @@ class Runtime:
             from nomad_eval.data.beir import load_beir_goldens
 
             return load_beir_goldens(Path(self.cfg.data.path), str(self.cfg.data.split), self.doc_ids)
-        if not self.suite_path.is_file():
-            have = sorted(p.stem for p in self.suite_path.parent.glob("*.jsonl"))
-            raise InvalidInput([Defect(str(self.suite_path), None, f"no suite named {self.cfg.suite!r}; "
-                                       f"{self.suite_path.parent} has: {', '.join(have) or 'no *.jsonl'}")])
         found: list[Defect] = []
         goldens = load_goldens(self.suite_path, self.doc_ids, found, missing_docs_fatal=False)
         # Printed now, and kept for the report: a warning seen only on a terminal is lost in CI logs.
@@ -144,10 +141,8 @@ class Runtime:
     def goldens(self) -> list[Golden]:
         tags = [str(t) for t in self.cfg.tags]
         limit = self.cfg.limit
-        chosen = select(self.all_goldens, tags, None if limit is None else int(limit))
-        if not chosen:
-            raise InvalidInput([Defect(str(self.suite_path), None, f"no goldens match tags={tags} limit={limit}")])
-        return chosen
+        return select_or_refuse(self.all_goldens, tags, None if limit is None else int(limit),
+                                f"suite {self.cfg.suite!r}")
 
     @cached_property
     def goldens_hash(self) -> str:

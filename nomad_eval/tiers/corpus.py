@@ -26,8 +26,7 @@ def check(rt: Runtime) -> int:
     else:
         folder = Path(rt.cfg.data.goldens_dir)
         suites = sorted(folder.glob("*.jsonl"))
-        if not rt.suite_path.is_file():
-            defects.append(Defect(str(rt.suite_path), None, f"no suite named {rt.cfg.suite!r} in {folder}"))
+        rt.suite_path  # noqa: B018 -- an unknown suite name is refused here, with the nearest one
         for path in suites:
             try:
                 counts[path.stem] = len(load_goldens(path, ids))

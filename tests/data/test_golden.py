@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select
+from tests.conftest import FIXTURES
 
 GOOD = {"id": "g1", "query": "How long?", "turns": [], "relevantDocIds": ["doc-a"], "mustInclude": ["40 min"],
         "mustNotInclude": [], "expectRefusal": False, "tags": ["numeric"]}
@@ -256,3 +257,25 @@ def test_upstream_suite_runs_score_the_query(upstream_dir: Path, make_cfg: Calla
         if "model=mock" in extra:
             assert lantern["passed"] is True  # the ceiling answered the asked question: "3 hours" on high
         shutil.rmtree(out)
+
+
+def test_an_unknown_suite_or_a_tag_filter_matching_nothing_is_refused_with_the_nearest_name(tmp_path: Path) -> None:
+    from nomad_eval.base.errors import NomadError
+    from nomad_eval.data.golden import select_or_refuse, suite_file
+
+    for name in ("core", "long_context"):
+        (tmp_path / f"{name}.jsonl").write_text("")
+    assert suite_file(tmp_path, "core") == tmp_path / "core.jsonl"
+    with pytest.raises(NomadError) as exc:
+        suite_file(tmp_path, "cor")
+    assert exc.value.exit_code == 2 and "no suite named 'cor'; did you mean 'core'?" in str(exc.value)
+    assert f"{tmp_path} has: core, long_context" in str(exc.value)
+
+    goldens = load_goldens(FIXTURES / "goldens" / "mini.jsonl")
+    tags = sorted({t for g in goldens for t in g.tags})
+    assert select_or_refuse(goldens, [tags[0]], None, "suite 'mini'")
+    with pytest.raises(NomadError) as exc:
+        select_or_refuse(goldens, ["no-such-tag"], None, "suite 'mini'")
+    assert exc.value.exit_code == 2
+    assert "suite 'mini': no goldens carry any of tags=['no-such-tag']; the suite's tags (questions): " \
+           f"{tags[0]} (" in str(exc.value)
