@@ -1,4 +1,10 @@
-"""Content-addressed embedding cache on disk: a model call is paid once per (embedder, exact text)."""
+"""Content-addressed embedding cache on disk: a model call is paid once per (embedder, exact text).
+
+Every vector is stored with a checksum of its key and bytes. SQLite's own check (`PRAGMA quick_check`, at open)
+sees damaged pages, not damaged values: a flipped sign bit or a zeroed vector inside a sound page reads back as
+a plausible vector and moves every number computed from it. So each row is checked as it is read; a row that
+fails (checksum, length, type) is counted as damage, named in one warning, recomputed and written again.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.markup import escape
 
 from nomad_eval.backends.base import Embedder
+from nomad_eval.base.console import err_console
 from nomad_eval.base.sqlite_store import open_rebuildable
+
+# `emb` held vectors without checksums: they cannot be told apart from damaged ones, so they are dropped once and
+# recomputed as they are asked for.
+_SCHEMA = ("DROP TABLE IF EXISTS emb;\n"
+           "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, dim INT, vec BLOB, sum BLOB)")
 
 
 def key_head(identity: dict[str, Any]) -> str:
@@ -24,25 +37,53 @@ def _key(head: str, text: str) -> str:
     return hashlib.sha256(f"{head}\0{text}".encode()).hexdigest()
 
 
+def checksum(key: str, vec: bytes) -> bytes:
+    """Binds a vector's bytes to its key: a changed value, or a value moved to another key, fails."""
+    return hashlib.blake2b(key.encode() + b"\0" + vec, digest_size=16).digest()
+
+
+def _vector(key: str, dim: Any, blob: Any, digest: Any, want: int | None) -> np.ndarray | None:
+    """The row's vector, or None when the row is not what was written (damaged, wrong length or type)."""
+    if not isinstance(blob, bytes) or not isinstance(digest, bytes) or len(blob) % 4 or not blob:
+        return None
+    if dim != len(blob) // 4 or (want is not None and dim != want) or checksum(key, blob) != digest:
+        return None
+    return np.frombuffer(blob, dtype=np.float32)
+
+
 class EmbeddingCache:
     def __init__(self, path: Path) -> None:
         # Shared by parallel sweep jobs (WAL mode); a damaged file is moved aside and the cache refilled, since
         # every vector in it can be computed again.
-        self._db = open_rebuildable(path, "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INT, vec BLOB)",
-                                    "embedding cache")
+        self.path = path
+        self._db = open_rebuildable(path, _SCHEMA, "embedding cache")
 
-    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+    def get_many(self, keys: list[str], dim: int | None = None) -> dict[str, np.ndarray]:
+        """The cached vectors of `keys` (of length `dim` when given). A row that fails its check is left out, so
+        the caller recomputes it, and named in a warning."""
         found: dict[str, np.ndarray] = {}
+        damaged = 0
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
             marks = ",".join("?" * len(part))
-            for key, _dim, blob in self._db.execute(f"SELECT key, dim, vec FROM emb WHERE key IN ({marks})", part):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+            rows = self._db.execute(f"SELECT key, dim, vec, sum FROM vectors WHERE key IN ({marks})", part)
+            for key, n, blob, digest in rows:
+                vec = _vector(str(key), n, blob, digest, dim)
+                if vec is None:
+                    damaged += 1
+                else:
+                    found[str(key)] = vec
+        if damaged:
+            err_console.print(f"[yellow]warning:[/] the embedding cache at {escape(str(self.path))} holds {damaged} "
+                              "damaged vector(s) (checksum, length or type wrong); recomputing them", soft_wrap=True)
         return found
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
-        rows = [(k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in items.items()]
-        self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?)", rows)
+        rows = []
+        for k, v in items.items():
+            blob = np.ascontiguousarray(v, dtype=np.float32).tobytes()
+            rows.append((k, len(blob) // 4, blob, checksum(k, blob)))
+        self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
         self._db.commit()
 
     def close(self) -> None:
@@ -69,7 +110,7 @@ class CachedEmbedder:
         keys = [_key(head, t) for t in texts]
         found = {k: self._memo[k] for k in keys if k in self._memo}
         if len(found) < len(set(keys)):
-            found.update(self.cache.get_many([k for k in keys if k not in found]))
+            found.update(self.cache.get_many([k for k in keys if k not in found], self.embedder.dim))
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
         if on_progress:
             on_progress(len(texts) - len(missing))

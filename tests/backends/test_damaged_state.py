@@ -63,7 +63,7 @@ def test_truncated_embedding_cache_is_moved_aside_and_the_run_repeats_its_metric
     assert aside.stat().st_size == size // 2  # kept as it was, not deleted
     with sqlite3.connect(cache) as db:
         assert db.execute("PRAGMA quick_check").fetchone() == ("ok",) and db.execute(
-            "SELECT count(*) FROM emb").fetchone()[0] > 0  # the new one was refilled
+            "SELECT count(*) FROM vectors").fetchone()[0] > 0  # the new one was refilled
 
 
 def test_damage_that_shows_only_on_reading_is_found_at_open(tmp_path: Path) -> None:
