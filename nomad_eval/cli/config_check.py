@@ -102,6 +102,7 @@ class CompareKeys(_Keys):
     after_run: Bool
     strict: Bool
     exclude_unstable: Bool
+    tolerance: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] | None
 
 
 class PromoteKeys(_Keys):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Literal
 
@@ -160,7 +160,9 @@ def compare_questions(
     informational: Sequence[str] = (), base_goldens: Mapping[str, str] | None = None,
     run_goldens: Mapping[str, str] | None = None, exclude_unstable: bool = False, cluster: bool = False,
     resamples: int = 2000, seed: int = 0, strict: bool = False, correlation: float = 0.5,
+    tolerance: float | None = None,
 ) -> Verdict:
+    """`tolerance`, when given, replaces every metric's own (compare.tolerance, upstream's `--tolerance`)."""
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
                                  exclude_unstable=exclude_unstable)
@@ -170,7 +172,7 @@ def compare_questions(
         return v
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     pairs = [(b_by[k], r_by[k]) for k in v.questions.common]
-    how = Sampling(cluster, resamples, seed, correlation, len(gated))
+    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance)
     rows: list[MetricVerdict] = []
     tests: list[tuple[int, float]] = []
     for name in [*gated, *(n for n in informational if n not in gated)]:
@@ -179,40 +181,47 @@ def compare_questions(
             tests.append((len(rows), p))
         rows += [row] if row is not None else []
     for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
-        rows[i] = _decide(rows[i], p_adj, strict)
+        rows[i] = _decide(rows[i], p_adj, strict, tolerance)
     v.metrics = rows
     v.newly_failing = [b.key for b, r in pairs if b.passed == 1.0 and r.passed is not None and r.passed < 1.0]
-    v.warnings = _warnings(rows)
+    v.warnings = _warnings(rows, tolerance)
     return v
 
 
-def _warnings(rows: Sequence[MetricVerdict]) -> list[str]:
-    small = [m for m in rows if _too_small(m)]
+def _spec(name: str, tolerance: float | None) -> MetricSpec | None:
+    """The metric's spec, its tolerance replaced by one given for every metric (its kind, absolute or relative,
+    stays the metric's own)."""
+    spec = spec_for(name)
+    return spec if spec is None or tolerance is None else replace(spec, tolerance=tolerance)
+
+
+def _warnings(rows: Sequence[MetricVerdict], tolerance: float | None) -> list[str]:
+    small = [m for m in rows if _too_small(m, tolerance)]
     if not small:
         return []
     return ["the suite is too small to tell a tolerance-sized change in general (question sampling, Holm included, "
-            "80% power): " + "; ".join(_too_small_text(m) for m in small)
+            "80% power): " + "; ".join(_too_small_text(m, tolerance) for m in small)
             + "; the verdict stands for these questions; tier=plan says how many questions would do"]
 
 
-def _too_small(m: MetricVerdict) -> bool:
+def _too_small(m: MetricVerdict, tolerance: float | None) -> bool:
     """Question sampling cannot see a tolerance-sized change in general (None: it cannot see any)."""
-    allowed = _allowed(m)
+    allowed = _allowed(m, tolerance)
     if not m.gated or m.outcome == "not measured" or allowed is None:
         return False
     return m.mde is None or m.mde > allowed + EPS
 
 
-def _allowed(m: MetricVerdict) -> float | None:
-    spec = spec_for(m.name)
+def _allowed(m: MetricVerdict, tolerance: float | None) -> float | None:
+    spec = _spec(m.name, tolerance)
     return None if spec is None or m.baseline is None else spec.allowed(m.baseline)
 
 
-def _too_small_text(m: MetricVerdict) -> str:
+def _too_small_text(m: MetricVerdict, tolerance: float | None) -> str:
     spec = spec_for(m.name)
     rate = spec is not None and spec.unit == "rate"
     seen = "no change at all" if m.mde is None or (rate and m.mde >= 1.0) else f"{m.mde:.4f}"
-    return f"{m.name} detects {seen} over {m.n} questions, tolerance {_allowed(m):g}"
+    return f"{m.name} detects {seen} over {m.n} questions, tolerance {_allowed(m, tolerance):g}"
 
 
 @dataclass(frozen=True)
@@ -224,6 +233,7 @@ class Sampling:
     seed: int = 0
     correlation: float = 0.5
     gated: int = 1
+    tolerance: float | None = None  # one for every metric (compare.tolerance); None: each metric's own
 
 
 Pairs = list[tuple[Question, Question]]
@@ -255,7 +265,7 @@ def _unmeasured(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str,
 def _measure(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, float | None],
              run_metrics: Mapping[str, float | None], how: Sampling) -> tuple[MetricVerdict | None, float | None]:
     """One metric's row before Holm, and its one-sided p-value when it is gated and measured on both sides."""
-    spec = spec_for(name)
+    spec = _spec(name, how.tolerance)
     tol = spec.tolerance_text() if spec else "—"
     pairs = [(b, r) for b, r in pairs if b.values.get(name) is not None]
     missing = _unmeasured(name, gated, pairs, base_metrics, run_metrics, tol)
@@ -287,8 +297,8 @@ def _question_sampling(spec: MetricSpec, b: list[float], c: list[float], cluster
     return p, detectable_change(b, how.gated, how.correlation, binary=zero_one and clusters is None)
 
 
-def _decide(row: MetricVerdict, p_adj: float, strict: bool) -> MetricVerdict:
-    spec = spec_for(row.name)
+def _decide(row: MetricVerdict, p_adj: float, strict: bool, tolerance: float | None) -> MetricVerdict:
+    spec = _spec(row.name, tolerance)
     assert spec is not None and row.baseline is not None and row.current is not None
     worse = spec.worsening(row.baseline, row.current)
     allowed = spec.allowed(row.baseline)
@@ -303,7 +313,7 @@ def _decide(row: MetricVerdict, p_adj: float, strict: bool) -> MetricVerdict:
     elif worse > allowed + EPS:
         reason = (f"worse by {worse:.4f}, past the tolerance {allowed:g} but within run-to-run noise "
                   f"({Z_NOISE:.3g} × {noise:.4f}); more repeats would tell")
-    elif strict and worse > EPS and _too_small(row):
+    elif strict and worse > EPS and _too_small(row, tolerance):
         outcome = "too small to tell"
         seen = "no change" if row.mde is None else f"only {row.mde:.4f}"
         reason = (f"worse by {worse:.4f} and the suite detects {seen} in general (n={row.n}), more than the "

@@ -117,6 +117,7 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
         exclude_unstable=bool(cfg.compare.exclude_unstable), cluster=bool(cfg.stats.cluster),
         resamples=int(cfg.stats.resamples), seed=int(cfg.seed), strict=bool(cfg.compare.strict),
         correlation=float(cfg.plan.correlation),
+        tolerance=None if cfg.compare.get("tolerance") is None else float(cfg.compare.tolerance),
     )
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "

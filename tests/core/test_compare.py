@@ -176,3 +176,15 @@ def test_the_detectable_change_is_the_suites_property() -> None:
     # No spread at all still leaves a floor that shrinks with n.
     small, large = detectable_change([1.0] * 16, 4, 0.5), detectable_change([1.0] * 400, 4, 0.5)
     assert small is not None and large is not None and small > large > 0
+
+
+def test_one_tolerance_for_every_metric_replaces_each_metrics_own() -> None:
+    """compare.tolerance, as upstream's --tolerance: 5 of 219 questions lost (0.0228) pass at 0.05, 12 (0.0548) not."""
+    base = retrieval_cases([1.0] * 219)
+    five = retrieval_cases([0.0] * 5 + [1.0] * 214)
+    assert verdict(base, five).exit_code == 1  # each metric's own tolerance, 0.02
+    loose = verdict(base, five, tolerance=0.05)
+    assert loose.exit_code == 0 and {m.tolerance for m in loose.metrics} == {"±0.05"}
+    assert all(m.outcome == "within tolerance" and "inside the tolerance 0.05" in m.reason for m in loose.metrics)
+    twelve = verdict(base, retrieval_cases([0.0] * 12 + [1.0] * 207), tolerance=0.05)
+    assert twelve.exit_code == 1 and "worse by 0.0548 > tolerance 0.05" in twelve.metrics[0].reason
