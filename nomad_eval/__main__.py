@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.suggest import check_argv
-from nomad_eval.cli.where import outside_project
+from nomad_eval.cli.where import make_project_importable, outside_project
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -47,6 +47,7 @@ def cli() -> None:
     if os.environ.get(PROJECT_ENV):
         # Every relative path (outputs/, multirun/, .nomad_eval/, command-line paths) is then the project's.
         os.chdir(project_dir())
+    make_project_importable(project_dir())  # the user's own pipeline code, beside conf/
     if sys.argv[1:] in (["--help"], ["-h"]):
         from nomad_eval.cli.help import help_text
 

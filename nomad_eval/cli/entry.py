@@ -136,7 +136,9 @@ def run_tier(cfg: DictConfig) -> int:
     from hydra.errors import InstantiationException
     from hydra.utils import get_method
 
+    from nomad_eval.base.paths import project_dir
     from nomad_eval.cli.config_check import check_config
+    from nomad_eval.cli.targets import check_targets
 
     multirun = _multirun()
     if _resumable(cfg):
@@ -144,6 +146,7 @@ def run_tier(cfg: DictConfig) -> int:
     try:
         try:
             check_config(cfg)
+            check_targets(cfg, project_dir())
             require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
             code = int(get_method(cfg.tier._target_)(cfg))
         except InstantiationException as exc:

@@ -3,6 +3,7 @@ tier its store) before anything could say that the corpus or the suite is missin
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 # Any one of these makes a folder a project: `init` writes all of them, a hand-made project has at least one.
@@ -29,3 +30,10 @@ def outside_project(argv: list[str], folder: Path) -> str | None:
     if is_project(folder) or any(a in _PRINT_ONLY for a in argv) or any(map(_points_elsewhere, argv)):
         return None
     return f"{NOT_A_PROJECT} ({folder} has none of {', '.join(m + '/' for m in MARKERS)})"
+
+
+def make_project_importable(project: Path) -> None:
+    """The project folder on the import path, after the installed packages: a `myretriever.py` beside conf/ is
+    found from the `nomad-eval` script too, and a project file never shadows one of the tool's dependencies."""
+    if str(project) not in sys.path:
+        sys.path.append(str(project))
