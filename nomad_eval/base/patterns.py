@@ -44,3 +44,8 @@ def search(pattern: str, text: str) -> bool | None:
         return compile_pattern(pattern).search(text, timeout=TIMEOUT_S) is not None
     except TimeoutError:
         return None
+
+
+def shown(pattern: str) -> str:
+    """A pattern quoted as it is written in a goldens file: `'\\b25\\s*seconds'`, not repr's doubled backslashes."""
+    return f"'{pattern}'"

@@ -27,7 +27,7 @@ MAX_CHARS = 300       # per embedded string (question, retrieved ids)
 ANSWER_CHARS = 200    # of an answer
 MAX_LINES = len(PALETTE)  # trend lines per chart: the most recent suite+fingerprint pairs
 # Keys that say where things live or how loudly, not what was measured: left out of the "key overrides".
-QUIET_KEYS = ("paths.", "data.corpus_dir", "data.goldens_dir", "hydra.", "quiet", "verbose", "cache", "resume",
+QUIET_KEYS = ("paths.", "hydra.", "quiet", "verbose", "cache", "resume",
               "tier", "suite")
 
 
@@ -143,7 +143,7 @@ def questions(cases: Sequence[dict[str, Any]], tier: str, k: int = 5) -> list[di
         row: dict[str, Any] = {"k": _cut(key), "id": _cut(first.get("id")), "q": _cut(first.get("query"))}
         if tier == "retrieval":
             m = first.get("metrics") or {}
-            row.update(shown=_cut(", ".join(docs[:k]) or "(nothing retrieved)"), out="pass" if passed else "fail",
+            row.update(shown=_cut(", ".join(docs[:k]) or "(nothing retrieved)"), out=_retrieval_outcome(first, passed),
                        hit=_num(m.get(f"hit@{k}")), rec=_num(m.get(f"recall@{k}")))
         else:
             answer = first.get("answer")
@@ -152,6 +152,14 @@ def questions(cases: Sequence[dict[str, Any]], tier: str, k: int = 5) -> list[di
                        f"mixed {passed}/{len(group)}", hit=None, rec=None)
         out.append(row)
     return out
+
+
+def _retrieval_outcome(case: dict[str, Any], passed: int) -> str:
+    """A refusal question has no relevant document to find (its `passed` is null): its outcome is whether the
+    store returned anything, so a refusal that starts retrieving shows as changed."""
+    if case.get("expect_refusal"):
+        return "refusal: retrieved" if case.get("retrieved") else "refusal: nothing retrieved"
+    return "pass" if passed else "fail"
 
 
 def _unit(span: float) -> tuple[float, str]:

@@ -50,10 +50,11 @@ def _meta(report: Report) -> str:
     i = report.identity
     if i is None:
         return ""
-    commit = report.provenance.git_commit[:10] if report.provenance and report.provenance.git_commit else "?"
+    commit = report.provenance.git_commit[:10] if report.provenance and report.provenance.git_commit else None
     return (f"suite {i.suite} · fingerprint {i.fingerprint} · goldens {i.goldens_hash} · top_k {i.top_k} · "
             f"threshold {i.threshold} · embedder {i.embedder}" + (f" · model {i.model}" if i.model else "") +
-            (f" · distractors {i.distractors}" if i.distractors else "") + f" · commit {commit}")
+            (f" · distractors {i.distractors}" if i.distractors else "") +
+            (f" · commit {commit}" if commit else " · not in a git repository"))
 
 
 def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str, Any],
@@ -69,10 +70,12 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
                 _chart("Metrics by cutoff", charts.metric_at_k(report.metrics, report.intervals), "chart-at-k"),
                 _chart("By tag", charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
                                                  report.intervals_by_tag), "chart-tags")]
-    rows = [{"id": c["id"], "tags": ", ".join(c["tags"]), "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
+    rows = [{"id": c["id"], "question": _question(c), "tags": ", ".join(c["tags"]),
+             "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
-    sections.append(Section("Questions", [question_table(rows, ["id", "tags", "relevant", "retrieved", "why"])]))
+    columns = ["id", "question", "tags", "relevant", "retrieved", "why"]
+    sections.append(Section("Questions", [question_table(rows, columns)]))
     sections += _warnings(report)
     return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
 
@@ -86,7 +89,8 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
                        "chart-decomposition")]
     if report.position:
         sections.append(_chart("Position in context", charts.position_bars(report.position), "chart-position"))
-    rows = [{"id": c["id"], "mode": c["mode"], "repeat": c["repeat"], "tags": ", ".join(c["tags"]),
+    rows = [{"id": c["id"], "question": _question(c), "mode": c["mode"], "repeat": c["repeat"],
+             "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
              "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause")}
             for c in cases]
@@ -101,7 +105,7 @@ def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str,
                                 [text_list(corrected_lines(report.judge_corrected))]))
     # A report from before causes were recorded has none: no cause column or select, rather than empty ones.
     causes = report.causes.get("names") if report.causes else None
-    columns = ["id", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else [])
+    columns = ["id", "question", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else [])
     sections.append(Section("Questions", [question_table(rows, columns, causes)]))
     sections += _warnings(report)
     model = report.identity.model if report.identity else "?"
@@ -120,6 +124,12 @@ def _chart(heading: str, fig: Figure, div_id: str) -> Section:
 
 def _warnings(report: Report) -> list[Section]:
     return [Section("Warnings", [text_list(report.warnings)])] if report.warnings else []
+
+
+def _question(case: dict[str, Any]) -> str:
+    """The question as asked (a conversation's last turn), cut to what a table cell holds."""
+    q = str(case.get("query") or "")
+    return q if len(q) <= 200 else q[:199] + "…"
 
 
 def _cause_text(case: dict[str, Any], causes: dict[str, Any]) -> str:

@@ -18,6 +18,9 @@ from typing import Literal
 PALETTE = ("#1a73e8", "#e8710a", "#188038", "#a142f4", "#d93025", "#12b5cb", "#f9ab00", "#5f6368")
 WIDTH, HEIGHT = 1000, 360
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 40, 64
+CHAR_W = 6.5          # an average glyph at font-size 12, for laying out text the browser measures later
+LABEL_CHARS = 40      # a category label longer than this is cut (the whole one stays in its <title>)
+LEGEND_ROW = 18
 
 
 @dataclass
@@ -130,6 +133,9 @@ class _Frame:
     x1: float = 1.0
     pw: int = WIDTH - LEFT - RIGHT
     ph: int = HEIGHT - TOP - BOTTOM
+    left: int = LEFT
+    foot: int = HEIGHT  # the bottom of the axis titles: the legend's rows start below it
+    legend: list[tuple[float, float]] = field(default_factory=list)  # each series' legend entry: x, y
 
     def ys(self, v: float) -> float:
         return TOP + self.ph - (min(max(v, self.y0), self.y1) - self.y0) / (self.y1 - self.y0) * self.ph
@@ -137,8 +143,8 @@ class _Frame:
     def xpos(self, v: float) -> float:
         """Numeric axes: the value's place; category axes: the middle of category `v`'s band."""
         if self.numeric:
-            return LEFT + (v - self.x0) / (self.x1 - self.x0) * self.pw
-        return LEFT + self.band * (v + 0.5)
+            return self.left + (v - self.x0) / (self.x1 - self.x0) * self.pw
+        return self.left + self.band * (v + 0.5)
 
     def xs(self, i: int) -> float:
         return self.xpos(self.xv[i]) if self.numeric else self.xpos(i)
@@ -155,26 +161,61 @@ def _x_bounds(c: Chart, xv: list[float]) -> tuple[float, float]:
     return x0 - margin, x1 + margin
 
 
+def _label(x: object) -> str:
+    s = str(x)
+    return s if len(s) <= LABEL_CHARS else s[: LABEL_CHARS - 1] + "…"
+
+
+def _legend_places(c: Chart, left: int, pw: int, top: float) -> tuple[list[tuple[float, float]], float]:
+    """Legend entries in rows under the axis titles, wrapped to the plot's width, so no entry covers a line or
+    runs past the edge; returns each entry's place and the height the rows take."""
+    if len(c.series) <= 1:
+        return [], 0.0
+    places, x, y = [], float(left), top
+    for s in c.series:
+        w = 14 + CHAR_W * len(_legend_name(s.name, pw)) + 18
+        if x > left and x + w > left + pw:
+            x, y = float(left), y + LEGEND_ROW
+        places.append((x, y))
+        x += w
+    return places, y + LEGEND_ROW - top
+
+
+def _legend_name(name: str, pw: int) -> str:
+    most = max(4, int((pw - 32) / CHAR_W))
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
 def _frame(c: Chart, width: int) -> _Frame:
     n = len(c.x)
-    rotate = not c.numeric_x and (n > 6 or any(len(str(x)) > 12 for x in c.x))
-    # Rotated labels hang below the axis: the figure grows to hold the longest, the plot keeps its height.
-    height = HEIGHT + (round(min(max((len(str(x)) for x in c.x), default=0), 40) * 4.2) if rotate else 0)
-    pw = width - LEFT - RIGHT
+    labels = [_label(x) for x in c.x]
+    rotate = not c.numeric_x and (n > 6 or any(len(x) > 12 for x in labels))
+    # Rotated labels hang below the axis (the figure grows to hold the longest, the plot keeps its height) and
+    # the first one leans left past the axis: the left margin widens until it fits.
+    drop = round(max((len(x) for x in labels), default=0) * 4.2) if rotate else 0
+    left = LEFT
+    if rotate and labels:
+        lean = len(labels[0]) * CHAR_W * 0.87 + 6 - (width - LEFT - RIGHT) / n / 2
+        left = max(LEFT, min(int(lean) + 1, width // 3))
+    pw = width - left - RIGHT
+    legend, legend_h = _legend_places(c, left, pw, HEIGHT + drop + (4 if c.x_title else -16))
+    foot = HEIGHT + drop
+    height = round(foot + legend_h + (4 if legend_h and c.x_title else 0))
     y0, y1 = _y_bounds(c)
     if not c.numeric_x:
-        return _Frame(width, height, rotate, y0, y1, pw / max(n, 1), False, [], pw=pw)
+        return _Frame(width, height, rotate, y0, y1, pw / max(n, 1), False, [], pw=pw, left=left, foot=foot,
+                      legend=legend)
     xv = [float(x) for x in c.x]
     x0, x1 = _x_bounds(c, xv)
     band = (c.bar_width or (x1 - x0) / max(n, 1)) / (x1 - x0) * pw
-    return _Frame(width, height, rotate, y0, y1, band, True, xv, x0, x1, pw=pw)
+    return _Frame(width, height, rotate, y0, y1, band, True, xv, x0, x1, pw=pw, left=left, foot=foot, legend=legend)
 
 
 def _chart(c: Chart, width: int) -> str:
     f = _frame(c, width)
     out = [f'<svg viewBox="0 0 {width} {f.height}" width="100%" role="img" aria-label="{escape(c.title)}" '
            'font-family="system-ui,sans-serif" font-size="12">',
-           f'<text x="{LEFT}" y="20" font-size="15" fill="#222">{escape(c.title)}</text>']
+           f'<text x="{f.left}" y="20" font-size="15" fill="#222">{escape(c.title)}</text>']
     out += _axes(c, f)
     bars = [s for s in c.series if s.kind == "bar"]
     slots = 1 if c.overlay else max(len(bars), 1)
@@ -197,16 +238,16 @@ def _chart(c: Chart, width: int) -> str:
 
 def _axes(c: Chart, f: _Frame) -> list[str]:
     """Horizontal grid with y ticks, the x axis, its tick labels and both axis titles."""
-    pw, ph = f.pw, f.ph
+    pw, ph, left = f.pw, f.ph, f.left
     out = []
     for t in _ticks(f.y0, f.y1):
         y = f.ys(t)
-        out.append(f'<line x1="{LEFT}" x2="{LEFT + pw}" y1="{_num(y)}" y2="{_num(y)}" stroke="#e6e6e6"/>'
-                   f'<text x="{LEFT - 6}" y="{_num(y + 4)}" text-anchor="end" fill="#555">{t:g}</text>')
-    out.append(f'<line x1="{LEFT}" x2="{LEFT + pw}" y1="{_num(TOP + ph)}" y2="{_num(TOP + ph)}" stroke="#999"/>')
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_num(y)}" y2="{_num(y)}" stroke="#e6e6e6"/>'
+                   f'<text x="{left - 6}" y="{_num(y + 4)}" text-anchor="end" fill="#555">{t:g}</text>')
+    out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_num(TOP + ph)}" y2="{_num(TOP + ph)}" stroke="#999"/>')
     out += _x_labels(c, f)
     if c.x_title:
-        out.append(f'<text x="{LEFT + pw / 2}" y="{f.height - 6}" text-anchor="middle" '
+        out.append(f'<text x="{left + pw / 2}" y="{f.foot - 6}" text-anchor="middle" '
                    f'fill="#333">{escape(c.x_title)}</text>')
     if c.y_title:
         out.append(f'<text transform="translate(14,{TOP + ph / 2}) rotate(-90)" text-anchor="middle" '
@@ -222,12 +263,12 @@ def _x_labels(c: Chart, f: _Frame) -> list[str]:
                 for t in _ticks(f.x0, f.x1, 8)]
     out = []
     for i, x in enumerate(c.x):
-        label = escape(str(x))
+        label = escape(_label(x)) + (f"<title>{escape(str(x))}</title>" if len(str(x)) > LABEL_CHARS else "")
         if f.rotate:
-            out.append(f'<text transform="translate({_num(f.xs(i))},{below + 12}) rotate(-30)" '
+            out.append(f'<text class="xlabel" transform="translate({_num(f.xs(i))},{below + 12}) rotate(-30)" '
                        f'text-anchor="end" fill="#555">{label}</text>')
         else:
-            out.append(f'<text x="{_num(f.xs(i))}" y="{below + 16}" text-anchor="middle" '
+            out.append(f'<text class="xlabel" x="{_num(f.xs(i))}" y="{below + 16}" text-anchor="middle" '
                        f'fill="#555">{label}</text>')
     return out
 
@@ -299,15 +340,12 @@ def _line(points: list[tuple[float, float] | None], color: str, dash: bool) -> l
 
 
 def _legend(c: Chart, f: _Frame) -> list[str]:
-    if len(c.series) <= 1:
-        return []
-    lx = LEFT + f.pw - 10
     out = []
-    for si, s in enumerate(c.series):
+    for si, (s, (x, y)) in enumerate(zip(c.series, f.legend, strict=False)):
         color = s.color or PALETTE[si % len(PALETTE)]
-        y = TOP + 4 + 16 * si
-        out.append(f'<rect x="{lx - 150}" y="{y}" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{lx - 136}" y="{y + 9}" fill="#333">{escape(s.name)}</text>')
+        out.append(f'<g class="legend"><rect x="{_num(x)}" y="{_num(y)}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{_num(x + 14)}" y="{_num(y + 9)}" fill="#333">{escape(_legend_name(s.name, f.pw))}'
+                   f'</text></g>')
     return out
 
 

@@ -65,12 +65,13 @@ def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | No
         return "answered a question the corpus cannot answer (expected a refusal)"
     if refused:
         return "declined an answerable question"
+    from nomad_eval.base.patterns import shown
     from nomad_eval.metrics.answer.patterns import search
 
     missing = [p for p in golden.must_include if search(p, answer) is False]
     forbidden = [p for p in golden.must_not_include if search(p, answer)]
-    parts = ([f"missing {', '.join(repr(p) for p in missing)}"] if missing else []) + \
-        ([f"contains forbidden {', '.join(repr(p) for p in forbidden)}"] if forbidden else [])
+    parts = ([f"missing {', '.join(shown(p) for p in missing)}"] if missing else []) + \
+        ([f"contains forbidden {', '.join(shown(p) for p in forbidden)}"] if forbidden else [])
     return "; ".join(parts) or "failed"
 
 
