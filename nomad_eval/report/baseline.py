@@ -103,18 +103,30 @@ def read_cases(path: Path) -> list[dict[str, Any]]:
 
 
 def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
-    """A run directory or its report.json, with the per-case records when they sit beside it."""
+    """A run directory or its report.json, with the per-case records when they sit beside it; or an upstream
+    NOMAD retrieval report (or baseline) file, converted with its cases (report/upstream.py)."""
     report_path = path if path.suffix == ".json" else path / "report.json"
+    if report_path.name != "report.json" and (upstream := _upstream_file(report_path)) is not None:
+        return upstream
     report = read_report(report_path)
     cases_path = report_path.parent / "cases.jsonl"
     return report, read_cases(cases_path) if cases_path.exists() else None
+
+
+def _upstream_file(path: Path) -> tuple[Report, list[dict[str, Any]]] | None:
+    """An upstream file's report and cases, or None when `path` is not one (read_report then says why)."""
+    try:
+        raw = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return upstream_baseline(raw, path) if json_problem(raw) is None and looks_upstream(raw) else None
 
 
 def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
     # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering; and the
     # failure cause, so compare can list the questions whose cause changed.
     keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal",
-            "cause")
+            "cause", "upstream")
     return {k: c[k] for k in keep if k in c}
 
 

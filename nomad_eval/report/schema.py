@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.separation import SeparationRow
+from nomad_eval.metrics.upstream.separation import Distribution
 
 SCHEMA_VERSION = 1
 
@@ -155,6 +156,20 @@ class AttackRate(BaseModel):
     mock: float | None = None    # the mock (a copier) on exactly the same prompts
 
 
+class UpstreamView(BaseModel):
+    """Upstream NOMAD's metrics by its own definitions (metrics/upstream/), apart from `metrics`: names carry the
+    `upstream.` prefix, cut-offs include upstream's 1, 3, 5 and 10 whatever top_k, and the score separation is
+    over the retrieved chunks' raw cosines (docs/upstream-nomad.md)."""
+
+    ks: list[int] = Field(default_factory=list)
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    intervals: dict[str, MetricInterval] = Field(default_factory=dict)
+    metrics_by_tag: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    relevant_scores: Distribution | None = None
+    irrelevant_scores: Distribution | None = None
+    advice: list[str] = Field(default_factory=list)
+
+
 class Report(BaseModel):
     schema_version: int = SCHEMA_VERSION
     tier: str
@@ -191,6 +206,7 @@ class Report(BaseModel):
     causes: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
     subject: Subject | None = None  # documents and goldens item by item: what compare names as changed
+    upstream: UpstreamView | None = None  # retrieval: upstream NOMAD's definitions, kept apart from `metrics`
     gate: Gate | None = None        # the verdict (floors, and the compare when it ran)
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)

@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nomad_eval.base.errors import NomadError
-from nomad_eval.metrics.registry import MetricName
-from nomad_eval.report.schema import Identity, Provenance, Report
+from nomad_eval.metrics.upstream.retrieval import PREFIX
+from nomad_eval.report.schema import Identity, Provenance, Report, UpstreamView
 
 # Upstream metric family -> ours, in one place (docs/upstream-nomad.md mirrors it). A family that
 # takes a cutoff keeps it: upstream `hitRate@5` is our `hit@5`.
@@ -49,8 +49,8 @@ MAPPING_NOTES: dict[str, str] = {
     "ndcg": "upstream gain is binary; equal to ours on binary goldens (NOMAD's relevantDocIds)",
     "mrr": "no cutoff in upstream: our `rr` (trec_eval recip_rank); our `mrr@k` is cut at k",
 }
-# Upstream case fields holding {k: value} -> our family.
-_BY_K_FIELDS = {"recall": "recall", "hitRate": "hit", "precision": "precision", "ndcg": "ndcg"}
+# Upstream case fields holding {k: value}.
+_BY_K_FIELDS = ("recall", "hitRate", "precision", "ndcg")
 SOURCE = "nomad-upstream"  # report.config["source"] of a converted upstream baseline
 
 
@@ -111,35 +111,33 @@ def looks_upstream(raw: object) -> bool:
     return isinstance(raw, dict) and "meta" in raw and "report" not in raw
 
 
-def map_metrics(metrics: Mapping[str, float | None]) -> dict[str, float | None]:
-    """Upstream names -> ours; names with no counterpart (meanPromptTokens, ...) are left out."""
-    out: dict[str, float | None] = {}
-    for name, value in metrics.items():
-        mapped = ours(name)
-        if mapped is not None:
-            out[mapped] = value
-    return out
+def view_name(name: str) -> str:
+    """An upstream metric name in the upstream view: `hitRate@5` -> `upstream.hitRate@5`."""
+    return f"{PREFIX}{name}"
+
+
+def view_metrics(metrics: Mapping[str, float | None]) -> dict[str, float | None]:
+    """Upstream's own metrics under the view's names, values as upstream stored them."""
+    return {view_name(name): value for name, value in metrics.items()}
 
 
 def case_record(c: UpstreamCase, top_k: int | None) -> dict[str, Any]:
-    """One upstream case as our case dict: per-k values under our names, `empty` as the two rate metrics."""
-    metrics: dict[str, float | None] = {}
-    for field, family in _BY_K_FIELDS.items():
+    """One upstream case as our case record: its stored values under the upstream view's names, as `metrics`
+    and as `upstream` (compare reads the view from either side), never re-read under this project's names."""
+    values: dict[str, float | None] = {}
+    for field in _BY_K_FIELDS:
         for k, value in sorted(getattr(c, field).items()):
-            metrics[str(MetricName(None, family, k))] = value
-    if not c.expectRefusal:
-        metrics["rr"] = c.reciprocalRank
+            values[view_name(f"{field}@{k}")] = value
+    values[view_name("mrr")] = c.reciprocalRank
     empty = c.empty if c.empty is not None else (c.retrievedCount == 0 if c.retrievedCount is not None else None)
     if empty is not None:
-        metrics["emptyRateOnAnswerable"] = None if c.expectRefusal else float(empty)
-        metrics["nonEmptyRateOnRefusal"] = float(not empty) if c.expectRefusal else None
-    if c.retrievedCount is not None and not c.expectRefusal:
-        metrics["returned"] = float(c.retrievedCount)
+        values[view_name("emptyRateOnAnswerable")] = None if c.expectRefusal else float(empty)
+        values[view_name("nonEmptyRateOnRefusal")] = float(not empty) if c.expectRefusal else None
     recall_ks = [k for k in c.recall if top_k is None or k <= top_k]
     at = max(recall_ks) if recall_ks else None
     passed = None if c.expectRefusal or at is None or c.recall[at] is None else c.recall[at] == 1.0
     return {"id": c.id, "tags": c.tags, "relevant_doc_ids": c.relevantDocIds, "expect_refusal": c.expectRefusal,
-            "passed": passed, "metrics": metrics}
+            "retrieved_doc_ids": c.retrievedDocIds, "passed": passed, "metrics": values, "upstream": dict(values)}
 
 
 def _refuse(path: Path, why: str) -> NomadError:
@@ -178,16 +176,18 @@ def upstream_baseline(raw: object, path: Path) -> tuple[Report, list[dict[str, A
         top_k=params.topK, threshold=params.scoreThreshold, embedder="NOMAD (upstream)", pipeline="NOMAD (upstream)",
         measures=[f"@{k}" for k in ks],
     )
+    metrics, by_tag = view_metrics(up.metrics), {tag: view_metrics(m) for tag, m in up.byTag.items()}
     report = Report(
         tier="retrieval", identity=identity,
         config={"source": SOURCE, "upstream_meta": meta.model_dump(), "path": str(path)},
-        metrics=map_metrics(up.metrics),
-        metrics_by_tag={tag: map_metrics(m) for tag, m in up.byTag.items()},
+        metrics=metrics, metrics_by_tag=by_tag,
+        upstream=UpstreamView(ks=list(ks), metrics=metrics, metrics_by_tag=by_tag),
         counts={"goldens": len(up.cases), "refusal": sum(c.expectRefusal for c in up.cases)},
         provenance=Provenance(git_commit=meta.gitSha, git_dirty=meta.gitDirty,
                               versions={"nomad": meta.nomadVersion or "unknown"}, python="",
                               created=meta.createdAt or ""),
-        warnings=[f"converted from upstream NOMAD baseline {path} (corpus fingerprint {meta.corpusFingerprint})"],
+        warnings=[f"converted from upstream NOMAD report {path} (corpus fingerprint {meta.corpusFingerprint}); "
+                  "its metrics are upstream's own, named upstream.<name>"],
     )
     return report, [case_record(c, params.topK) for c in up.cases]
 
@@ -197,11 +197,13 @@ def is_upstream(report: Report) -> bool:
 
 
 def upstream_refusals(run: Report, base: Report) -> list[str]:
-    """Against an upstream baseline only the tier must match (exit 2 otherwise); goldens are paired by id."""
+    """With an upstream file on either side only the tier must match (exit 2 otherwise); goldens are paired by
+    id."""
     if run.identity is None:
         return ["the run has no identity (a failed run?); re-run it"]
     if run.tier != base.tier:
-        return [f"tier differs: run {run.tier}, upstream baseline {base.tier}; compare a retrieval run with it"]
+        return [f"tier differs: run {run.tier}, baseline {base.tier}; an upstream NOMAD file compares with a "
+                "retrieval run"]
     return []
 
 
@@ -210,8 +212,10 @@ def upstream_differences(run: Report, base: Report, run_cases: list[dict[str, An
     """What differs from an upstream baseline, `key upstream → run`, the corpus fingerprint always first."""
     assert run.identity is not None and base.identity is not None
     r, b = run.identity, base.identity
-    out = [f"corpus fingerprint {b.fingerprint} → {r.fingerprint} (DIFFERS: the baseline is upstream NOMAD's, "
-           "built by its own chunker and embedder; compared on the questions in common, not refused)"
+    which = "the baseline" if is_upstream(base) else "the run"
+    out = [f"corpus fingerprint {b.fingerprint} → {r.fingerprint} (DIFFERS: {which} is upstream NOMAD's, "
+           "built by its own chunker and embedder; compared on the questions in common, not refused; both sides "
+           "in the upstream view, upstream's own definitions)"
            if b.fingerprint != r.fingerprint else f"corpus fingerprint {b.fingerprint} (same)"]
     pairs = [("top_k", b.top_k, r.top_k), ("threshold", b.threshold, r.threshold),
              ("measured cutoffs", ",".join(b.measures), ",".join(r.measures)),

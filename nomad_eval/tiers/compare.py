@@ -17,6 +17,7 @@ from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
+from nomad_eval.report import upstream_view as view
 from nomad_eval.report.baseline import Baseline, load_run
 from nomad_eval.report.changes import corpus_changes
 from nomad_eval.report.markdown import fmt
@@ -97,8 +98,26 @@ def _goldens(report: Report) -> dict[str, str] | None:
     return dict(report.subject.goldens) if report.subject and report.subject.goldens else None
 
 
+Side = tuple[dict[str, float | None], list[dict[str, Any]]]  # a side's means and case records
+
+
+def _sides(run: Report, cases: list[dict[str, Any]], base: Baseline, cfg: DictConfig, upstream: bool
+           ) -> tuple[Side, Side, list[str]]:
+    """What each side is compared on, and the gated names: this project's measures, or with an upstream file on
+    either side, the upstream view of both."""
+    if not upstream:
+        return (dict(run.metrics), cases), (dict(base.report.metrics), base.cases), gated_metrics(cfg, run,
+                                                                                                    base.report, cases)
+    run_side, base_side = view.side(run, cases), view.side(base.report, base.cases)
+    named = cfg.compare.get("metrics")
+    return run_side, base_side, view.gated([str(n) for n in named] if named else None, int(cfg.compare.headline_k),
+                                           base_side[0])
+
+
 def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, cfg: DictConfig) -> Verdict:
-    upstream = is_upstream(base.report)  # NOMAD's own baseline: its fingerprint never equals ours (reported below)
+    # NOMAD's own file on either side: its fingerprint never equals ours (reported below), and both sides are
+    # measured in the upstream view, by upstream's definitions (report/upstream_view.py).
+    upstream = is_upstream(base.report) or is_upstream(run)
     refused = upstream_refusals(run, base.report) if upstream else task_differences(run, base.report)
     if refused:
         return Verdict(refused=refused)
@@ -106,13 +125,13 @@ def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline,
         side = "run" if not cases else "baseline"
         return Verdict(refused=[f"the {side} has no per-question records (cases.jsonl) to pair; re-run or "
                                 "re-promote it"])
-    gated = gated_metrics(cfg, run, base.report, cases)
-    informational = [n for n in base.report.metrics if n in run.metrics and n not in gated and spec_for(n)]
+    (run_metrics, run_cases), (base_metrics, base_cases), gated = _sides(run, cases, base, cfg, upstream)
+    informational = [n for n in base_metrics if n in run_metrics and n not in gated and spec_for(n)]
     # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
-    informational += [n for n in run.metrics if n not in base.report.metrics and n not in gated and spec_for(n)]
+    informational += [n for n in run_metrics if n not in base_metrics and n not in gated and spec_for(n)]
     v = compare_questions(
-        questions_from_cases(base.cases), questions_from_cases(cases), gated,
-        base_metrics=base.report.metrics, run_metrics=run.metrics, informational=informational,
+        questions_from_cases(base_cases), questions_from_cases(run_cases), gated,
+        base_metrics=base_metrics, run_metrics=run_metrics, informational=informational,
         base_goldens=_goldens(base.report), run_goldens=_goldens(run),
         exclude_unstable=bool(cfg.compare.exclude_unstable), cluster=bool(cfg.stats.cluster),
         resamples=int(cfg.stats.resamples), seed=int(cfg.seed), strict=bool(cfg.compare.strict),

@@ -49,7 +49,7 @@ def run(cfg: DictConfig) -> int:
     if not cfg.promote.get("run"):
         raise NomadError("tier=promote needs promote.run=<run dir or report.json>", 2)
     run_path = Path(cfg.promote.run)
-    found = objections(cfg, run_path if run_path.suffix != ".json" else run_path.parent)
+    found = objections(cfg, run_path.parent if run_path.name == "report.json" else run_path)  # or upstream's file
     if found and not cfg.promote.get("force"):
         raise NomadError("promote refused: " + "; ".join(found) + "; if this is intended (the drop is accepted), "
                          "promote again with promote.force=true", 1)

@@ -33,6 +33,7 @@ from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
+from nomad_eval.report.upstream_view import retrieval_view, view_ks
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
 
@@ -178,7 +179,8 @@ def run(cfg: DictConfig) -> int:
     top_k = int(cfg.pipeline.get("top_k") or max(ks))
     scores = score_lists(retrievals, goldens, rt if isinstance(pipeline, Pipeline) else None)
     names = metric_names(ks)
-    rows = [retrieval_case(g, r, ks, top_k) for g, r in zip(goldens, retrievals, strict=True)]
+    up_ks = view_ks(ks)
+    rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(goldens, retrievals, strict=True)]
     cases = [c.row for c in rows]
     per_case = [row["metrics"] for row in cases]
     questions = questions_from_cases(cases)
@@ -211,6 +213,7 @@ def run(cfg: DictConfig) -> int:
         sweep_id=sweep_id(),
     )
     report.intervals_by_tag = tag_intervals(questions, tag_columns(report), cfg)
+    report.upstream = retrieval_view(cases, up_ks, cfg)
     report.warnings += rt.golden_warnings
     if warning := custom_order_warning(rescored, len(goldens)):
         report.warnings.append(warning)

@@ -16,6 +16,7 @@ from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
 from nomad_eval.metrics.recall import recall_at_k
+from nomad_eval.metrics.upstream.retrieval import case_values as upstream_values
 from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
 from nomad_eval.report.exports import flat_row
 
@@ -110,11 +111,15 @@ class CaseRow:
     flat: dict[str, Any]
 
 
-def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int) -> CaseRow:
+def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int,
+                   upstream_ks: Sequence[int] = ()) -> CaseRow:
+    """`upstream_ks`: the upstream view's cut-offs (report/upstream_view.view_ks); none, no view."""
     row = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
         "retrieved": retrieved_rows(r.chunks), "metrics": case_metrics(g, r.chunks, ks),
+        **({"upstream": upstream_values([c.doc_id for c in r.chunks], g.relevant_doc_ids, g.expect_refusal,
+                                        upstream_ks)} if upstream_ks else {}),
         "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
                                                             set(g.relevant_doc_ids), top_k) == 1.0,
         "why": retrieval_miss(g, r.chunks, top_k),

@@ -4,36 +4,48 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from omegaconf import DictConfig
 
 from nomad_eval.base.errors import NomadError
-from nomad_eval.report.baseline import load_baseline
+from nomad_eval.cli.entry import run_tier
+from nomad_eval.core.compare import Verdict
+from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.upstream import is_upstream
+from nomad_eval.tiers.compare import verdict_for
 from tests.conftest import MINI, run_cli
 
 KS = (1, 3, 5, 10)
 
 
-def upstream_case(cid: str, relevant: list[str], retrieved: list[str], refusal: bool = False,
+def upstream_case(cid: str, relevant: list[str], chunks: list[str], refusal: bool = False,
                   tags: list[str] | None = None) -> dict[str, Any]:
-    """One case as upstream's scoreCase writes it (binary gain, document ranking, keys of {k: v} as strings)."""
+    """One case as upstream's scoreCase writes it, worked by hand from its definitions: the first k *chunks*
+    (`chunks`: each retrieved chunk's document, in rank order), precision over min(k, chunks returned), binary
+    nDCG over distinct documents; keys of {k: v} as strings, as JSON has them."""
     def by_k(fn: Any) -> dict[str, float | None]:
         return {str(k): None if refusal else fn(k) for k in KS}
     rel = set(relevant)
-    first = next((i for i, d in enumerate(retrieved) if d in rel), None)
+    docs = list(dict.fromkeys(chunks))
+    first = next((i for i, d in enumerate(chunks) if d in rel), None)
+
+    def ndcg(k: int) -> float:
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(rel), k)))
+        return sum(1 / math.log2(i + 2) for i, d in enumerate(docs[:k]) if d in rel) / ideal
+
     return {
-        "id": cid, "tags": tags or [], "retrievedCount": len(retrieved), "relevantDocIds": relevant,
-        "retrievedDocIds": retrieved, "expectRefusal": refusal,
-        "recall": by_k(lambda k: len(rel & set(retrieved[:k])) / len(rel)),
-        "hitRate": by_k(lambda k: float(bool(rel & set(retrieved[:k])))),
-        "precision": by_k(lambda k: len(rel & set(retrieved[:k])) / k),
-        # one relevant document in these fixtures: ideal DCG is 1, so nDCG is 1/log2(rank + 1) within k
-        "ndcg": by_k(lambda k: 0.0 if first is None or first >= k else 1 / math.log2(first + 2)),
+        "id": cid, "tags": tags or [], "retrievedCount": len(chunks), "relevantDocIds": relevant,
+        "retrievedDocIds": docs, "expectRefusal": refusal,
+        "recall": by_k(lambda k: len(rel & set(chunks[:k])) / len(rel)),
+        "hitRate": by_k(lambda k: float(bool(rel & set(chunks[:k])))),
+        "precision": by_k(lambda k: sum(d in rel for d in chunks[:k]) / len(chunks[:k]) if chunks else 0.0),
+        "ndcg": by_k(ndcg),
         "reciprocalRank": None if refusal else (0.0 if first is None else 1 / (first + 1)),
-        "empty": not retrieved,
+        "empty": not chunks,
     }
 
 
@@ -79,7 +91,7 @@ def write(tmp_path: Path, data: Any, name: str = "retrieval.json") -> Path:
     return p
 
 
-def test_an_upstream_baseline_loads_with_our_names(tmp_path: Path) -> None:
+def test_an_upstream_baseline_loads_in_the_upstream_view(tmp_path: Path) -> None:
     path = write(tmp_path, upstream_file(FIXTURE))
     base = load_baseline(path)
     assert is_upstream(base.report) and "upstream NOMAD" in base.promoted_from
@@ -89,19 +101,24 @@ def test_an_upstream_baseline_loads_with_our_names(tmp_path: Path) -> None:
     assert (ident.fingerprint, ident.top_k, ident.threshold, ident.measures) == (
         "a1b2c3d4e5f60718", 5, 0.3, ["@1", "@3", "@5", "@10"])
     m = base.report.metrics
-    assert not {"mrr", "hitRate@5"} & m.keys()
-    assert m["hit@5"] == 0.75 and m["rr"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)
-    assert m["emptyRateOnAnswerable"] == 0.25 and m["nonEmptyRateOnRefusal"] == 1.0
-    assert base.report.metrics_by_tag["numeric"]["hit@1"] == m["hit@1"]
+    assert not {"mrr", "hitRate@5", "hit@5", "rr"} & m.keys()  # upstream's numbers never under our names
+    assert m["upstream.hitRate@5"] == 0.75 and m["upstream.mrr"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)
+    assert m["upstream.emptyRateOnAnswerable"] == 0.25 and m["upstream.nonEmptyRateOnRefusal"] == 1.0
+    assert base.report.upstream is not None and base.report.upstream.metrics == m
+    assert base.report.metrics_by_tag["numeric"]["upstream.hitRate@1"] == m["upstream.hitRate@1"]
     assert base.report.provenance is not None and base.report.provenance.git_commit.startswith("0123")
     by_id = {c["id"]: c for c in base.cases}
     two = by_id["mini-02"]["metrics"]
-    assert (two["hit@1"], two["hit@3"], two["rr"], two["precision@5"], two["returned"]) == (0.0, 1.0, 0.5, 0.2, 2.0)
-    assert two["emptyRateOnAnswerable"] == 0.0 and two["nonEmptyRateOnRefusal"] is None
-    assert by_id["mini-03"]["metrics"]["emptyRateOnAnswerable"] == 1.0 and by_id["mini-03"]["passed"] is False
+    assert (two["upstream.hitRate@1"], two["upstream.hitRate@3"], two["upstream.mrr"]) == (0.0, 1.0, 0.5)
+    assert two["upstream.precision@5"] == 0.5 and two["upstream.precision@10"] == 0.5  # over the 2 returned
+    assert two["upstream.emptyRateOnAnswerable"] == 0.0 and two["upstream.nonEmptyRateOnRefusal"] is None
+    assert by_id["mini-02"]["upstream"] == two
+    assert by_id["mini-03"]["metrics"]["upstream.emptyRateOnAnswerable"] == 1.0
+    assert by_id["mini-03"]["passed"] is False
     refusal = by_id["mini-06"]
-    assert refusal["passed"] is None and refusal["metrics"]["nonEmptyRateOnRefusal"] == 1.0
-    assert refusal["metrics"]["emptyRateOnAnswerable"] is None and refusal["metrics"]["recall@5"] is None
+    assert refusal["passed"] is None and refusal["metrics"]["upstream.nonEmptyRateOnRefusal"] == 1.0
+    assert refusal["metrics"]["upstream.emptyRateOnAnswerable"] is None
+    assert refusal["metrics"]["upstream.recall@5"] is None
     assert by_id["mini-01"]["relevant_doc_ids"] == ["kettle-descaling"] and by_id["mini-01"]["passed"] is True
 
 
@@ -134,21 +151,24 @@ def _retrieval_run(tmp_path: Path, data_dir: Path, name: str) -> Path:
 
 
 def _from_run(run: Path, keep: set[str]) -> list[dict[str, Any]]:
-    """Upstream cases with the run's own rankings: the same questions, answered the same way."""
+    """Upstream cases with the run's own chunk rankings: the same questions, answered the same way."""
     cases = [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
     out = []
     for c in cases:
         if c["id"] in keep:
-            docs = list(dict.fromkeys(r["doc_id"] for r in c["retrieved"]))
-            out.append(upstream_case(c["id"], c["relevant_doc_ids"], docs, refusal=c["expect_refusal"]))
+            chunks = [r["doc_id"] for r in sorted(c["retrieved"], key=lambda r: r["rank"])]
+            out.append(upstream_case(c["id"], c["relevant_doc_ids"], chunks, refusal=c["expect_refusal"]))
     return out
+
+
+KEEP = {"mini-01", "mini-02", "mini-03", "mini-04", "mini-05", "mini-06"}
+GATED = ("upstream.recall@5", "upstream.ndcg@5", "upstream.mrr", "upstream.nonEmptyRateOnRefusal")
 
 
 @pytest.mark.slow
 def test_compare_accepts_an_upstream_baseline_and_reports_what_differs(tmp_path: Path, data_dir: Path) -> None:
     run = _retrieval_run(tmp_path, data_dir, "run")
-    keep = {"mini-01", "mini-02", "mini-03", "mini-04", "mini-05", "mini-06"}
-    cases = _from_run(run, keep) + [upstream_case("upstream-only-01", ["rope-storage"], ["rope-storage"])]
+    cases = _from_run(run, KEEP) + [upstream_case("upstream-only-01", ["rope-storage"], ["rope-storage"])]
     path = write(tmp_path, upstream_file(cases))
     r = run_cli("tier=compare", f"compare.run={run}", f"compare.baseline={path}")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -158,19 +178,68 @@ def test_compare_accepts_an_upstream_baseline_and_reports_what_differs(tmp_path:
     assert "6 questions in common" in r.stdout
     assert "questions removed (1; no longer in the suite): upstream-only-01" in r.stdout
     assert "questions added (2; scored, not gated): mini-07, mini-08" in r.stdout
-    for name in ("recall@5", "ndcg@5", "mrr@5", "nonEmptyRateOnRefusal"):  # gated; the rest only when they moved
+    for name in GATED:  # gated, in the upstream view; the rest only when they moved
         assert name in r.stdout, name
+    assert "recall@5 " not in r.stdout.replace("upstream.recall@5", "")  # not this project's recall@5
 
     # Paired per question: the run losing every document against upstream's is a regression (exit 1). Five
     # answerable questions in common: one gated metric, so no Holm correction dilutes the exact test.
     lost = [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
     for c in lost:
         if not c["expect_refusal"]:
-            c["metrics"].update({"recall@5": 0.0})
+            c["upstream"].update({"upstream.recall@5": 0.0})
     (run / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lost))
-    bad = run_cli("tier=compare", f"compare.run={run}", f"compare.baseline={path}", "compare.metrics=[recall@5]")
-    assert bad.returncode == 1 and "regression: recall@5" in bad.stdout, bad.stdout
+    bad = run_cli("tier=compare", f"compare.run={run}", f"compare.baseline={path}",
+                  "compare.metrics=[upstream.recall@5]")
+    assert bad.returncode == 1 and "regression: upstream.recall@5" in bad.stdout, bad.stdout
+    ours = run_cli("tier=compare", f"compare.run={run}", f"compare.baseline={path}", "compare.metrics=[recall@5]")
+    assert ours.returncode == 2 and "upstream.<name>" in ours.stderr, ours.stderr
 
     broken = write(tmp_path, {"meta": {"kind": "retrieval", "corpusFingerprint": "x"}, "cases": []}, "broken.json")
     refused = run_cli("tier=compare", f"compare.run={run}", f"compare.baseline={broken}")
     assert refused.returncode == 2 and str(broken) in refused.stderr and "missing 'metrics'" in refused.stderr
+
+
+def _verdict(make_cfg: Callable[..., DictConfig], run: Path, base: Path, *overrides: str) -> Verdict:
+    report, cases = load_run(run)
+    return verdict_for(report, cases, load_baseline(base), make_cfg(*MINI, *overrides))
+
+
+def test_identical_rankings_show_no_delta_and_precision_is_upstreams(make_cfg: Callable[..., DictConfig],
+                                                                     tmp_path: Path) -> None:
+    """Upstream's file holding the run's own chunk rankings: every upstream-view metric is equal per question,
+    so no delta anywhere, though this project's precision@k (over k) would differ from upstream's."""
+    cfg = make_cfg(*MINI)
+    assert run_tier(cfg) == 0
+    run = Path(cfg.paths.run_dir)
+    path = write(tmp_path, upstream_file(_from_run(run, KEEP)))
+    v = _verdict(make_cfg, run, path)
+    assert not v.refused and v.common == len(KEEP) and v.outcome == "pass"
+    assert {m.name for m in v.metrics if m.gated} == set(GATED)
+    assert all(m.name.startswith("upstream.") for m in v.metrics)
+    assert [m.name for m in v.metrics if m.delta != 0.0 and m.delta is not None] == []
+    precision = next(m for m in v.metrics if m.name == "upstream.precision@5")
+    report, _ = load_run(run)
+    assert report.upstream is not None and precision.current == precision.baseline
+    assert report.metrics["precision@5"] != report.upstream.metrics["upstream.precision@5"]
+
+
+def test_an_upstream_report_is_the_run_side_and_can_be_promoted(make_cfg: Callable[..., DictConfig],
+                                                               tmp_path: Path) -> None:
+    cfg = make_cfg(*MINI)
+    assert run_tier(cfg) == 0
+    run = Path(cfg.paths.run_dir)
+    upstream = write(tmp_path, upstream_file(FIXTURE), "retrieval-2026-01-12T09-30-00-000Z.json")
+    report, cases = load_run(upstream)
+    assert is_upstream(report) and cases is not None and len(cases) == len(FIXTURE)
+    promoted = make_cfg(*MINI, "tier=promote", f"promote.run={upstream}", f"paths.baselines_dir={tmp_path / 'b'}")
+    assert run_tier(promoted) == 0
+    filed = tmp_path / "b" / "a1b2c3d4e5f60718" / "retrieval.json"
+    base = load_baseline(filed)
+    assert is_upstream(base.report) and base.cases[1]["upstream"]["upstream.mrr"] == 0.5
+    # run side upstream, baseline ours: both in the upstream view, paired on the questions in common
+    v = verdict_for(report, cases, load_baseline(run), make_cfg(*MINI))
+    assert not v.refused and v.common == 4, v.refused
+    assert any("DIFFERS: the run is upstream NOMAD's" in d for d in v.differences)
+    mrr = next(m for m in v.metrics if m.name == "upstream.mrr")
+    assert mrr.gated and mrr.n == 3 and mrr.current == pytest.approx((1 + 0.5 + 0) / 3)

@@ -1,0 +1,116 @@
+"""The upstream view of a retrieval run: upstream NOMAD's metrics by its own definitions, from the case records.
+
+Each case record holds its values under `upstream` (names `upstream.recall@5`, ...), made from the chunks it
+retrieved in rank order; the report holds their means (summed in order, as upstream sums them), intervals, means
+per tag and upstream's score separation. Compare reads this view whenever one side is an upstream file
+(`compare_sides`), so both sides are measured by one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.metrics.registry import MetricName
+from nomad_eval.metrics.upstream.retrieval import K_VALUES, PREFIX, aggregate, case_values, metric_names
+from nomad_eval.metrics.upstream.separation import advice, describe, split_scores
+from nomad_eval.report.intervals import summarize_report
+from nomad_eval.report.schema import Report, UpstreamView
+
+Case = Mapping[str, Any]
+# This project's headline families -> upstream's name of the same idea, for the upstream view's default gate.
+HEADLINE = {"recall": "recall@{k}", "ndcg": "ndcg@{k}", "mrr": "mrr", "nonEmptyRateOnRefusal": "nonEmptyRateOnRefusal"}
+
+
+def view_ks(ks: Sequence[int]) -> list[int]:
+    """Upstream's cut-offs (1, 3, 5, 10, measured past top_k as upstream does) and the run's own."""
+    return sorted({*K_VALUES, *ks})
+
+
+def case_view(case: Case, ks: Sequence[int]) -> dict[str, float | None]:
+    """One case record's upstream values, from its retrieved chunks (`retrieved`: rank order)."""
+    chunks = [r.get("doc_id") for r in sorted(case.get("retrieved") or [], key=lambda r: int(r["rank"]))]
+    return case_values(chunks, list(case.get("relevant_doc_ids") or []), bool(case.get("expect_refusal")), ks)
+
+
+def _raw_scores(case: Case) -> list[tuple[str | None, float]]:
+    """(document, score) per retrieved chunk: the raw cosine where the pipeline kept it, else the final score,
+    as upstream reads `semanticScore ?? score`."""
+    rows = case.get("retrieved") or []
+    return [(r.get("doc_id"), float(r["score"] if r.get("score") is not None else r["final_score"])) for r in rows]
+
+
+def as_view_cases(cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """The cases with their upstream values as their metrics, so questions and compare read the view."""
+    return [{**c, "metrics": dict(c.get("upstream") or {})} for c in cases]
+
+
+def retrieval_view(cases: Sequence[Case], ks: Sequence[int], cfg: Any) -> UpstreamView:
+    """The report's upstream section from case records that hold `upstream` (see `case_view`)."""
+    names = metric_names(ks)
+    per_case = [c.get("upstream") or {} for c in cases]
+    tags = sorted({t for c in cases for t in c.get("tags") or []})
+    by_tag = {t: aggregate([v for c, v in zip(cases, per_case, strict=True) if t in (c.get("tags") or [])], names)
+              for t in tags}
+    rel, irr = split_scores([(_raw_scores(c), list(c.get("relevant_doc_ids") or [])) for c in cases])
+    rel_d, irr_d = describe(rel), describe(irr)
+    return UpstreamView(
+        ks=list(ks), metrics=aggregate(per_case, names),
+        intervals=summarize_report(questions_from_cases(as_view_cases(cases)), names, cfg)[1],
+        metrics_by_tag=by_tag, relevant_scores=rel_d, irrelevant_scores=irr_d, advice=advice(rel_d, irr_d),
+    )
+
+
+def view_metrics(report: Report, cases: Sequence[Case]) -> dict[str, float | None]:
+    """A side's upstream means: the report's section, else (a run from before it existed) from its cases."""
+    if report.upstream is not None:
+        return dict(report.upstream.metrics)
+    names = list(dict.fromkeys(n for c in cases for n in c.get("upstream") or {}))
+    return aggregate([c.get("upstream") or {} for c in cases], names)
+
+
+def with_view(cases: Sequence[Case], ks: Sequence[int]) -> list[dict[str, Any]]:
+    """Cases that lack upstream values but kept their retrieved chunks get them (runs from before the view)."""
+    return [dict(c) if c.get("upstream") is not None or not c.get("retrieved")
+            else {**c, "upstream": case_view(c, ks)} for c in cases]
+
+
+def view_names(names: Sequence[str]) -> list[str]:
+    """Only the upstream view's names: `compare.metrics` may name them, or this project's, in its own view."""
+    return [n for n in names if (p := MetricName.try_parse(n)) is not None and p.mode == PREFIX.rstrip(".")]
+
+
+def headline(k: int, held: Mapping[str, float | None]) -> list[str]:
+    """The upstream view's default gate: upstream's names of this project's headline measures at cut-off k,
+    those the baseline measured."""
+    names = [PREFIX + form.format(k=k) for form in HEADLINE.values()]
+    return [n for n in names if held.get(n) is not None]
+
+
+def side(report: Report, cases: Sequence[Case]) -> tuple[dict[str, float | None], list[dict[str, Any]]]:
+    """One side of a compare in the upstream view: its means and its cases with the view's values as metrics.
+    An upstream file is already in it; a run of ours from before the view is measured from its chunks."""
+    ident = report.identity
+    ks = [k for m in (ident.measures if ident else []) if (k := int(m.lstrip("@") or 0)) > 0]
+    full = with_view(cases, view_ks(ks))
+    return view_metrics(report, full), as_view_cases(full)
+
+
+def gated(named: Sequence[str] | None, k: int, base_metrics: Mapping[str, float | None]) -> list[str]:
+    """The upstream view's gate: `compare.metrics` (upstream.<name> names only), or `headline`."""
+    if not named:
+        return headline(k, base_metrics)
+    from nomad_eval.base.errors import NomadError
+    from nomad_eval.metrics.registry import spec_for
+
+    wrong = [n for n in named if n not in view_names(named) or spec_for(n) is None]
+    if wrong:
+        raise NomadError(f"compare.metrics names {wrong}; one side is an upstream NOMAD file, so the compare is in "
+                         f"upstream's own definitions: name upstream.<name> metrics, e.g. upstream.recall@5, "
+                         "upstream.precision@3, upstream.mrr (docs/upstream-nomad.md)", 2)
+    missing = [n for n in named if n not in base_metrics]
+    if missing:
+        raise NomadError(f"compare.metrics names {missing}, which the baseline's upstream view does not hold; it "
+                         f"holds: {', '.join(sorted(base_metrics))}", 2)
+    return list(named)
