@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
+from nomad_eval.cli.group_keys import group_key_problem
 from nomad_eval.cli.suggest import check_argv
 from nomad_eval.cli.where import make_project_importable, outside_project
 
@@ -55,7 +56,8 @@ def cli() -> None:
             print(page)
             return
     # A misspelt key is answered with the nearest real one before Hydra's bare "not in struct".
-    if (problem := check_argv(sys.argv[1:], _conf_dirs())) is not None:
+    problem = check_argv(sys.argv[1:], _conf_dirs()) or group_key_problem(sys.argv[1:], _conf_dirs())
+    if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
     # Before Hydra makes a run folder and a tier its store: a command outside a project writes nothing.
