@@ -20,9 +20,9 @@ from nomad_eval.base.paths import CONF, PACKAGE, REPO
 from nomad_eval.cli.config_check import SECTIONS, check_config
 from tests.conftest import MINI
 
-GROUPS = ("tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge")
+GROUPS = ("tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app")
 # An option that cannot compose alone: BEIR reads a folder the user names.
-NEEDS = {"data=beir": ["data.path=/x"]}
+NEEDS = {"data=beir": ["data.path=/x"], "app=answers": ["app.file=/x.jsonl"], "app=http": ["app.url=http://x"]}
 # Files another change is rewriting; each still holds a fallback (asserted below, so the entry goes with it).
 PENDING: set[str] = set()
 # Reads a saved report's config (`report.config`), which a run made before a key existed lacks.

@@ -92,6 +92,17 @@ class BackendKeys(_Keys):
     connect_timeout: Seconds
 
 
+class AppKeys(_Keys):
+    """tier=app's HTTP client (app=http); app=answers has none of these."""
+
+    timeout: Seconds
+    connect_timeout: Seconds
+    deadline: Seconds
+    retries: Count  # tries per request
+    concurrency: Count
+    method: Literal["GET", "POST", "PUT", "get", "post", "put"]
+
+
 class StoreKeys(_Keys):
     lock_timeout: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
     timeout: Seconds
@@ -167,7 +178,7 @@ SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
     ("model", BackendKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
     ("promote", PromoteKeys), ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys),
     ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys),
-    ("gate", GateKeys), ("browse", BrowseKeys),
+    ("gate", GateKeys), ("browse", BrowseKeys), ("app", AppKeys),
 )
 
 
@@ -203,7 +214,7 @@ def gate_name_problem(name: str) -> str | None:
     return None
 
 
-_GROUPS = {"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "hydra"}
+_GROUPS = {"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app", "hydra"}
 
 
 def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:

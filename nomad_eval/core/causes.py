@@ -67,6 +67,7 @@ class Facts:
     judged: int = 0                                  # repeats a faithfulness judge gave a verdict on
     oracle: Oracle | None = None                     # e2e only; None: oracle not run
     noretrieval: str | None = None                   # e2e only: the noretrieval outcome, when run
+    retrieval_known: bool = True                     # False: an app that exposed no document ids (tier=app)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def retrieval_miss(f: Facts) -> Finding | None:
         # them (a golden naming a document the corpus lost), which no retriever could have found either.
         return Finding("retrieval_miss", f"the corpus holds no chunk of {', '.join(f.relevant)}: the oracle had "
                                          "nothing to inject")
-    if f.mode != "e2e":
+    if f.mode != "e2e" or not f.retrieval_known:
         return None
     got = {d for _, d, _ in f.retrieved}
     missing = [d for d in f.relevant if d not in got]
@@ -273,6 +274,7 @@ def facts_of(group: Sequence[Mapping[str, Any]], faithful_max: int = 1) -> Facts
         injected=[str(x) for x in first.get("injected") or []], dropped=int(first.get("dropped_chunks") or 0),
         refusals=sum(1 for c in group if c.get("refused")), unsupported=sorted(unsupported),
         ungrounded=bool(ungrounded), unfaithful=unfaithful, judged=judged,
+        retrieval_known="retrieved" not in first or first["retrieved"] is not None,
     )
 
 

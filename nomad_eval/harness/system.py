@@ -21,6 +21,7 @@ RETRIEVAL_KEYS = ("embedder", "store", "pipeline", "threshold")
 TIER_KEYS = {
     "retrieval": RETRIEVAL_KEYS,
     "generation": (*RETRIEVAL_KEYS, "tier", "mode", "model", "judge", "judging", "repeats", "seed"),
+    "app": ("app", "judge", "judging", "repeats", "seed"),  # tier=app: the app is the whole system under test
 }
 # Keys inside kept groups that name where something lives, how long to wait for it or how many cores it may use,
 # rather than what it is.

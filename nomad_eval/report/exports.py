@@ -17,7 +17,7 @@ def trec_run(cases: list[dict[str, Any]], tag: str = "nomad_eval") -> str:
     lines = []
     for c in cases:
         best: dict[str, float] = {}
-        for r in c["retrieved"]:
+        for r in c.get("retrieved") or []:  # None: an app that exposed no document ids (tier=app)
             score = float(r["final_score"])
             if r["doc_id"] not in best or score > best[r["doc_id"]]:
                 best[r["doc_id"]] = score

@@ -1,0 +1,233 @@
+"""The user's own app over HTTP: one request per golden (and repeat), the answer and the contexts read from paths
+into its JSON response.
+
+The body is a JSON template whose strings may hold `{query}`, `{id}` and `{history}`; a string that is exactly
+`{history}` or `{messages}` becomes the list of chat messages (the conversation before the question, or with the
+question as its last user message). Header values named in `headers_env` are read from the environment at request
+time: they never enter the config, the cache key, a report or an error message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nomad_eval.backends.retry import Transient, with_retries
+from nomad_eval.base.errors import NomadError
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class AppRequest:
+    """What is sent for one golden: the identity of a cached response."""
+
+    golden_id: str
+    method: str
+    url: str
+    body: Any
+
+    def key(self, app: Mapping[str, Any], repeat: int) -> str:
+        blob = json.dumps({"app": app, "method": self.method, "url": self.url, "body": self.body, "r": repeat},
+                          sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class AppReply:
+    """The app's response to one request, parsed: contexts are (doc id, text) pairs, None when not exposed."""
+
+    answer: str
+    contexts: list[tuple[str | None, str | None]] | None
+    latency_ms: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def render(template: Any, query: str, history: list[Message], golden_id: str) -> Any:
+    """The body template with the golden filled in (a pure function of its arguments)."""
+    if isinstance(template, Mapping):
+        return {str(k): render(v, query, history, golden_id) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render(v, query, history, golden_id) for v in template]
+    if not isinstance(template, str):
+        return template
+    if template == "{history}":
+        return history
+    if template == "{messages}":
+        return [*history, {"role": "user", "content": query}]
+    text = "\n".join(f"{m['role']}: {m['content']}" for m in history)
+    return template.replace("{history}", text).replace("{query}", query).replace("{id}", golden_id)
+
+
+def at_path(data: Any, path: str) -> Any:
+    """`data` followed along a dotted path (`choices.0.message.content`); KeyError naming the missing step."""
+    node = data
+    for step in path.split(".") if path else []:
+        if isinstance(node, list) and step.lstrip("-").isdigit() and -len(node) <= int(step) < len(node):
+            node = node[int(step)]
+        elif isinstance(node, Mapping) and step in node:
+            node = node[step]
+        else:
+            raise KeyError(step)
+    return node
+
+
+class HttpApp:
+    def __init__(self, name: str, url: str, method: str, headers: Mapping[str, str],
+                 headers_env: Mapping[str, str], body: Any, answer_path: str, contexts_path: str | None,
+                 context_doc_id: str | None, context_text: str | None, prompt_tokens_path: str | None,
+                 completion_tokens_path: str | None, timeout: float, connect_timeout: float, deadline: float,
+                 retries: int, concurrency: int) -> None:
+        self.name = name
+        self.url = url
+        self.method = method.upper()
+        self.headers = {str(k): str(v) for k, v in headers.items()}
+        self.headers_env = {str(k): str(v) for k, v in headers_env.items()}
+        self.body = body
+        self.paths = {"answer": answer_path, "contexts": contexts_path, "doc_id": context_doc_id,
+                      "text": context_text, "prompt_tokens": prompt_tokens_path,
+                      "completion_tokens": completion_tokens_path}
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.deadline = deadline
+        self.retries = retries
+        self.concurrency = concurrency
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._ends_at: float | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """What makes a response what it is, for the cache key: the plain headers as sent, the secret ones by name
+        only (their values are secrets; a changed token is not a changed app)."""
+        return {"backend": "http", "headers": self.headers, "headers_env": sorted(self.headers_env)}
+
+    def request(self, golden_id: str, query: str, history: list[Message]) -> AppRequest:
+        body = render(self.body, query, history, golden_id)
+        return AppRequest(golden_id, self.method, self.url, body)
+
+    def _secret_headers(self) -> dict[str, str]:
+        missing = [v for v in self.headers_env.values() if v not in os.environ]
+        if missing:
+            raise NomadError(f"app.headers_env names environment variable(s) {', '.join(sorted(missing))}, which "
+                             "are not set", 2)
+        return {h: os.environ[v] for h, v in self.headers_env.items()}
+
+    def open(self) -> None:
+        """Start the run's wall-clock deadline and its one client (shared by the threads: httpx's is safe)."""
+        import httpx
+
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(headers={**self.headers, **self._secret_headers()})
+            self._ends_at = time.monotonic() + self.deadline
+
+    def send(self, req: AppRequest) -> tuple[Any, float]:
+        """The response's JSON and the latency of the call that gave it; bounded retries on transient failures."""
+        where = f"the app at {self.url} (golden {req.golden_id})"
+
+        def once() -> tuple[Any, float]:
+            return self._once(req, where)
+
+        try:
+            return with_retries(once, max(1, self.retries))
+        except Transient as exc:
+            raise NomadError(f"{where} kept failing after {self.retries} tries: {exc}") from None
+
+    def _remaining(self, where: str) -> float:
+        left = (self._ends_at or time.monotonic()) - time.monotonic()
+        if left <= 0:
+            raise NomadError(f"{where}: app.deadline of {self.deadline:g} s passed before every golden was answered "
+                             "(the answers so far are cached: run again, or raise app.deadline)")
+        return left
+
+    def _once(self, req: AppRequest, where: str) -> tuple[Any, float]:
+        import httpx
+
+        wait = min(self.timeout, self._remaining(where))
+        t0 = time.perf_counter()
+        try:
+            r = self._client.request(req.method, req.url, json=req.body,
+                                     timeout=httpx.Timeout(wait, connect=min(self.connect_timeout, wait)))
+        except httpx.ConnectError as exc:
+            raise NomadError(f"{where} is unreachable: {exc}. Set app.url.") from None
+        except httpx.TimeoutException:
+            self._remaining(where)
+            raise NomadError(f"{where} did not answer within {wait:g} s (app.timeout)") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise Transient(f"connection dropped: {exc}") from None
+        latency = (time.perf_counter() - t0) * 1000
+        if r.status_code in (429, 500, 502, 503, 504):
+            raise Transient(f"HTTP {r.status_code}")
+        if r.status_code >= 400:
+            raise NomadError(f"{where} refused the request: HTTP {r.status_code} {r.text[:200]!r}")
+        try:
+            return r.json(), latency
+        except ValueError:
+            raise NomadError(f"{where} answered HTTP {r.status_code} with a body that is not JSON: "
+                             f"{r.text[:200]!r}") from None
+
+    def parse(self, data: Any, latency_ms: float | None, golden_id: str) -> AppReply:
+        """The answer, contexts and token counts at the configured paths; an error naming the path when absent."""
+        def field(key: str, required: bool = False) -> Any:
+            path = self.paths[key]
+            if path is None:
+                return None
+            try:
+                return at_path(data, path)
+            except KeyError as exc:
+                if not required:
+                    return None
+                raise NomadError(f"the app's response for golden {golden_id} has no {key} at app.{key}_path="
+                                 f"{path!r} (no {exc.args[0]!r}): {json.dumps(data)[:200]}") from None
+
+        answer = field("answer", required=True)
+        if not isinstance(answer, str):
+            raise NomadError(f"the app's answer for golden {golden_id} at app.answer_path={self.paths['answer']!r} "
+                             f"is {type(answer).__name__}, not text")
+        return AppReply(answer, self._contexts(field("contexts", required=True), golden_id), latency_ms,
+                        _count(field("prompt_tokens")), _count(field("completion_tokens")))
+
+    def _contexts(self, raw: Any, golden_id: str) -> list[tuple[str | None, str | None]] | None:
+        if self.paths["contexts"] is None:
+            return None
+        if not isinstance(raw, list):
+            raise NomadError(f"the app's contexts for golden {golden_id} at app.contexts_path="
+                             f"{self.paths['contexts']!r} are {type(raw).__name__}, not a list")
+        out: list[tuple[str | None, str | None]] = []
+        for item in raw:
+            if isinstance(item, str):  # a bare passage text
+                out.append((None, item))
+                continue
+            doc, text = (_text_at(item, self.paths[k]) for k in ("doc_id", "text"))
+            if doc is None and text is None:
+                raise NomadError(f"a context of golden {golden_id} has neither app.context_doc_id="
+                                 f"{self.paths['doc_id']!r} nor app.context_text={self.paths['text']!r}: "
+                                 f"{json.dumps(item)[:200]}")
+            out.append((doc, text))
+        return out
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _text_at(item: Any, path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        value = at_path(item, path)
+    except KeyError:
+        return None
+    return None if value is None else str(value)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -1,0 +1,190 @@
+"""tier=app: the user's own app evaluated as it runs, from the answers it gave (a JSONL file, or its HTTP endpoint
+called for each golden). Scored as the generation tier scores its e2e mode: the same case records, metrics,
+judges, failure causes, report, compare and gate, so an app run compares with any e2e generation run.
+
+What the app did not expose is not measured (null), never guessed: without contexts there is no groundedness
+context, no retrieval measure and no retrieval-miss cause; the harness's prompt-budget measures do not apply.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
+from nomad_eval.core.evaluate import evaluate
+from nomad_eval.core.judge_intervals import add_judge_intervals
+from nomad_eval.core.questions import questions_from_cases, stable
+from nomad_eval.data.answers import AppOutput, write_answers
+from nomad_eval.data.golden import Golden
+from nomad_eval.harness.fingerprint import corpus_fingerprint
+from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.subject import subject_parts
+from nomad_eval.harness.system import system_settings
+from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
+from nomad_eval.report.console_view import print_generation
+from nomad_eval.report.exports import write_exports
+from nomad_eval.report.html_writer import write_html
+from nomad_eval.report.intervals import summarize_report
+from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.markdown import generation_markdown
+from nomad_eval.report.provenance import provenance
+from nomad_eval.report.schema import Identity, Report, Subject
+from nomad_eval.tiers.app_outputs import Outputs, app_settings, collect
+from nomad_eval.tiers.finish import decide, finish
+from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
+
+MODE = "e2e"  # the app retrieves and answers by itself: end to end
+# The retrieval measures of the app's contexts, as the generation tier reports its e2e passages' (ungated).
+RETRIEVAL = ("recall", "mrr", "ndcg")
+# The harness's own prompt planner's measures: an app's prompt is not the harness's, so they are not measured.
+NOT_APPLICABLE = ("history_elided_rate", "chunks_dropped_rate", "prompt_token_error")
+OUTPUTS_FILE = "app_outputs.jsonl"  # the app's outputs as read or received, in the schema app=answers reads
+
+
+def run(cfg: DictConfig) -> int:
+    t0 = time.perf_counter()
+    app_settings(cfg)  # no app chosen: said before any work
+    modes = [str(m) for m in cfg.mode.modes]
+    if modes != [MODE]:
+        from nomad_eval.base.errors import NomadError
+
+        raise NomadError(f"tier=app measures the app end to end: mode=e2e, not {modes} (oracle and noretrieval "
+                         "need the harness's own prompt)", 2)
+    check_judge_gates(cfg)
+    rt = Runtime(cfg)
+    goldens = rt.goldens
+    out = run_dir(cfg)
+    outputs = collect(cfg, rt.data_dir, rt.all_goldens, goldens)
+    timings = {"app": time.perf_counter() - t0}
+    records = [outputs.records[(g.id, r)] for g in goldens for r in range(outputs.repeats)]
+    write_answers(out / OUTPUTS_FILE, records)
+    by_id = {g.id: g for g in goldens}
+    ks = sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
+    cases = [case(by_id[rec.id], rec, ks) for rec in records]
+    unstable = mark_unstable(cases)
+    judges = _judges(cfg, cases, [[c.text or "" for c in rec.contexts or []] for rec in records], rt.data_dir)
+    faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
+    label_cases(cases, faithful[0] if faithful else 1)
+    report = _report(cfg, rt, goldens, cases, outputs, unstable, judges, ks)
+    timings["total"] = time.perf_counter() - t0
+    report.timings = timings
+    report.warnings += rt.golden_warnings
+    outcome = decide(cfg, report, cases)
+    report.gate = outcome.gate
+    _write(cfg, out, report, cases)
+    return finish(cfg, out, outcome)
+
+
+def _context_text(rec: AppOutput, g: Golden) -> str:
+    """What the answer may draw on: the passages the app exposed (with their document ids) and the history."""
+    passages = [f"{c.doc_id or ''}\n{c.text or ''}" for c in rec.contexts or []]
+    return "\n".join(passages) + "\n" + "\n".join(m["content"] for m in g.history)
+
+
+def _ranked(rec: AppOutput) -> list[str] | None:
+    """The app's contexts as distinct documents in rank order; None when any context has no document id."""
+    if rec.contexts is None or any(c.doc_id is None for c in rec.contexts):
+        return None
+    return list(dict.fromkeys(str(c.doc_id) for c in rec.contexts))
+
+
+def retrieval_metrics(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, float | None]:
+    names = [f"{f}@{k}" for f in RETRIEVAL for k in ks]
+    docs = _ranked(rec)
+    if docs is None:
+        return dict.fromkeys(names)
+    return evaluate({g.id: g.grades}, {g.id: docs}, names).get(g.id) or dict.fromkeys(names)
+
+
+def case(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, Any]:
+    """One case record, shaped as the generation tier's e2e ones (compare, causes and the reports read them)."""
+    context = _context_text(rec, g)
+    scored = score_case(g, rec.answer, context, 0, 0, 0, rec.prompt_tokens)
+    metrics = scored["metrics"] | dict.fromkeys(NOT_APPLICABLE)
+    if rec.contexts is None:
+        metrics["groundedness"] = None  # nothing to be grounded in was exposed
+    metrics |= retrieval_metrics(g, rec, ks)
+    docs = _ranked(rec)
+    # Chunk ids `<doc>#<rank>`: the app's passages have no ids of ours; the document part is what causes read.
+    injected = [f"{c.doc_id or ''}#{i}" for i, c in enumerate(rec.contexts or [], 1)]
+    return {
+        "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
+        "mode": MODE, "repeat": rec.repeat, "query": g.final_query, "rewritten_query": None,
+        # None, not []: without document ids nothing can be said about what retrieval missed.
+        "retrieved": None if docs is None else [
+            # The app gives no scores: 1/rank only orders the TREC export as the app ranked them.
+            {"rank": i, "doc_id": c.doc_id, "chunk_id": injected[i - 1], "score": None, "final_score": 1.0 / i}
+            for i, c in enumerate(rec.contexts or [], 1)],
+        "injected": injected, "answer": rec.answer, "raw_answer": None,
+        "passed": scored["passed"], "why": scored["why"], "refused": scored["refused"], "leaked": scored["leaked"],
+        "groundedness": metrics["groundedness"],
+        "unsupported_numbers": unsupported_numbers(rec.answer, context) if rec.contexts is not None else None,
+        "prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
+        "latency_ms": rec.latency_ms, "metrics": metrics,
+        **({"attack": g.attack.model_dump()} if g.attack else {}),
+    }
+
+
+def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[str]], data_dir: Path
+            ) -> dict[str, dict[str, Any]]:
+    if not cfg.judge.rubrics:
+        return {}
+    cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache else None
+    try:
+        jchat = judge_chat(cfg, cache)
+        judges = judge_cases(cfg, cases, passages, jchat)
+        jchat.model.close()
+    finally:
+        if cache is not None:
+            cache.close()
+    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(cfg)},
+                        int(cfg.stats.resamples), int(cfg.seed))
+    return judges
+
+
+def identity(cfg: DictConfig, rt: Runtime) -> Identity:
+    """The task (suite, tags, limit, mode) as any e2e run states it; the system is the app, not our pipeline."""
+    settings = app_settings(cfg)
+    return Identity(
+        fingerprint=corpus_fingerprint(rt.documents, None, None), goldens_hash=rt.goldens_hash,
+        suite=str(cfg.suite), tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"), mode=MODE,
+        model=str(settings.get("name") or settings["kind"]), embedder="(the app's own)",
+        pipeline=f"app:{settings['kind']}", judges=[r.key for r in rubrics(cfg)],
+    )
+
+
+def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[dict[str, Any]], outputs: Outputs,
+            unstable: list[str], judges: dict[str, dict[str, Any]], ks: list[int]) -> Report:
+    questions = questions_from_cases(cases)
+    if cfg.compare.get("exclude_unstable"):
+        questions = stable(questions)
+    names = mode_metric_names(MODE)
+    if any(c["retrieved"] is not None for c in cases):
+        names += [f"{MODE}.{f}@{k}" for f in RETRIEVAL for k in ks]
+    metrics, intervals = summarize_report(questions, names, cfg)
+    config = rt.resolved_config()
+    return Report(
+        tier="generation", identity=identity(cfg, rt), config=config, metrics=metrics, intervals=intervals,
+        system=system_settings(config, "app"),
+        counts={"goldens": len(goldens), "cases": len(cases), "repeats": outputs.repeats,
+                "model_calls": outputs.calls, "cache_hits": outputs.cache_hits, "unstable": len(unstable),
+                "with_contexts": sum(c["retrieved"] is not None or bool(c["injected"]) for c in cases)},
+        unstable=unstable, judges=judges, causes=cause_counts(cases), attacks=attack_rates(cases, []),
+        subject=Subject.model_validate(subject_parts(rt.documents, [], goldens)),
+        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+    )
+
+
+def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any]]) -> None:
+    write_jsonl(out / "cases.jsonl", cases)
+    write_atomic(out / "report.md", generation_markdown(report))
+    write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    write_exports(out, cases)
+    write_html(out, report, cases)
+    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)

@@ -1,0 +1,85 @@
+"""A user's RAG app as a small HTTP service on loopback: POST {query, history} -> {answer, contexts, usage}.
+
+It stands in for the app under evaluation, so it is scripted: each known question has its answer and the
+documents it retrieves. Plantable faults, as a deploy could bring them: `drop_contexts` (retrieval returns
+nothing, so the app declines), `wrong_topic` (questions about one document answered wrongly), `fail_first`
+(the first N requests answer 503), `delay` (seconds before each answer). `requests` counts what reached it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.servers._http import JsonHandler, running
+
+DECLINE = "I do not have that information."
+
+
+@dataclass
+class Script:
+    answers: dict[str, tuple[str, list[str]]]  # query -> (answer, retrieved doc ids)
+    corpus: dict[str, str]                     # doc id -> text
+    needs_history: dict[str, str] = field(default_factory=dict)  # query -> a word the history must hold
+    drop_contexts: bool = False
+    wrong_topic: str | None = None
+    fail_first: int = 0
+    delay: float = 0.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        query = str(body.get("query"))
+        answer, docs = self.answers.get(query, (DECLINE, []))
+        word = self.needs_history.get(query)
+        if word and word not in " ".join(m["content"] for m in body.get("history") or []):
+            answer, docs = DECLINE, []
+        if self.drop_contexts:
+            answer, docs = DECLINE, []
+        if self.wrong_topic and self.wrong_topic in docs:
+            answer = "About half an hour, I believe."
+        return {"result": {"answer": answer},
+                "contexts": [{"doc_id": d, "text": self.corpus[d]} for d in docs],
+                "usage": {"prompt_tokens": 100 + len(query), "completion_tokens": len(answer) // 4}}
+
+
+def script_for(goldens: Path, corpus: Path) -> Script:
+    """Right answers for every golden of a suite: its mustInclude patterns' first alternatives, its documents."""
+    import json
+
+    docs = {p.stem: p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*.md"))}
+    answers: dict[str, tuple[str, list[str]]] = {}
+    needs: dict[str, str] = {}
+    for line in goldens.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        g = json.loads(line)
+        if g.get("expectRefusal"):
+            continue
+        said = " and ".join(p.split("|")[0] for p in g.get("mustInclude") or [])
+        answers[g["query"]] = (f"It is {said}.", list(g["relevantDocIds"]))
+        if g.get("turns"):
+            needs[g["query"]] = g["turns"][0]["content"].split()[3]  # a word from the first turn
+    return Script(answers, docs, needs)
+
+
+@contextmanager
+def serve(script: Script) -> Iterator[str]:
+    import time
+
+    class Handler(JsonHandler):
+        def do_POST(self) -> None:
+            body = self._body()
+            script.requests.append(body)
+            script.headers.append(dict(self.headers))
+            if len(script.requests) <= script.fail_first:
+                self._send(503, {"error": "warming up"})
+                return
+            time.sleep(script.delay)
+            self._send(200, script.reply(body))
+
+    with running(Handler) as url:
+        yield f"{url}/ask"

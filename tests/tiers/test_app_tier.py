@@ -1,0 +1,190 @@
+"""tier=app: the user's own app evaluated from its HTTP endpoint (a loopback service started here) and from the
+JSONL file of its outputs; promote, compare and the gate on its runs; the request cache, retries, the deadline and
+secret headers."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from nomad_eval.base.paths import REPO
+from nomad_eval.cli.entry import run_tier
+from tests.conftest import FIXTURES, MINI, run_cli
+from tests.servers.rag_app import Script, script_for, serve
+
+HTTP = ["tier=app", "app=http", "app.answer_path=result.answer", "app.contexts_path=contexts",
+        "app.prompt_tokens_path=usage.prompt_tokens", "app.completion_tokens_path=usage.completion_tokens",
+        "repeats=1"]
+
+
+def _cfg(tmp: Path, run: str, *overrides: str) -> DictConfig:
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
+        return compose("config", overrides=[f"paths.data_dir={tmp / 'data'}", f"paths.run_dir={tmp / run}",
+                                            f"paths.baselines_dir={tmp / 'baselines'}", "quiet=true", *MINI,
+                                            *overrides])
+
+
+def _code(cfg: DictConfig) -> int:
+    """The run's exit code (run_tier exits the process on a non-zero one)."""
+    try:
+        return run_tier(cfg)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def _script() -> Script:
+    return script_for(FIXTURES / "goldens" / "mini.jsonl", FIXTURES / "corpus")
+
+
+def _read(run: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    report = json.loads((run / "report.json").read_text())
+    return report, [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
+
+
+def test_http_app_is_scored_promoted_compared_and_gated(tmp_path: Path) -> None:
+    script = _script()
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "first", *HTTP, f"app.url={url}")) == 0
+        report, cases = _read(tmp_path / "first")
+        m = report["metrics"]
+        assert m["e2e.correctness"] == 1.0 and m["e2e.refusal_correctness"] == 1.0
+        assert m["e2e.recall@5"] == 1.0 and report["intervals"]["e2e.recall@5"]["n"] == 7
+        assert report["intervals"]["e2e.correctness"]["n"] == 7
+        assert report["identity"]["pipeline"] == "app:http" and report["identity"]["mode"] == "e2e"
+        follow_up = next(c for c in cases if c["id"] == "mini-07")
+        assert follow_up["passed"] and follow_up["retrieved"][0]["doc_id"] == "lantern-batteries"
+        sent = next(r for r in script.requests if r["query"] == follow_up["query"])
+        assert sent["history"][0]["content"].startswith("I have an Osprey")  # the history was sent
+        assert next(c for c in cases if c["id"] == "mini-01")["prompt_tokens"] > 100
+
+        assert _code(_cfg(tmp_path, "promote", "tier=promote", f"promote.run={tmp_path / 'first'}")) == 0
+        assert len(list((tmp_path / "baselines").glob("*/generation-e2e.json"))) == 1
+
+        ci = [*HTTP, f"app.url={url}", "compare.after_run=true", "compare.junit=junit.xml"]
+        assert _code(_cfg(tmp_path, "same", *ci)) == 0
+        assert _read(tmp_path / "same")[0]["gate"]["verdict"] == "pass"
+
+        script.wrong_topic = "kettle-descaling"  # planted: both kettle questions answered wrongly
+        assert _code(_cfg(tmp_path, "wrong", *ci, "cache=false")) == 1
+        gate = _read(tmp_path / "wrong")[0]["gate"]
+        assert gate["verdict"] == "regression"
+        failed = next(x for x in gate["metrics"] if x["name"] == "e2e.correctness")
+        assert failed["outcome"] == "regression" and "e2e:mini-01" in failed["reason"] and \
+            "e2e:mini-08" in failed["reason"] and "mini-02" not in failed["reason"]
+        assert "mini-01" in (tmp_path / "wrong" / "junit.xml").read_text()
+
+        script.wrong_topic, script.drop_contexts = None, True  # planted: retrieval returns nothing
+        assert _code(_cfg(tmp_path, "dropped", *ci, "cache=false")) == 1
+        report, cases = _read(tmp_path / "dropped")
+        assert report["gate"]["verdict"] == "regression"
+        assert report["metrics"]["e2e.recall@5"] == 0.0
+        assert {c["cause"] for c in cases if c["id"] != "mini-06"} == {"retrieval_miss"}
+
+
+def test_the_outputs_file_of_an_http_run_reads_back_to_identical_metrics(tmp_path: Path) -> None:
+    with serve(_script()) as url:
+        assert _code(_cfg(tmp_path, "http", *HTTP, f"app.url={url}", "judge=none")) == 0
+    written = tmp_path / "http" / "app_outputs.jsonl"
+    first = json.loads(written.read_text().splitlines()[0])
+    assert set(first) == {"id", "answer", "contexts", "repeat", "latencyMs", "promptTokens", "completionTokens"}
+    assert _code(_cfg(tmp_path, "file", "tier=app", "app=answers", f"app.file={written}")) == 0
+    (a, a_cases), (b, b_cases) = _read(tmp_path / "http"), _read(tmp_path / "file")
+    assert a["metrics"] == b["metrics"] and a["intervals"] == b["intervals"] and a["causes"] == b["causes"]
+    keep = ("id", "answer", "passed", "metrics", "retrieved", "cause")
+    assert [{k: c[k] for k in keep} for c in a_cases] == [{k: c[k] for k in keep} for c in b_cases]
+    assert a["identity"]["pipeline"] == "app:http" and b["identity"]["pipeline"] == "app:answers"
+
+
+def test_a_rerun_is_answered_from_the_request_cache(tmp_path: Path) -> None:
+    script = _script()
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "one", *HTTP, f"app.url={url}")) == 0
+        assert len(script.requests) == 8
+        assert _code(_cfg(tmp_path, "two", *HTTP, f"app.url={url}")) == 0
+        assert len(script.requests) == 8  # every request was cached
+        assert _read(tmp_path / "two")[0]["counts"]["cache_hits"] == 8
+        assert _code(_cfg(tmp_path, "three", *HTTP, f"app.url={url}", "+app.body.lang=en")) == 0
+        assert len(script.requests) == 16  # another body is another request
+        assert _read(tmp_path / "one")[0]["metrics"] == _read(tmp_path / "two")[0]["metrics"]
+
+
+def test_secret_headers_reach_the_app_and_are_written_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    secret = "sk-test-3f9a1c77b2e04d5e"
+    monkeypatch.setenv("MY_APP_TOKEN", f"Bearer {secret}")
+    script = _script()
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "run", *HTTP, f"app.url={url}", "+app.headers_env.Authorization=MY_APP_TOKEN",
+                             "+app.headers.X-Client=nomad-eval")) == 0
+    assert script.headers[0]["Authorization"] == f"Bearer {secret}" and script.headers[0]["X-Client"] == "nomad-eval"
+    for path in [*tmp_path.rglob("*")]:
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+
+
+def test_transient_failures_are_retried_and_the_deadline_holds(tmp_path: Path) -> None:
+    script = _script()
+    script.fail_first = 2
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "retried", *HTTP, f"app.url={url}", "app.concurrency=1")) == 0
+        assert len(script.requests) == 10 and _read(tmp_path / "retried")[0]["metrics"]["e2e.correctness"] == 1.0
+        script.fail_first, script.delay = 0, 0.6
+        t = time.monotonic()
+        assert _code(_cfg(tmp_path, "late", *HTTP, f"app.url={url}", "app.concurrency=1", "app.deadline=1",
+                             "cache=false")) == 1
+        assert time.monotonic() - t < 5
+    report = json.loads((tmp_path / "late" / "report.json").read_text())
+    assert report["status"] == "failed" and "app.deadline" in report["error"]
+
+
+def test_an_app_without_contexts_is_scored_on_its_answers_only(tmp_path: Path) -> None:
+    script = _script()
+    script.wrong_topic = "rope-storage"
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "bare", "tier=app", "app=http", "app.answer_path=result.answer",
+                             f"app.url={url}", "repeats=1")) == 0
+    report, cases = _read(tmp_path / "bare")
+    assert report["metrics"]["e2e.correctness"] == pytest.approx(6 / 7)
+    assert "e2e.recall@5" not in report["metrics"] and report["metrics"]["e2e.groundedness"] is None
+    rope = next(c for c in cases if c["id"] == "mini-04")
+    assert rope["passed"] is False and rope["cause"] != "retrieval_miss" and rope["retrieved"] is None
+
+
+def test_tier_app_without_an_app_or_with_other_modes_is_refused(tmp_path: Path) -> None:
+    assert _code(_cfg(tmp_path, "none", "tier=app")) == 2
+    assert _code(_cfg(tmp_path, "modes", "tier=app", "app=answers", "app.file=x.jsonl", "mode=all")) == 2
+
+
+@pytest.mark.slow  # four processes, each paying the CLI's start-up
+def test_a_project_gates_its_app_with_its_own_ci_experiment(tmp_path: Path) -> None:
+    """As a user runs it: `nomad-eval +experiment=ci` in a project whose experiment points at the app."""
+    import shutil
+
+    project = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "corpus", project / "corpus")
+    (project / "goldens").mkdir()
+    shutil.copy(FIXTURES / "goldens" / "mini.jsonl", project / "goldens" / "mini.jsonl")
+    script = _script()
+    with serve(script) as url:
+        (project / "conf" / "experiment").mkdir(parents=True)
+        (project / "conf" / "experiment" / "ci.yaml").write_text(
+            "# @package _global_\ndefaults:\n  - override /tier: app\n  - override /app: http\n"
+            f"suite: mini\nrepeats: 1\napp:\n  url: {url}\n  answer_path: result.answer\n  contexts_path: contexts\n"
+            "compare:\n  after_run: true\n  junit: junit.xml\n")
+        first = run_cli("+experiment=ci", "paths.run_dir=runs/first", cwd=project)
+        assert first.returncode == 2 and "not comparable" in first.stdout + first.stderr  # no baseline yet
+        promoted = run_cli("tier=promote", "promote.run=runs/first", cwd=project)
+        assert promoted.returncode == 0, promoted.stderr
+        same = run_cli("+experiment=ci", "paths.run_dir=runs/same", cwd=project)
+        assert same.returncode == 0 and "verdict: pass" in same.stdout, same.stdout + same.stderr
+        script.wrong_topic = "lantern-batteries"  # planted: the lantern questions answered wrongly
+        wrong = run_cli("+experiment=ci", "paths.run_dir=runs/wrong", "cache=false", cwd=project)
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "regression" in wrong.stderr and "e2e:mini-02" in wrong.stderr and "e2e:mini-07" in wrong.stderr
+    assert "mini-02" in (project / "runs" / "wrong" / "junit.xml").read_text()
