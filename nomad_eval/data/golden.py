@@ -168,6 +168,7 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
     text = _read_suite(path, name)
     defects: list[Defect] = []
     found: list[Defect] = []
+    demoted: list[Defect] = []  # missing documents a run scores as misses; named with the defects when it stops
     goldens: list[Golden] = []
     first_line: dict[str, int] = {}
     # Lines end at "\n" only (JSON Lines): splitlines() would also break at U+2028 or U+0085, which JSON allows
@@ -186,12 +187,14 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
             if not missing_docs_fatal and d.message.startswith(_MISSING_DOC) and "in relevantDocIds" in d.message:
                 found.append(Defect(name, lineno, f"warning: {d.message}; the question can only be a retrieval miss",
                                     golden.id))
+                demoted.append(d)
             else:
                 defects.append(d)
         found += _history_warning(golden, name, lineno)
         goldens.append(golden)
     if defects:
-        raise InvalidInput(defects)
+        # The same list as the suite check's: a run that stops on this file names the missing documents too.
+        raise InvalidInput(sorted(defects + demoted, key=lambda d: d.line or 0))
     _warn(found, warnings)
     return goldens
 
