@@ -133,6 +133,25 @@ def _resumable(cfg: DictConfig) -> bool:
 
 
 def run_tier(cfg: DictConfig) -> int:
+    from nomad_eval.cli.suites import run_suites, suite_names
+
+    multirun = _multirun()
+    try:
+        names = suite_names(cfg)
+        code = _run_one(cfg, multirun) if names is None else \
+            run_suites(cfg, names, run_dir(cfg), lambda one: _run_one(one, multirun))
+    except NomadError as exc:  # several suites refused before any ran
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        code = exc.exit_code
+    if not multirun:
+        _drop_empty_run_dir(cfg)
+    if code and not multirun:
+        sys.exit(code)
+    return code
+
+
+def _run_one(cfg: DictConfig, multirun: bool) -> int:
+    """One suite's run of the tier: its exit code, with a failure recorded in its folder."""
     from hydra.errors import InstantiationException
     from hydra.utils import get_method
 
@@ -140,7 +159,6 @@ def run_tier(cfg: DictConfig) -> int:
     from nomad_eval.cli.config_check import check_config
     from nomad_eval.cli.targets import check_targets
 
-    multirun = _multirun()
     if _resumable(cfg):
         return 0
     try:
@@ -165,10 +183,6 @@ def run_tier(cfg: DictConfig) -> int:
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         code = 1
-    if not multirun:
-        _drop_empty_run_dir(cfg)
-    if code and not multirun:
-        sys.exit(code)
     return code
 
 

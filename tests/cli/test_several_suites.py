@@ -1,0 +1,42 @@
+"""`suite=[a,b]` (upstream's `--suite a,b`): one run per suite in its own folder, then one verdict."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, run_cli
+
+
+@pytest.mark.slow
+def test_several_suites_give_per_suite_results_and_the_worst_verdict(tmp_path: Path, data_dir: Path) -> None:
+    goldens = tmp_path / "goldens"
+    goldens.mkdir()
+    shutil.copy(FIXTURES / "goldens" / "mini.jsonl", goldens)
+    lines = (FIXTURES / "goldens" / "mini.jsonl").read_text().splitlines(keepends=True)
+    (goldens / "mini3.jsonl").write_text("".join(lines[:3]))
+    args = ["tier=retrieval", f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={goldens}",
+            f"paths.data_dir={data_dir}", "quiet=true"]
+    # mini's recall@1 is 13 of 14 relevant documents (0.93): below the floor; mini3's three questions hold it.
+    out = tmp_path / "run"
+    r = run_cli(*args, "suite=[mini,mini3]", f"paths.run_dir={out}", "gate.fail_under={recall@1:0.95}")
+    assert r.returncode == 1, r.stdout + r.stderr
+    last = [x for x in r.stdout.splitlines() if x.strip()][-1]
+    assert last == "verdict: floor broken: mini floor broken, mini3 pass"
+    summary = json.loads((out / "suites.json").read_text())
+    assert summary["exit_code"] == 1
+    rows = [(s["suite"], s["exit_code"], s["questions"]) for s in summary["suites"]]
+    assert rows == [("mini", 1, 8), ("mini3", 0, 3)]
+    for name in ("mini", "mini3"):
+        report = json.loads((out / name / "report.json").read_text())
+        assert report["identity"]["suite"] == name
+    assert summary["suites"][1]["metrics"]["recall@1"] == 1.0
+
+    # A misspelt name among them is refused before any suite runs (a setting's typo: 2, with the nearest name).
+    typo = tmp_path / "typo"
+    r = run_cli(*args, "suite=[mini,mnii3]", f"paths.run_dir={typo}")
+    assert r.returncode == 2 and "no suite named 'mnii3'; did you mean 'mini3'?" in r.stderr
+    assert not (typo / "mini").exists()
