@@ -59,4 +59,9 @@ class Store(Protocol):
         self, vector: np.ndarray, limit: int, threshold: float | None, fingerprint: str | None
     ) -> list[Hit]: ...
 
+    def health(self) -> str | None:
+        """What is wrong with the stored vectors, read from a sample (and what was done about it: a damaged
+        embedded shard is moved aside at open), or None when they read back sound."""
+        ...
+
     def close(self) -> None: ...

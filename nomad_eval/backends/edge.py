@@ -32,6 +32,10 @@ FAST_MIN_POINTS = 100_000
 # Candidates taken from the int8 scan per result wanted, then rescored exactly. 2x missed 1 of 1000 true top-10
 # neighbours on clustered MiniLM vectors at 200k; 4x missed none there or at 1M (bench/results/store_scale.json).
 OVERSAMPLING = 4.0
+# Points whose vectors are read back at open, and the size up to which the check at open scans every vector
+# (an exact scan of 100k points is about a millisecond; past it a sample and one ordinary search must do).
+SAMPLE = 64
+FULL_CHECK_POINTS = 100_000
 
 
 class EdgeStore:
@@ -49,37 +53,88 @@ class EdgeStore:
         self.tag = tag
         self.path = Path(path) / f"dim-{dim}"
         self.dim = dim
+        self._closed = False
+        self.damage: str | None = None  # what the check at open found, and where the damaged shard went
         try:
             self._shard = self._open(qe, dim)
         except Exception as exc:  # the binding raises plain exceptions with the engine's message
-            if "WouldBlock" in str(exc):
-                raise NomadError(
-                    f"the embedded store at {self.path} is open in another process. Wait for it to "
-                    "finish, or give this run its own paths.data_dir."
-                ) from None
-            msg = str(exc).lower()
-            # Only damage is repaired. A permission problem, a shard written by a newer engine, or a failure of
-            # our own file calls (OSError) says nothing about the shard's contents: moving it aside would hide a
-            # good store behind a rebuild, so it is reported and left as it is.
-            other = access_problem(self.path) or (
-                f"{exc}" if isinstance(exc, OSError) or "permission denied" in msg or "os error 13" in msg
-                or any(m in msg for m in ("newer than", "upgrade", "incompatib")) else None)
-            damaged = any(m in msg for m in ("deserializ", "parse", "invalid", "corrupt", "malformed", "eof",
-                                             "unexpected", "can't init wal", "checksum"))
-            if not rebuild_corrupt or other or not damaged:
-                raise NomadError(f"cannot open the embedded store at {self.path}: {other or exc}; it was left as "
-                                 "it is") from None
-            # A corrupted shard is moved aside, never deleted, and rebuilt: the run then re-ingests its
-            # corpus because the new shard lacks the fingerprint.
-            aside = move_aside(self.path)
-            err_console.print(f"[yellow]warning:[/] the embedded store at {self.path} could not be opened "
-                              f"({escape(str(exc)[:160])}); moved it to {aside} and started a new one, to be rebuilt "
-                              "from the corpus")
-            self._shard = self._open(qe, dim)
+            self._unopenable(exc, rebuild_corrupt)
+            self._replace(f"could not be opened ({exc})")  # only damage gets here
+        # A shard can open fine and fail on every search (a truncated vector file): read a sample first.
+        problem = self.check()
+        if problem:
+            self._shard.close()
+            if not rebuild_corrupt:
+                raise NomadError(f"the embedded store at {self.path} is damaged: {problem}; it was left as it is")
+            self._replace(f"is damaged ({problem})")
         schema = self._shard.info().payload_schema
         for key in (tag_key, "fingerprint"):
             if key not in schema:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+
+    def _unopenable(self, exc: Exception, rebuild_corrupt: bool) -> None:
+        """Raises unless the failure to open says the shard's files are damaged (then it may be replaced)."""
+        if "WouldBlock" in str(exc):
+            raise NomadError(
+                f"the embedded store at {self.path} is open in another process. Wait for it to "
+                "finish, or give this run its own paths.data_dir."
+            ) from None
+        msg = str(exc).lower()
+        # Only damage is repaired. A permission problem, a shard written by a newer engine, or a failure of
+        # our own file calls (OSError) says nothing about the shard's contents: moving it aside would hide a
+        # good store behind a rebuild, so it is reported and left as it is.
+        other = access_problem(self.path) or (
+            f"{exc}" if isinstance(exc, OSError) or "permission denied" in msg or "os error 13" in msg
+            or any(m in msg for m in ("newer than", "upgrade", "incompatib")) else None)
+        damaged = any(m in msg for m in ("deserializ", "parse", "invalid", "corrupt", "malformed", "eof",
+                                         "unexpected", "can't init wal", "checksum"))
+        if not rebuild_corrupt or other or not damaged:
+            raise NomadError(f"cannot open the embedded store at {self.path}: {other or exc}; it was left as "
+                             "it is") from None
+
+    def _replace(self, why: str) -> None:
+        """Moves the damaged shard aside, never deletes it, and starts a new one: the run then re-ingests its
+        corpus because the new shard lacks the fingerprint."""
+        problem = access_problem(self.path)
+        if problem:
+            raise NomadError(f"the embedded store at {self.path} {why}, and cannot be moved aside: {problem}; "
+                             "it was left as it is")
+        aside = move_aside(self.path)
+        self.damage = f"{' '.join(why.split())[:240]}; moved to {aside}"
+        err_console.print(f"[yellow]warning:[/] the embedded store at {escape(str(self.path))} "
+                          f"{escape(self.damage)} and a new one started, to be rebuilt from the corpus",
+                          soft_wrap=True)
+        self._shard = self._open(self._qe, self.dim)
+
+    def check(self) -> str | None:
+        """Why the shard cannot be searched, or None. Reads a sample of points with their payloads and vectors
+        (each must be finite and of unit length: the engine normalises cosine vectors as it stores them), counts
+        the tagged points through the payload index, and searches once: a shard of up to `FULL_CHECK_POINTS`
+        points is scanned exactly, which reads every stored vector."""
+        qe = self._qe
+        try:
+            total = self.count(tagged=False)
+            if total == 0:
+                return None
+            self.count()
+            recs, _ = self._shard.scroll(qe.ScrollRequest(limit=SAMPLE, with_payload=True, with_vector=True))
+            for r in recs:
+                vec = np.asarray(r.vector, dtype=np.float32)
+                norm = float(np.linalg.norm(vec)) if vec.shape == (self.dim,) else float("nan")
+                if not abs(norm - 1.0) < 1e-3:
+                    return f"point {r.id} has a vector of {vec.size} values and length {norm:.4g}, not a unit vector"
+            probe = np.full(self.dim, self.dim ** -0.5, dtype=np.float32)
+            exact = qe.SearchParams(exact=True) if total <= FULL_CHECK_POINTS else None
+            self._shard.query(qe.QueryRequest(query=qe.Query.Nearest(probe), limit=1, params=exact))
+        except Exception as exc:  # the engine's reading errors ("... is not readable", "out of bounds")
+            return " ".join(str(exc).split())[:300]
+        return None
+
+    def health(self) -> str | None:
+        """What is wrong with the stored vectors (and what was done about it), or None when a sample reads back
+        sound."""
+        problem = self.check()
+        return self.damage or (f"is damaged ({problem})" if problem else None)
 
     def _open(self, qe: Any, dim: int) -> Any:
         if (self.path / "edge_config.json").exists():
@@ -138,8 +193,16 @@ class EdgeStore:
         for p in points:
             if p.payload.get(self.tag_key) != self.tag:
                 raise ValueError(f"refusing to write an untagged point {p.point_id}")
+        vecs = np.asarray([p.vector for p in points], dtype=np.float32).reshape(len(points), -1)
+        norms = np.linalg.norm(vecs, axis=1) if len(points) else np.zeros(0)
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
+        if bad.size:
+            # Every stored vector is then a unit vector, which the check at open relies on.
+            name = points[int(bad[0])].payload.get("chunk_id", points[int(bad[0])].point_id)
+            raise NomadError(f"the embedder returned a zero or non-finite vector for {name} ({bad.size} of "
+                             f"{len(points)} in this batch); it cannot be searched by cosine")
         self._written()
-        batch = [qe.Point(p.point_id, p.vector.astype(np.float32), p.payload) for p in points]
+        batch = [qe.Point(p.point_id, v, p.payload) for p, v in zip(points, vecs, strict=True)]
         for i in range(0, len(batch), 512):
             self._shard.update(qe.UpdateOperation.upsert_points(batch[i : i + 512]))
 
@@ -177,7 +240,7 @@ class EdgeStore:
             req = qe.QueryRequest(query=qe.Query.Nearest(vector.astype(np.float32)), limit=limit,
                                   filter=self._filter(fingerprint), score_threshold=threshold,
                                   params=qe.SearchParams(exact=True), with_payload=True, with_vector=False)
-            return [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._shard.query(req)]
+            return [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._query(req)]
         if fingerprint not in self._filter_needed:
             # The shard is locked to this process, so a count taken after our last write stays true. When every
             # point carries the tag and fingerprint, the filter selects the whole shard: leaving it out returns
@@ -195,8 +258,20 @@ class EdgeStore:
             with_payload=True,
             with_vector=False,
         )
-        hits = [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._shard.query(req)]
+        hits = [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._query(req)]
         return hits if threshold is None else [h for h in hits if h.score > threshold]
+
+    def _query(self, req: Any) -> Any:
+        try:
+            return self._shard.query(req)
+        except Exception as exc:
+            # Damage the check at open did not reach (its sample missed it, on a shard too large to scan whole):
+            # this run cannot go on, and the next one must not meet it again.
+            self._shard.close()
+            self._closed = True
+            aside = move_aside(self.path)
+            raise NomadError(f"the embedded store at {self.path} failed a search ({' '.join(str(exc).split())[:200]}); "
+                             f"moved it to {aside}: run again to rebuild it from the corpus") from None
 
     def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, dict[str, Any], Any]]:
         """Every point as (id, payload, vector); for tests that prove foreign points are untouched."""
@@ -215,5 +290,8 @@ class EdgeStore:
                 return out
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._shard.flush()
         self._shard.close()

@@ -121,5 +121,18 @@ class ServerStore:
             if offset is None:
                 return out
 
+    def health(self) -> str | None:
+        """A sample of the eval's points read back with their vectors; the server keeps its own files sound."""
+        try:
+            recs, _ = self._client.scroll(self.collection, scroll_filter=self._filter(None), limit=64,
+                                          with_payload=False, with_vectors=True)
+        except Exception as exc:
+            return f"cannot be read ({exc})"
+        for r in recs:
+            vec = np.asarray(r.vector, dtype=np.float32)
+            if vec.shape != (self.dim,) or not np.isfinite(vec).all() or not vec.any():
+                return f"is damaged (point {r.id} has a vector of {vec.size} values, zero or not finite)"
+        return None
+
     def close(self) -> None:
         self._client.close()

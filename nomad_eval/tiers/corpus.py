@@ -61,6 +61,7 @@ def status(rt: Runtime) -> int:
 
     with rt.store() as store:
         state = store_state(rt, store)
+        health = store.health()  # reads a sample of the stored vectors: a store that opens may not search
     cut = truncated_chunks(rt)
     table = Table(title="corpus status", show_header=False)
     table.add_row("fingerprint", state.fingerprint)
@@ -68,6 +69,8 @@ def status(rt: Runtime) -> int:
     table.add_row("chunks", str(state.chunks))
     table.add_row("goldens hash", f"{rt.goldens_hash} ({rt.cfg.suite}, {len(rt.all_goldens)} goldens)")
     table.add_row("store", f"{state.tagged_points} tagged points, {state.matching_points} with this fingerprint")
+    table.add_row("store health", f"{health}; the next run or action=ingest rebuilds it" if health
+                  else "sound (a sample of stored vectors read back, one search)")
     table.add_row("store holds this fingerprint", "yes" if state.current else "no — run action=ingest")
     table.add_row("chunks cut short by the embedder", str(len(cut)))
     console.print(table)

@@ -102,3 +102,34 @@ def test_a_vector_of_another_length_than_the_embedders_is_refilled(tmp_path: Pat
     assert cache.get_many(["k"], dim=64) == {}  # sound bytes, but not this embedder's length
     assert list(cache.get_many(["k"], dim=4)) == ["k"]
     cache.close()
+
+
+# Medium case 5: a store vector file cut to nothing opens fine and fails on every search. --------------------------
+
+def _vector_files(data_dir: Path) -> list[Path]:
+    return sorted((data_dir / "qdrant-edge" / "dim-384").glob("segments/*/vector_storage/vectors/chunk_*.mmap"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("status_first", [True, False])
+def test_a_truncated_store_vector_file_is_named_by_status_and_the_next_run_rebuilds_it(
+        status_first: bool, make_cfg: Callable[..., DictConfig], data_dir: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    clean = make_cfg(*MINI)
+    assert run_tier(clean) == 0
+    before = _outcome(clean)
+    [vectors] = _vector_files(data_dir)
+    with vectors.open("r+b") as fh:
+        fh.truncate(0)  # what `truncate -s 0` does
+    capsys.readouterr()
+    if status_first:
+        assert run_tier(make_cfg(*MINI, "tier=corpus", "action=status")) == 0
+        out = capsys.readouterr()
+        assert "is damaged" in out.out  # the status table says so, not only a warning on stderr
+    again = make_cfg(*MINI)
+    assert run_tier(again) == 0
+    err = capsys.readouterr().err
+    assert status_first or ("embedded store" in err and "is damaged" in err and "moved to" in err)
+    assert _outcome(again) == before
+    [aside] = list(data_dir.glob("qdrant-edge/dim-384.corrupt-*"))
+    assert [p.stat().st_size for p in aside.glob("segments/*/vector_storage/vectors/chunk_*.mmap")] == [0]  # kept
