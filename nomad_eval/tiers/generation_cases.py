@@ -102,18 +102,36 @@ def attack_rates(cases: list[dict[str, Any]], mock_cases: list[dict[str, Any]]) 
     return [AttackRate(**asdict(r), mock=mock.get((r.mode, r.family))) for r in family_rates(cases)]
 
 
+# Upstream NOMAD's triage rule, kept at its numbers so the advice reads the same on both sides.
+ORACLE_LOW = 0.6       # below: the model fails even with the right passages
+RETRIEVAL_COST = 0.15  # above (oracle − e2e): good context exists but retrieval does not deliver it
+
+
 def decomposition(metrics: dict[str, float | None]) -> dict[str, Any]:
     """Where the points went: the model itself, retrieval, or RAG not helping at all."""
     o, e, n = (metrics.get(f"{m}.correctness") for m in MODES)
     out: dict[str, Any] = {"oracle": o, "e2e": e, "noretrieval": n,
                            "retrieval_gap": None if o is None or e is None else o - e,
                            "rag_lift": None if e is None or n is None else e - n}
-    notes = []
-    if o is not None and o < 0.5:
-        notes.append("oracle is low: the model cannot use even perfect context (a small model asked too much)")
-    if out["retrieval_gap"] is not None and out["retrieval_gap"] > 0.1:
-        notes.append("oracle minus e2e is large: retrieval is losing answers (a pipeline problem)")
-    if out["rag_lift"] is not None and abs(out["rag_lift"]) < 0.05:
-        notes.append("e2e minus noretrieval is near zero: retrieval is not contributing")
-    out["diagnosis"] = notes
+    out["diagnosis"] = triage(o, e, n)
     return out
+
+
+def triage(oracle: float | None, e2e: float | None, noretrieval: float | None) -> list[str]:
+    """The advice after the decomposition, by upstream's rule: one verdict on model versus retrieval (the first
+    that applies), then a warning when retrieval adds nothing over the bare model."""
+    notes = []
+    if oracle is not None and e2e is not None:
+        if oracle < ORACLE_LOW:
+            notes.append(f"oracle {oracle:.3f} < {ORACLE_LOW}: the model falls short even with the right passages, "
+                         "so retrieval work will not fix it; try a larger model")
+        elif oracle - e2e > RETRIEVAL_COST:
+            notes.append(f"retrieval cost {oracle - e2e:.3f} > {RETRIEVAL_COST} (oracle − e2e): the model can use "
+                         "good context but is not given it; work on retrieval")
+        else:
+            notes.append("model and retrieval both hold up on this corpus (oracle ≥ "
+                         f"{ORACLE_LOW}, retrieval cost ≤ {RETRIEVAL_COST})")
+    if e2e is not None and noretrieval is not None and e2e <= noretrieval:
+        notes.append(f"RAG adds nothing: e2e {e2e:.3f} ≤ noretrieval {noretrieval:.3f}; check that the retrieved "
+                     "passages reach the prompt")
+    return notes

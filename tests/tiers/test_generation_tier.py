@@ -186,3 +186,19 @@ def test_concurrent_requests_are_written_in_golden_order(make_cfg: Callable[...,
     assert [c["id"] for c in cases] == [f"mini-0{i}" for i in range(1, 9)]
     # noretrieval: the final message is the no-passages note, then the question
     assert all(c["answer"] == f"echo: {user_message(c['query'], [])}" for c in cases)
+
+
+def test_the_triage_advice_follows_upstreams_rule() -> None:
+    from nomad_eval.tiers.generation_cases import decomposition, triage
+
+    assert triage(0.55, 0.2, 0.0) == ["oracle 0.550 < 0.6: the model falls short even with the right passages, so "
+                                      "retrieval work will not fix it; try a larger model"]
+    assert triage(0.6, 0.5, 0.0)[0].startswith("model and retrieval both hold up")  # 0.6 is not below 0.6
+    assert triage(0.9, 0.7, 0.1)[0].startswith("retrieval cost 0.200 > 0.15 (oracle − e2e)")
+    assert "work on retrieval" in triage(0.9, 0.7, 0.1)[0] and len(triage(0.9, 0.7, 0.1)) == 1
+    assert triage(0.9, 0.3, 0.4)[1] == ("RAG adds nothing: e2e 0.300 ≤ noretrieval 0.400; check that the retrieved "
+                                        "passages reach the prompt")
+    assert triage(None, 0.3, None) == []  # nothing to attribute without both sides
+    d = decomposition({"oracle.correctness": 0.9, "e2e.correctness": 0.85, "noretrieval.correctness": 0.85})
+    holds = "model and retrieval both hold up on this corpus (oracle ≥ 0.6, retrieval cost ≤ 0.15)"
+    assert [n.split(":")[0] for n in d["diagnosis"]] == [holds, "RAG adds nothing"]
