@@ -188,3 +188,26 @@ def test_a_project_gates_its_app_with_its_own_ci_experiment(tmp_path: Path) -> N
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
     assert "regression" in wrong.stderr and "e2e:mini-02" in wrong.stderr and "e2e:mini-07" in wrong.stderr
     assert "mini-02" in (project / "runs" / "wrong" / "junit.xml").read_text()
+
+
+def test_a_judge_reads_the_passages_the_app_exposed(tmp_path: Path) -> None:
+    """faithfulness on an app run: the judge's prompt holds the app's own contexts, and its verdicts are the run's."""
+    from tests.servers import openai_compat
+
+    prompts: list[str] = []
+
+    def judge(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        prompts.append(prompt)
+        return json.dumps({"verdict": 0 if "Brindle" in prompt else 1, "reason": "scripted"})
+
+    with serve(_script()) as url, openai_compat.serve("judge", judge) as judge_url:
+        assert _code(_cfg(tmp_path, "judged", *HTTP, f"app.url={url}", "judge=faithfulness",
+                          "model@judge.model=openai", "judge.model.name=judge",
+                          f"judge.model.base_url={judge_url}")) == 0
+    report, cases = _read(tmp_path / "judged")
+    assert len(prompts) == 7  # the decline is judged by rule, without a call
+    assert any("<passage" in p and "40 minutes" in p for p in prompts)
+    assert report["judges"]["e2e.faithfulness"]["n"] == 8
+    verdicts = {c["id"]: c["judges"]["faithfulness"] for c in cases}
+    assert verdicts == {f"mini-0{i}": int(i not in (1, 8)) for i in range(1, 9)}  # the kettle passages: 0
