@@ -62,7 +62,11 @@ def retrieval_markdown(r: Report) -> str:
                   f"embedder {ident.embedder}", ""]
     if r.provenance:
         dirty = " (dirty)" if r.provenance.git_dirty else ""
-        lines += [f"- commit `{r.provenance.git_commit}`{dirty}, created {r.provenance.created}", ""]
+        branch = f" on branch `{r.provenance.git_branch}`" if r.provenance.git_branch else ""
+        where = " ".join(v for v in (r.provenance.platform.get("os"), r.provenance.platform.get("cpu_architecture"))
+                         if v)
+        lines += [f"- commit `{r.provenance.git_commit}`{dirty}{branch}, created {r.provenance.created}"
+                  + (f", {where}, Python {r.provenance.python}" if where else ""), ""]
     rows = [[k, fmt_value(v, r.intervals.get(k))] for k, v in r.metrics.items()]
     lines += ["## Metrics", "", *interval_note(r), *_table(["metric", f"value [{_level(r)} interval] n"], rows), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]

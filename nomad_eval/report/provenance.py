@@ -39,6 +39,16 @@ def _code_state() -> tuple[str | None, bool | None, str | None, dict[str, str]]:
             None if diff is None else hashlib.sha256(diff.encode()).hexdigest()[:16], versions)
 
 
+def _branch() -> str | None:
+    name = _git("rev-parse", "--abbrev-ref", "HEAD")
+    return None if not name or name == "HEAD" else name  # "HEAD": detached, on no branch
+
+
+def machine() -> dict[str, str]:
+    """The operating system and CPU architecture, as upstream's reports record them."""
+    return {"os": platform.system(), "os_release": platform.release(), "cpu_architecture": platform.machine()}
+
+
 def provenance() -> Provenance:
     commit, dirty, diff, versions = _code_state()
     return Provenance(
@@ -48,4 +58,6 @@ def provenance() -> Provenance:
         versions=dict(versions),
         python=platform.python_version(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
+        git_branch=_branch(),
+        platform=machine(),
     )

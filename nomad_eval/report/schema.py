@@ -111,6 +111,9 @@ class Provenance(BaseModel):
     versions: dict[str, str]
     python: str
     created: str
+    git_branch: str | None = None  # None: detached HEAD, or not a git checkout
+    # The machine, for context only (as upstream records it): never a reason two runs differ in score.
+    platform: dict[str, str] = Field(default_factory=dict)
 
 
 class PositionPoint(BaseModel):
