@@ -32,6 +32,8 @@ from nomad_eval.harness.system import system_settings
 from nomad_eval.harness.trace import Tracer
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.metrics.registry import MetricName
+from nomad_eval.metrics.upstream.generation import case_values as up_case_values
+from nomad_eval.metrics.upstream.generation import score_answer as up_score
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
@@ -44,6 +46,7 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Report, Subject
+from nomad_eval.report.upstream_view import generation_view, upstream_markdown
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation_cases import (
     MODES,
@@ -263,8 +266,12 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
         position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
         attacks=attack_rates(cases, mock_cases),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
-        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(), upstream=generation_view(cases, cfg),
     )
+
+
+def upstream_answer(g: Golden, answer: str) -> dict[str, float]:
+    return up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal))
 
 
 def _warn(report: Report, rt: Runtime, cases: list[dict[str, Any]]) -> None:
@@ -281,7 +288,7 @@ def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any
                                float(cfg.trace.otlp_timeout_s))
         if warning:
             report.warnings.append(warning)
-    write_atomic(out / "report.md", generation_markdown(report))
+    write_atomic(out / "report.md", generation_markdown(report) + upstream_markdown(report.upstream))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_exports(out, cases)
     write_html(out, report, cases)
@@ -338,6 +345,7 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
         "groundedness": scored["metrics"]["groundedness"], "unsupported_numbers": unsupported_numbers(answer, context),
         "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
         "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],
+        "upstream": upstream_answer(g, answer),  # upstream NOMAD's own scoring (report/upstream_view.py)
         **({"attack": g.attack.model_dump()} if g.attack else {}),  # attack suites: family, planted documents
     }
 

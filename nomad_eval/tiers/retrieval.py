@@ -33,7 +33,7 @@ from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.report.upstream_view import retrieval_view, view_ks
+from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
 
@@ -231,7 +231,7 @@ def run(cfg: DictConfig) -> int:
     report.timings = timings
     outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
     report.gate = outcome.gate
-    write_atomic(out / "report.md", retrieval_markdown(report))
+    write_atomic(out / "report.md", retrieval_markdown(report) + upstream_markdown(report.upstream))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_html(out, report, cases, scores)
     print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
@@ -104,3 +106,27 @@ def test_every_upstream_name_maps_to_a_registered_measure_and_the_readme_mirrors
         k = "@k" if REGISTRY[mine].parametrized else ""
         row = re.compile(rf"^\| `{re.escape(upstream + k)}` \| `{re.escape(mine + k)}` \|", re.MULTILINE)
         assert row.search(readme), f"docs/upstream-nomad.md mapping table lacks {upstream}{k} -> {mine}{k}"
+
+
+def test_a_generation_run_reports_upstreams_correctness_over_every_golden(make_cfg: Callable[..., DictConfig]
+                                                                          ) -> None:
+    """noretrieval with the mock: nothing injected, so every answer is a refusal. Upstream counts each refusal
+    golden (no patterns) correct and every answerable one wrong; this project's correctness is over answerable
+    goldens only."""
+    from nomad_eval.cli.entry import run_tier
+    from nomad_eval.report.io import read_report
+
+    cfg = make_cfg(*MINI, "tier=generation", "model=mock", "mode=noretrieval", "repeats=1")
+    assert run_tier(cfg) == 0
+    out = Path(cfg.paths.run_dir)
+    report = read_report(out / "report.json")
+    cases = [json.loads(x) for x in (out / "cases.jsonl").read_text().splitlines()]
+    refusals = sum(c["expect_refusal"] for c in cases)
+    assert 0 < refusals < len(cases) and all(c["refused"] for c in cases)
+    assert report.upstream is not None
+    up = report.upstream.metrics
+    assert up["upstream.noretrieval.correctness"] == refusals / len(cases)
+    assert up["upstream.noretrieval.refusalCorrectness"] == refusals / len(cases)
+    assert report.metrics["noretrieval.correctness"] == 0.0  # ours: answerable goldens only
+    assert report.upstream.intervals["upstream.noretrieval.correctness"].n == len(cases)
+    assert "upstream.noretrieval.correctness" not in report.metrics  # kept apart

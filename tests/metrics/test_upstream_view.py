@@ -157,5 +157,18 @@ def test_upstream_correctness_counts_refusal_questions_by_their_patterns() -> No
     assert answered.correct and answered.refusal_correct
     wrong = gen.score_answer("Boil for 10 minutes.", [r"minutes"], [r"\b10 minutes"], False)
     assert not wrong.correct
-    values = gen.case_values(refusal, "e2e")
-    assert values["upstream.e2e.correctness"] == 1.0 and values["upstream.e2e.refusalCorrectness"] == 0.0
+    values = gen.case_values(refusal)
+    assert values["correctness"] == 1.0 and values["refusalCorrectness"] == 0.0
+
+
+def test_upstream_generation_means_pass_rates_per_question_and_pools_the_detectors() -> None:
+    def answer(correct: bool, markdown: bool) -> dict[str, float]:
+        return {"correctness": float(correct), "refusalCorrectness": 1.0, "leakageRate": 0.0,
+                "thinkTagLeakRate": 0.0, "markdownRate": float(markdown)}
+    # q1 answered three times (2 of 3 correct), q2 once (wrong, one fewer repeat after an error)
+    rows = [("q1", answer(True, True)), ("q1", answer(True, True)), ("q1", answer(False, True)),
+            ("q2", answer(False, False))]
+    means = gen.aggregate(rows)
+    assert means["correctness"] == pytest.approx((2 / 3 + 0) / 2)  # the mean of pass rates
+    assert means["markdownRate"] == 0.75  # over every answer
+    assert gen.aggregate([])["correctness"] is None

@@ -222,6 +222,9 @@ def test_identical_rankings_show_no_delta_and_precision_is_upstreams(make_cfg: C
     report, _ = load_run(run)
     assert report.upstream is not None and precision.current == precision.baseline
     assert report.metrics["precision@5"] != report.upstream.metrics["upstream.precision@5"]
+    md = (run / "report.md").read_text()
+    assert "## Upstream view" in md and report.upstream.advice and report.upstream.advice[0] in md
+    assert report.upstream.advice[0].startswith(("Clean separation: a threshold between ", "Overlapping: "))
 
 
 def test_an_upstream_report_is_the_run_side_and_can_be_promoted(make_cfg: Callable[..., DictConfig],

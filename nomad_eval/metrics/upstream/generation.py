@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nomad_eval.base.patterns import search
+from nomad_eval.metrics.upstream.retrieval import mean_of
 
 # JavaScript's \s: WhiteSpace and LineTerminator code points.
 _JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -102,11 +103,26 @@ def score_answer(answer: str, must_include: Sequence[str], must_not_include: Seq
 
 
 UPSTREAM_CASE_NAMES = ("correctness", "refusalCorrectness", "leakageRate", "thinkTagLeakRate", "markdownRate")
+# Upstream pools these over every answer (repeats included); correctness and refusalCorrectness are the mean of
+# each question's pass rate over its repeats.
+POOLED = ("leakageRate", "thinkTagLeakRate", "markdownRate")
 
 
-def case_values(s: AnswerScores, mode: str) -> dict[str, float | None]:
-    """One answer's upstream-view values, `upstream.<mode>.<name>`, each 0/1. A question's mean over its
-    repeats is upstream's pass rate; the mean of those over questions is upstream's rate when every question
-    has the same number of answers (upstream pools leakage, think tags and markdown over all answers)."""
+def case_values(s: AnswerScores) -> dict[str, float]:
+    """One answer's upstream values, each 0/1, under upstream's names (the case's mode says which mode)."""
     values = (s.correct, s.refusal_correct, s.leakage, s.think_tag, s.markdown)
-    return {f"upstream.{mode}.{n}": float(v) for n, v in zip(UPSTREAM_CASE_NAMES, values, strict=True)}
+    return {n: float(v) for n, v in zip(UPSTREAM_CASE_NAMES, values, strict=True)}
+
+
+def aggregate(answers: Sequence[tuple[str, dict[str, float]]]) -> dict[str, float | None]:
+    """Upstream's `aggregateGeneration` for one mode, from (question id, case values) per answer in run order."""
+    by_question: dict[str, list[dict[str, float]]] = {}
+    for qid, values in answers:
+        by_question.setdefault(qid, []).append(values)
+    out: dict[str, float | None] = {}
+    for name in UPSTREAM_CASE_NAMES:
+        if name in POOLED:
+            out[name] = mean_of([v[name] for _, v in answers])
+        else:
+            out[name] = mean_of([mean_of([v[name] for v in rows]) for rows in by_question.values()])
+    return out
