@@ -209,7 +209,12 @@ def no_context(f: Facts) -> Finding | None:
 
 
 def unexplained(f: Facts) -> Finding:
-    """The catch-all, so no failed question goes unlabelled; no known path reaches it."""
+    """The catch-all, so no failed question goes unlabelled: an app exposing no document ids reaches it (tier=app);
+    no known path of the harness's own pipeline does."""
+    if not f.retrieval_known:
+        return Finding("unexplained", "the app exposed no document ids with its contexts, so which stage lost the "
+                                      f"answer cannot be told ({len(f.injected)} passage(s), {f.refusals} of "
+                                      f"{f.repeats} declined)")
     return Finding("unexplained", f"no rule applies (mode {f.mode}, {len(f.injected)} injected, "
                                   f"{f.refusals} of {f.repeats} declined)")
 

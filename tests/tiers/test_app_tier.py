@@ -153,7 +153,8 @@ def test_an_app_without_contexts_is_scored_on_its_answers_only(tmp_path: Path) -
     assert report["metrics"]["e2e.correctness"] == pytest.approx(6 / 7)
     assert "e2e.recall@5" not in report["metrics"] and report["metrics"]["e2e.groundedness"] is None
     rope = next(c for c in cases if c["id"] == "mini-04")
-    assert rope["passed"] is False and rope["cause"] != "retrieval_miss" and rope["retrieved"] is None
+    assert rope["passed"] is False and rope["retrieved"] is None
+    assert rope["cause"] == "unexplained" and "exposed no document ids" in rope["cause_evidence"]
 
 
 def test_tier_app_without_an_app_or_with_other_modes_is_refused(tmp_path: Path) -> None:
