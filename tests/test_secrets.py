@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from nomad_eval.base.secrets import REDACTED, redact, redact_override
+from nomad_eval.base.secrets import REDACTED, literal_secrets, redact, redact_override, redact_text, redact_tree
 from nomad_eval.cli.entry import run_tier
+from nomad_eval.cli.resolvers import job_dirname
 from tests.conftest import MINI, run_cli
+from tests.servers import openai_compat
 
 KEY = "sk-test-PLANTED-7f3a9c01e4"
 
@@ -65,3 +67,59 @@ def test_no_written_file_holds_an_environment_key(tmp_path: Path, data_dir: Path
     assert f'"api_key": "{env}"' in next(baselines.rglob("retrieval.json")).read_text()
     assert KEY not in r.stdout + r.stderr
     assert _files_holding(run, KEY) == [] and _files_holding(baselines, KEY) == []
+
+
+def test_redact_text_hides_url_passwords_typed_keys_and_known_values() -> None:
+    cases = {
+        "http://user:pw-X1@127.0.0.1:8080/v1": "http://<redacted>@127.0.0.1:8080/v1",
+        "https://tok@h/x?a=b@c": "https://<redacted>@h/x?a=b@c",  # an @ after the path is not user information
+        "http://u:p@ss@h/v1": "http://<redacted>@h/v1",  # an unencoded @ in the password
+        r"model.base_url=http\://user\:pw@h\:1/v1": r"model.base_url=http\://<redacted>@h\:1/v1",  # a sweep's
+        "#0 : suite=mini model.api_key=sk-1 +judge.model.password=x": "#0 : suite=mini model.api_key=<redacted> "
+                                                                      "+judge.model.password=<redacted>",
+        "Authorization: Bearer sk-abc": "Authorization: Bearer <redacted>",
+        "model.api_key=${oc.env:K} max_tokens=5 http://h/v1 mail a@b": "model.api_key=${oc.env:K} max_tokens=5 "
+                                                                       "http://h/v1 mail a@b",
+    }
+    for text, want in cases.items():
+        assert redact_text(text) == want, text
+    echoed = redact_text("invalid key sk-echoed-9 given", ["sk-echoed-9", "", None, "x"])
+    assert echoed == "invalid key <redacted> given"
+
+
+def test_hydra_files_folder_names_and_configs_lose_credentials() -> None:
+    tree = {"model": {"base_url": "http://u:pw-X2@h/v1", "api_key": "sk-lit-X3", "name": "m"},
+            "hydra": {"overrides": {"task": ["model.api_key=sk-lit-X3", "model.base_url=http://u:pw-X2@h/v1"]},
+                      "job": {"override_dirname": "model.api_key-sk-lit-X3+model.name-m"}}}
+    out = str(redact_tree(tree, {"sk-lit-X3"}))
+    assert "X2" not in out and "X3" not in out and "model.name-m" in out
+    name = job_dirname("model.api_key-sk-lit-X3+model.base_url-http://u:pw-X2@h/v1+seed-1",
+                       ["model.api_key=sk-lit-X3", "model.base_url=http://u:pw-X2@h/v1", "seed=1"])
+    assert "X2" not in name and "X3" not in name and name.endswith("+seed-1")
+    assert redact(tree, tree)["model"] == {"base_url": "http://<redacted>@h/v1", "api_key": REDACTED, "name": "m"}
+    assert sorted(literal_secrets({"model": tree["model"], "store": {"url": "http://h:6333", "api_key": None},
+                                   "judge": {"token": "${oc.env:T}"}})) == ["model.api_key", "model.base_url"]
+
+
+@pytest.mark.slow
+def test_no_url_password_or_typed_key_is_written_or_printed(tmp_path: Path, data_dir: Path) -> None:
+    """Issue 32 case 2, end to end through the CLI: a run (quiet), a sweep (not quiet: httpx and Hydra log
+    lines) and a promote; then no file under the runs, the sweep, the baselines or the data dir, and no console
+    line, holds the URL's password or the key typed on the command line."""
+    mark, key = "pw-MARK-51c2", "sk-literal-MARK-9d0e"
+    run, sweep, baselines = tmp_path / "run", tmp_path / "sweep", tmp_path / "baselines"
+    with openai_compat.serve("m", lambda body: "Descale the kettle with vinegar.") as url:
+        common = [*MINI, f"paths.data_dir={data_dir}", "tier=generation", "mode=noretrieval", "repeats=1",
+                  "model=openai", "model.name=m", f"model.base_url={url.replace('http://', f'http://user:{mark}@')}"]
+        runs = [run_cli(*common, f"paths.run_dir={run}", "quiet=true", f"model.api_key={key}"),
+                run_cli(*common, "quiet=false", f"model.api_key={key},{key}-2", f"hydra.sweep.dir={sweep}", "-m")]
+    runs.append(run_cli("tier=promote", f"promote.run={run}", f"paths.baselines_dir={baselines}"))
+    assert [r.returncode for r in runs] == [0, 0, 0], [r.stderr[-2000:] for r in runs]
+    console = "".join(r.stdout + r.stderr for r in runs)
+    assert "pass it through the environment" in runs[0].stderr
+    assert "HTTP Request: GET http://<redacted>@127.0.0.1" in runs[1].stdout  # the log lines are there, redacted
+    assert (run / ".hydra" / "hydra.yaml").is_file() and len(list(sweep.glob("*/.hydra/config.yaml"))) == 2
+    assert next(baselines.rglob("generation-*.json")).is_file()
+    for needle in (mark, key):
+        assert needle not in console
+        assert _files_holding(tmp_path, needle) == []

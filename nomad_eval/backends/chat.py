@@ -50,6 +50,10 @@ class ChatResult:
     logprobs: tuple[TokenLogprob, ...] | None = None  # None: not asked for, or the backend gave none
 
 
+class Malformed(ValueError):
+    """A server's answer that is not the shape its API promises (not JSON, an HTML page, `{}`)."""
+
+
 def openai_logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...] | None:
     """`choices[i].logprobs.content` of an OpenAI-style chat response (llama.cpp's server speaks it too)."""
     content = (choice.get("logprobs") or {}).get("content")
@@ -58,6 +62,33 @@ def openai_logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...] | None:
     return tuple(TokenLogprob(str(t["token"]), float(t["logprob"]),
                               tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or []))
                  for t in content)
+
+
+def count(value: Any) -> int | None:
+    """A token count as a server reports it: a whole number, or None when it sent none (or nonsense)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def openai_answer(data: Any) -> ChatResult:
+    """The answer in an OpenAI-style chat response body (already parsed from JSON), or Malformed saying what
+    is wrong with it. A null `content` is an empty answer (which is never cached: cached_chat.py)."""
+    if not isinstance(data, dict):
+        raise Malformed(f"a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise Malformed("no choices[0]")
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or not isinstance(content, str | None):
+        raise Malformed("no text in choices[0].message.content")
+    try:
+        logprobs = openai_logprobs(choices[0])
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise Malformed("unreadable choices[0].logprobs") from None
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return ChatResult(content or "", count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
+                      logprobs)
 
 
 class ChatModel(Protocol):

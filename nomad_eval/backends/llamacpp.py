@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from nomad_eval.backends.chat import ChatOptions, ChatResult, Message, openai_logprobs
+from nomad_eval.backends.chat import ChatOptions, ChatResult, Malformed, Message, openai_answer
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.identity import file_sha256
 
@@ -71,12 +71,12 @@ class LlamaCppModel:
         resp = self._get().handle_chat_completions(req)
         if not isinstance(resp, dict) or "choices" not in resp:
             raise RequestRejected(f"llama.cpp model {self.name} returned an error: {str(resp)[:300]}")
-        usage = resp.get("usage") or {}
-        choice = resp["choices"][0]
         # llama.cpp reports the model's distribution before the JSON-schema grammar is applied, so the
         # alternatives may include tokens the grammar forbids; a judge renormalises over its scale's tokens.
-        return ChatResult(choice["message"].get("content") or "", usage.get("prompt_tokens"),
-                          usage.get("completion_tokens"), openai_logprobs(choice))
+        try:
+            return openai_answer(resp)
+        except Malformed as exc:
+            raise RequestRejected(f"llama.cpp model {self.name} returned a malformed answer ({exc})") from None
 
     def close(self) -> None:
         self._server = None

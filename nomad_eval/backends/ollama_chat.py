@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob
+from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob, count
 from nomad_eval.backends.ollama_digest import ollama_digest
-from nomad_eval.backends.retry import Transient, with_retries
+from nomad_eval.backends.retry import Transient, with_retries, within
 from nomad_eval.base.errors import NomadError, RequestRejected
+from nomad_eval.base.secrets import redact_text
 
 
 class OllamaChat:
@@ -33,32 +34,39 @@ class OllamaChat:
         The base URL is kept too: two servers may hold different builds of the same digest's runtime."""
         if self._digest is None:
             self._digest = ollama_digest(self._connect(), self.name, self._where())
-        return {"backend": "ollama", "base_url": self.base_url, "model": self.name, "digest": self._digest,
-                "num_ctx": self.num_ctx}
+        # Without the URL's password: it changes no answer, and an identity is written into reports.
+        return {"backend": "ollama", "base_url": redact_text(self.base_url), "model": self.name,
+                "digest": self._digest, "num_ctx": self.num_ctx}
 
     def _where(self) -> str:
-        return f"Ollama at {self.base_url} (model {self.name})"
+        return f"Ollama at {redact_text(self.base_url)} (model {self.name})"
 
     def _call(self, fn: Any) -> Any:
+        """`fn()` (one request through the official client) within model.timeout of wall-clock time, retried
+        while the failure is transient: a 429 or 5xx, a dropped connection, an answer the client cannot read."""
         import httpx
         import ollama
 
         def once() -> Any:
             try:
-                return fn()
+                return within(self.timeout, fn)
             except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError) as exc:
-                raise NomadError(f"{self._where()} is unreachable: {exc}. Is the server running? "
+                raise NomadError(f"{self._where()} is unreachable: {redact_text(str(exc))}. Is the server running? "
                                  f"{BASE_URL_HINT}") from None
-            except httpx.TimeoutException:
+            except (httpx.TimeoutException, TimeoutError):
                 raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
             except ollama.ResponseError as exc:
                 if exc.status_code in (429, 500, 502, 503, 504):
-                    raise Transient(str(exc)) from None
+                    raise Transient(f"HTTP {exc.status_code} {redact_text(str(exc.error))[:200]}") from None
                 if exc.status_code == 404:
                     raise NomadError(f"{self._where()}: model not found; the server has: {self._models()}") from None
-                raise RequestRejected(f"{self._where()} refused the request: {exc.error}") from None
-            except httpx.RemoteProtocolError as exc:
-                raise Transient(str(exc)) from None
+                raise RequestRejected(f"{self._where()} refused the request: HTTP {exc.status_code} "
+                                      f"{redact_text(str(exc.error))[:200]}") from None
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise Transient(f"connection dropped: {redact_text(str(exc))}") from None
+            except (ValueError, TypeError) as exc:  # not JSON, or JSON without the fields the client expects
+                first = redact_text(str(exc)).splitlines()[0][:160] if str(exc) else type(exc).__name__
+                raise Transient(f"HTTP 200 with a malformed answer ({first})") from None
 
         try:
             return with_retries(once, self.retries)
@@ -67,7 +75,7 @@ class OllamaChat:
 
     def _models(self) -> str:
         try:
-            names = [m.model for m in self._client.list().models]
+            names = [str(m.model) for m in within(self.timeout, self._client.list).models]
         except Exception:
             return "(could not list models)"
         return ", ".join(names) or "(no models)"
@@ -83,7 +91,7 @@ class OllamaChat:
 
     def preflight(self) -> None:
         client = self._connect()
-        names = [m.model for m in self._call(lambda: client.list()).models]
+        names = [str(m.model) for m in self._call(lambda: client.list()).models]
         if self.name not in names and f"{self.name}:latest" not in names:
             raise NomadError(f"{self._where()}: the server has no model {self.name!r}; it has: "
                              f"{', '.join(names) or '(none)'}. Pull it, or set model.name.")
@@ -118,7 +126,8 @@ class OllamaChat:
         resp = self._call(lambda: client.chat(model=self.name, messages=messages, options=opts,
                                               format=options.json_schema, logprobs=bool(top) or None,
                                               top_logprobs=top))
-        return ChatResult(resp.message.content or "", resp.prompt_eval_count, resp.eval_count, _logprobs(resp))
+        return ChatResult(resp.message.content or "", count(resp.prompt_eval_count), count(resp.eval_count),
+                          _logprobs(resp))
 
     def close(self) -> None:
         self._client = None

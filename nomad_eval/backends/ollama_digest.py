@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.secrets import redact_text
 
 
 def ollama_digest(client: Any, name: str, where: str) -> str:
@@ -19,8 +20,11 @@ def ollama_digest(client: Any, name: str, where: str) -> str:
     try:
         models = client.list().models
     except (httpx.HTTPError, ConnectionError) as exc:
-        raise NomadError(f"{where} is unreachable while reading the model's digest: {exc}. "
+        raise NomadError(f"{where} is unreachable while reading the model's digest: {redact_text(str(exc))}. "
                          "Start the server or set base_url.") from None
+    except (ValueError, TypeError) as exc:  # not JSON, or not a model list
+        first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise NomadError(f"{where} answered the model list (/api/tags) with a malformed body ({first})") from None
     for m in models:
         if m.model in (name, f"{name}:latest") and m.digest:
             return str(m.digest)

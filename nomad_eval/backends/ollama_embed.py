@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 
 from nomad_eval.backends.ollama_digest import ollama_digest
+from nomad_eval.backends.retry import Transient, with_retries, within
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.secrets import redact_text
 
 
 class OllamaEmbedder:
@@ -40,7 +42,7 @@ class OllamaEmbedder:
         same tag re-pulled is other weights. `base_url` is left out because the digest already says which model
         answered; timeouts, batching and the token estimate change nothing embedded."""
         if self._digest is None:
-            self._digest = ollama_digest(self._get_client(), self.name, f"Ollama embedder at {self.base_url}")
+            self._digest = ollama_digest(self._get_client(), self.name, self._where())
         return {
             "backend": "ollama",
             "model": self.name,
@@ -58,26 +60,54 @@ class OllamaEmbedder:
             self._client = ollama.Client(host=self.base_url, timeout=self.timeout)
         return self._client
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def _where(self) -> str:
+        return f"Ollama embedder at {redact_text(self.base_url)} (model {self.name})"
+
+    def _batch(self, part: list[str]) -> list[Any]:
+        """One batch's vectors within embedder.timeout of wall-clock time; a 5xx or an answer the client cannot
+        read is tried again (three tries in all)."""
         import httpx
         import ollama
 
-        out: list[list[float]] = []
-        try:
-            for i in range(0, len(texts), self.batch_size):
+        def once() -> list[Any]:
+            try:
                 # num_ctx makes max_input_tokens the real truncation point, not only the warning's.
-                resp = self._get_client().embed(model=self.name, input=texts[i : i + self.batch_size],
-                                                options={"num_ctx": self.max_input_tokens})
-                out.extend(resp.embeddings)
-        except (httpx.HTTPError, ConnectionError) as exc:
-            raise NomadError(
-                f"Ollama embedder at {self.base_url} (model {self.name}) is unreachable: {exc}. "
-                "Start the server or set embedder.base_url."
-            ) from None
-        except ollama.ResponseError as exc:
-            raise NomadError(f"Ollama at {self.base_url} refused model {self.name}: {exc.error}") from None
-        arr = np.asarray(out, dtype=np.float32)
-        if arr.ndim != 2 or arr.shape[1] != self.dim:
+                return list(within(self.timeout, lambda: self._get_client().embed(
+                    model=self.name, input=part, options={"num_ctx": self.max_input_tokens})).embeddings)
+            except (httpx.TimeoutException, TimeoutError):
+                raise NomadError(f"{self._where()} did not answer within {self.timeout} s "
+                                 "(embedder.timeout)") from None
+            except (httpx.HTTPError, ConnectionError) as exc:
+                raise NomadError(f"{self._where()} is unreachable: {redact_text(str(exc))}. "
+                                 "Start the server or set embedder.base_url.") from None
+            except ollama.ResponseError as exc:
+                if exc.status_code in (429, 500, 502, 503, 504):
+                    raise Transient(f"HTTP {exc.status_code} {redact_text(str(exc.error))[:200]}") from None
+                raise NomadError(f"{self._where()} refused the request: HTTP {exc.status_code} "
+                                 f"{redact_text(str(exc.error))[:200]}") from None
+            except (ValueError, TypeError) as exc:  # not JSON, or JSON without the fields the client expects
+                first = redact_text(str(exc)).splitlines()[0][:160] if str(exc) else type(exc).__name__
+                raise Transient(f"HTTP 200 with a malformed answer ({first})") from None
+
+        try:
+            return with_retries(once)
+        except Transient as exc:
+            raise NomadError(f"{self._where()} kept failing after 3 tries: {exc}") from None
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out: list[Any] = []
+        for i in range(0, len(texts), self.batch_size):
+            out.extend(self._batch(texts[i : i + self.batch_size]))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        try:
+            arr = np.asarray(out, dtype=np.float32)
+        except (ValueError, TypeError):
+            arr = np.zeros(0, dtype=np.float32)  # vectors of different lengths: reported as a shape below
+        if arr.ndim != 2 or arr.shape[0] != len(texts):
+            raise NomadError(f"{self._where()} answered {len(texts)} texts with a malformed set of vectors "
+                             f"(shape {arr.shape})")
+        if arr.shape[1] != self.dim:
             raise NomadError(
                 f"Ollama model {self.name} returned vectors of shape {arr.shape}, "
                 f"but embedder.dim is {self.dim}: set embedder.dim to match"

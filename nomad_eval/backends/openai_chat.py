@@ -5,9 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, openai_logprobs
-from nomad_eval.backends.retry import Transient, with_retries
+from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Malformed, Message, openai_answer
+from nomad_eval.backends.retry import Transient, with_retries, within
 from nomad_eval.base.errors import NomadError, RequestRejected
+from nomad_eval.base.secrets import redact_text
+
+TRANSIENT_STATUS = (429, 500, 502, 503, 504)
 
 
 class OpenAIChat:
@@ -27,7 +30,16 @@ class OpenAIChat:
     def identity(self) -> dict[str, Any]:
         # An OpenAI-compatible server reports no weights digest: the base URL and model name are the best
         # identity there is, so a different server under the same model name is at least a different key.
-        return {"backend": "openai", "base_url": self.base_url, "model": self.name, "num_ctx": self.num_ctx}
+        # Without the URL's password: it changes no answer, and an identity is written into reports.
+        return {"backend": "openai", "base_url": redact_text(self.base_url), "model": self.name,
+                "num_ctx": self.num_ctx}
+
+    def _where(self) -> str:
+        return f"OpenAI-compatible server at {redact_text(self.base_url)} (model {self.name})"
+
+    def _clean(self, text: str) -> str:
+        """Server-supplied text for a message: a server may echo the key it was sent."""
+        return redact_text(text, [self.api_key] if self.api_key else [])
 
     def _url(self, path: str) -> str:
         base = self.base_url if self.base_url.endswith("/v1") else self.base_url + "/v1"
@@ -44,58 +56,77 @@ class OpenAIChat:
                                             headers=headers)
             return self._client
 
-    def preflight(self) -> None:
-        import httpx
-
-        where = f"OpenAI-compatible server at {self.base_url} (model {self.name})"
-        try:
-            r = self._connect().get(self._url("/models"))
-        except httpx.ConnectError as exc:
-            raise NomadError(f"{where} is unreachable: {exc}. {BASE_URL_HINT}") from None
-        except httpx.TimeoutException:
-            raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
-        if r.status_code == 200:
-            ids = [m.get("id") for m in r.json().get("data", [])]
-            if ids and self.name not in ids:
-                raise NomadError(f"{where}: the server has no model {self.name!r}; it has: {', '.join(ids)}")
-
-    def chat(self, messages: list[Message], options: ChatOptions) -> ChatResult:
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """One HTTP exchange within model.timeout of wall-clock time; a dropped connection is Transient."""
         import httpx
 
         client = self._connect()
-        where = f"OpenAI-compatible server at {self.base_url} (model {self.name})"
+        try:
+            return within(self.timeout, lambda: client.request(method, self._url(path), json=body))
+        except httpx.ConnectError as exc:
+            raise NomadError(f"{self._where()} is unreachable: {self._clean(str(exc))}. {BASE_URL_HINT}") from None
+        except (httpx.TimeoutException, TimeoutError):
+            raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise Transient(f"connection dropped: {self._clean(str(exc))}") from None
+
+    def _json(self, r: Any) -> Any:
+        try:
+            return r.json()
+        except ValueError:
+            raise Transient(f"HTTP {r.status_code} with a body that is not JSON: "
+                            f"{self._clean(r.text[:120])!r}") from None
+
+    def _retrying(self, once: Any) -> Any:
+        try:
+            return with_retries(once, self.retries)
+        except Transient as exc:
+            raise NomadError(f"{self._where()} kept failing after {self.retries} tries: {exc}") from None
+
+    def preflight(self) -> None:
+        def once() -> list[str]:
+            r = self._request("GET", "/models")
+            if r.status_code in TRANSIENT_STATUS:
+                raise Transient(f"HTTP {r.status_code} for the model list")
+            if r.status_code != 200:
+                return []  # a server without a model list: the first request says whether the model exists
+            return self._model_ids(r)
+
+        ids = self._retrying(once)
+        if ids and self.name not in ids:
+            raise NomadError(f"{self._where()}: the server has no model {self.name!r}; it has: {', '.join(ids)}")
+
+    def _model_ids(self, r: Any) -> list[str]:
+        data = self._json(r)
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("id"), str)
+                                                   for m in models):
+            raise Transient(f"HTTP {r.status_code} with a malformed model list: {self._clean(r.text[:120])!r}")
+        return [str(m["id"]) for m in models]
+
+    def chat(self, messages: list[Message], options: ChatOptions) -> ChatResult:
         body = {"model": self.name, "messages": messages, **options.as_dict()}
 
-        def once() -> dict[str, Any]:
-            try:
-                r = client.post(self._url("/chat/completions"), json=body)
-            except httpx.ConnectError as exc:
-                raise NomadError(f"{where} is unreachable: {exc}. {BASE_URL_HINT}") from None
-            except httpx.TimeoutException:
-                raise NomadError(f"{where} did not answer within {self.timeout} s (model.timeout)") from None
-            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                raise Transient(f"connection dropped: {exc}") from None
-            if r.status_code in (429, 500, 502, 503, 504):
+        def once() -> ChatResult:
+            r = self._request("POST", "/chat/completions", body)
+            if r.status_code in TRANSIENT_STATUS:
                 raise Transient(f"HTTP {r.status_code}")
             if r.status_code == 404:
-                raise NomadError(f"{where}: model or endpoint not found; the server has: {self._models()}")
+                raise NomadError(f"{self._where()}: model or endpoint not found; the server has: {self._models()}")
             if r.status_code >= 400:
-                raise RequestRejected(f"{where} refused the request: HTTP {r.status_code} {r.text[:200]}")
-            return r.json()  # type: ignore[no-any-return]
+                raise RequestRejected(f"{self._where()} refused the request: HTTP {r.status_code} "
+                                      f"{self._clean(r.text[:200])}")
+            try:
+                return openai_answer(self._json(r))
+            except Malformed as exc:
+                raise Transient(f"HTTP {r.status_code} with a malformed answer ({exc}): "
+                                f"{self._clean(r.text[:120])!r}") from None
 
-        try:
-            data = with_retries(once, self.retries)
-        except Transient as exc:
-            raise NomadError(f"{where} kept failing after {self.retries} tries: {exc}") from None
-        usage = data.get("usage") or {}
-        choice = data["choices"][0]
-        return ChatResult(choice["message"].get("content") or "", usage.get("prompt_tokens"),
-                          usage.get("completion_tokens"), openai_logprobs(choice))
+        return self._retrying(once)  # type: ignore[no-any-return]
 
     def _models(self) -> str:
         try:
-            data = self._client.get(self._url("/models")).json()
-            return ", ".join(m["id"] for m in data.get("data", [])) or "(no models)"
+            return ", ".join(self._model_ids(self._request("GET", "/models"))) or "(no models)"
         except Exception:
             return "(could not list models)"
 

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from nomad_eval.backends.chat import ChatResult, TokenLogprob
+from nomad_eval.backends.chat import ChatResult, TokenLogprob, count
 from nomad_eval.base.sqlite_store import open_rebuildable
 
 
@@ -30,17 +30,23 @@ class ResponseCache:
         self._lock = threading.Lock()
 
     def get(self, key: str) -> ChatResult | None:
+        """The cached answer, or None: never cached, an empty answer (written before empty answers were kept
+        out), or a row that cannot be read. Each of those is asked again, and the new answer replaces the row."""
         with self._lock:
-            row = self._db.execute("SELECT body FROM resp WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute("SELECT CAST(body AS BLOB) FROM resp WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        d = json.loads(row[0])
-        # Rows written before logprobs were kept have no "logprobs": they load as a result without them.
-        lp = d.get("logprobs")
-        logprobs = None if lp is None else tuple(TokenLogprob(t, p, tuple((a, q) for a, q in top)) for t, p, top in lp)
-        return ChatResult(d["text"], d.get("prompt_tokens"), d.get("completion_tokens"), logprobs)
+        try:
+            result = _result(json.loads(row[0]))
+        except (TypeError, ValueError, KeyError, AttributeError):
+            return None
+        return result if result.text.strip() else None
 
     def put(self, key: str, result: ChatResult) -> None:
+        """Keeps `result`, unless its text is empty: a null or empty answer is more often a server's hiccup
+        than the model's answer, and kept it would be served after the server recovers."""
+        if not result.text.strip():
+            return
         body: dict[str, object] = {"text": result.text, "prompt_tokens": result.prompt_tokens,
                                    "completion_tokens": result.completion_tokens}
         if result.logprobs is not None:
@@ -55,3 +61,15 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _result(d: dict[str, Any]) -> ChatResult:
+    """A row's body back into a result; any other shape raises (TypeError, ValueError, KeyError)."""
+    # Rows written before logprobs were kept have no "logprobs": they load as a result without them.
+    lp = d.get("logprobs")
+    logprobs = None if lp is None else tuple(TokenLogprob(str(t), float(p), tuple((str(a), float(q)) for a, q in top))
+                                             for t, p, top in lp)
+    text = d["text"]
+    if not isinstance(text, str):
+        raise TypeError("text is not a string")
+    return ChatResult(text, count(d.get("prompt_tokens")), count(d.get("completion_tokens")), logprobs)

@@ -1,14 +1,19 @@
-"""Secrets out of everything a run writes: a config is redacted before it goes into a report or a baseline.
+"""Secrets out of everything a run writes: reports, baselines, Hydra's `.hydra/` files, folder names, logs.
 
-Two kinds of value are secret. One resolved from the environment (`${oc.env:OPENAI_API_KEY}`): the environment
+Three kinds of value are secret. One resolved from the environment (`${oc.env:OPENAI_API_KEY}`): the environment
 is where people keep keys, and the unresolved interpolation says where the value came from without the value.
-And one under a key named like a credential (`api_key`, `token`, `password`, `secret`), whatever its source.
+One under a key named like a credential (`api_key`, `token`, `password`, `secret`), whatever its source. And the
+user information of any URL (`http://user:password@host/v1`), whatever key holds it.
+
+`redact_text` is the one function every writer of free text goes through (a log line, an error message, a
+server's error body, a folder name); `redact` and `redact_override` apply it to every string they keep.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -19,11 +24,34 @@ ENV = "oc.env:"
 # An environment value this long, found inside another interpolated value, is taken to be that value. Shorter
 # ones ("1", "true") would match by chance; they are still redacted where they are interpolated directly.
 MIN_CONTAINED = 8
+# A known secret value shorter than this is not searched for in free text: it would match by chance.
+MIN_KNOWN = 4
+# `scheme://` then everything up to the last `@` before the path: a password may hold an unencoded `@` or `:`.
+# A sweep's overrides escape `:` as `\:` (`http\://user\:pass@host`), so an escaped colon is matched too.
+_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*\\?://)[^/\s?#'\"<>]*@", re.IGNORECASE)
+# `model.api_key=sk-...` inside a longer text (a list of overrides in a log line): the value, up to a space.
+_ASSIGNED = re.compile(r"((?:^|(?<=[\s'\"\[(,]))[+~]?(?:[\w.@/-]*[._-])?"
+                       r"(?:api_?key|access_?key|secret_?key|token|password|passwd|secret)=)(?!\$\{)[^\s'\"]+",
+                       re.IGNORECASE)
+_BEARER = re.compile(r"(\bBearer\s+)[^\s'\"]+", re.IGNORECASE)
 _UNKNOWN = object()  # no unresolved counterpart (inside a node that was one interpolation of a whole subtree)
 
 
 def is_secret_key(key: object) -> bool:
     return isinstance(key, str) and SECRET_KEY.search(key) is not None
+
+
+def redact_text(text: str, known: Iterable[str | None] = ()) -> str:
+    """`text` with every secret in it replaced by "<redacted>": the user information of every URL
+    (`http://<redacted>@host/v1`), the value of a credential typed as an override (`model.api_key=<redacted>`),
+    a bearer token, and every occurrence of a `known` secret value at least MIN_KNOWN characters long."""
+    out = _USERINFO.sub(rf"\1{REDACTED}@", text)
+    out = _ASSIGNED.sub(rf"\1{REDACTED}", out)
+    out = _BEARER.sub(rf"\1{REDACTED}", out)
+    for value in known:
+        if value and len(value) >= MIN_KNOWN:
+            out = out.replace(value, REDACTED)
+    return out
 
 
 def redact(unresolved: Any, resolved: Any) -> Any:
@@ -71,7 +99,7 @@ def _redact(unresolved: Any, resolved: Any, secret: bool, env_values: set[str]) 
     from_env = isinstance(unresolved, str) and ENV in unresolved
     carries_env = interpolated and _contains_env(str(resolved), env_values)
     if not (secret or from_env or carries_env):
-        return resolved
+        return redact_text(resolved) if isinstance(resolved, str) else resolved
     return unresolved if _is_interpolation(unresolved) else REDACTED
 
 
@@ -80,8 +108,82 @@ def _contains_env(text: str, env_values: set[str]) -> bool:
 
 
 def redact_override(item: str) -> str:
-    """`model.api_key=sk-...` -> `model.api_key=<redacted>`; an interpolation (`${oc.env:KEY}`) is kept as typed."""
+    """`model.api_key=sk-...` -> `model.api_key=<redacted>`; an interpolation (`${oc.env:KEY}`) is kept as typed.
+    A URL's user information is redacted under any key."""
     key, eq, value = item.partition("=")
     if not eq or not is_secret_key(key.lstrip("+~").split("@")[0]) or _is_interpolation(value) or value in ("", "null"):
-        return item
+        return redact_text(item)
     return f"{key}={REDACTED}"
+
+
+def known_secrets(unresolved: Any, resolved: Any, overrides: Iterable[str] = ()) -> set[str]:
+    """Every secret value a config holds, to be searched for in free text (`redact_text`'s `known`): values from
+    the environment, values of credential-named keys, and the values of credential overrides (each of a sweep's
+    comma-separated values too)."""
+    out: set[str] = set()
+    _collect_env(unresolved, resolved, out)
+    _collect_keyed(resolved, False, out)
+    for item in overrides:
+        key, eq, value = item.partition("=")
+        if eq and is_secret_key(key.lstrip("+~").split("@")[0]) and not _is_interpolation(value):
+            out.update(v for v in {value, *value.split(",")} if v not in ("", "null"))
+    return out
+
+
+def _collect_keyed(tree: Any, secret: bool, out: set[str]) -> None:
+    if isinstance(tree, Mapping):
+        for k, v in tree.items():
+            _collect_keyed(v, secret or is_secret_key(k), out)
+    elif isinstance(tree, list):
+        for v in tree:
+            _collect_keyed(v, secret, out)
+    elif secret and isinstance(tree, str | int) and str(tree) and not _is_interpolation(tree):
+        out.add(str(tree))
+
+
+def redact_tree(tree: Any, known: Iterable[str] = ()) -> Any:
+    """A config-like tree as written to a file (Hydra's `.hydra/*.yaml`): `redact` of it, then every string kept
+    through `redact_override` (lists of overrides) and `redact_text` with the `known` secret values."""
+    values = tuple(known)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return redact_text(redact_override(node), values) if isinstance(node, str) else node
+
+    return walk(redact(tree, tree))
+
+
+def literal_secrets(unresolved: Any, prefix: str = "") -> list[str]:
+    """The dotted keys of an unresolved config that hold a credential typed out rather than read from the
+    environment: a credential-named key's literal value, or a URL with user information in it."""
+    found: list[str] = []
+    if isinstance(unresolved, Mapping):
+        for k, v in unresolved.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if is_secret_key(k) and isinstance(v, str | int) and str(v) and not _is_interpolation(v):
+                found.append(key)
+            else:
+                found.extend(literal_secrets(v, key))
+    elif isinstance(unresolved, list):
+        for i, v in enumerate(unresolved):
+            found.extend(literal_secrets(v, f"{prefix}[{i}]"))
+    elif isinstance(unresolved, str) and redact_text(unresolved) != unresolved:
+        found.append(prefix)
+    return found
+
+
+class RedactingFormatter(logging.Formatter):
+    """The log formatter of Hydra's console and log-file handlers (`hydra.job_logging` and `hydra.hydra_logging`
+    in the shipped config.yaml): every line leaves through `redact_text`, so an HTTP library's request line or
+    Hydra's list of a sweep job's overrides never shows a URL's password or a key typed as an override.
+
+    A formatter rather than a filter because Hydra rebuilds its handlers from that config around every job."""
+
+    def __init__(self, format: str | None = None, datefmt: str | None = None) -> None:  # noqa: A002 (dictConfig's key)
+        super().__init__(format, datefmt)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))

@@ -1,4 +1,5 @@
-"""Hydra callbacks: stamp a sweep so its jobs are known, then merge them when it ends."""
+"""Hydra callbacks: keep credentials out of what Hydra writes; stamp a sweep so its jobs are known, then merge
+them when it ends."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.base.atomic import write_atomic
+from nomad_eval.base.secrets import (
+    ENV,
+    known_secrets,
+    literal_secrets,
+    redact_override,
+    redact_tree,
+)
 
 # Hydra makes these callbacks for every run, a corpus check or `--help` too: the report modules (pydantic, numpy,
 # polars) load only when a sweep ends.
@@ -63,3 +71,73 @@ class SweepSummary(Callback):
         from nomad_eval.tiers.browse import after
 
         after(config, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep
+
+
+class RedactSecrets(Callback):
+    """Hydra writes `.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml` (and a sweep's `multirun.yaml`) before a
+    job's code runs: each job rewrites them redacted (base/secrets.py), so no credential typed on the command
+    line, in a config file or in a URL stays in them. (Log lines are redacted by the formatter the shipped
+    config.yaml gives Hydra's handlers.) A credential typed out gets a warning to pass it through the
+    environment instead."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _warn_literal(config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _warn_literal(config)
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        import logging
+
+        known = _known(config)
+        if config.get("quiet"):
+            # One INFO line per HTTP request: noise on a quiet console.
+            logging.getLogger("httpx").setLevel(logging.WARNING)
+        hc = config.hydra
+        if hc.output_subdir is not None:
+            for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):
+                _rewrite(Path(hc.runtime.output_dir) / str(hc.output_subdir) / name, known)
+        if str(hc.mode) == "RunMode.MULTIRUN":
+            _rewrite(Path(hc.sweep.dir) / "multirun.yaml", known)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        _rewrite(Path(config.hydra.sweep.dir) / "multirun.yaml", _known(config))
+
+
+def _trees(config: DictConfig) -> tuple[Any, Any]:
+    unresolved = OmegaConf.to_container(config, resolve=False)
+    try:
+        return unresolved, OmegaConf.to_container(config, resolve=True)
+    except Exception:  # an unset environment variable: the run reports it; the unresolved tree is what there is
+        return unresolved, unresolved
+
+
+def _known(config: DictConfig) -> set[str]:
+    unresolved, resolved = _trees(config)
+    typed = OmegaConf.to_container(config.hydra.overrides.task, resolve=False) if "hydra" in config else []
+    return known_secrets(unresolved, resolved, [str(o) for o in typed or []])
+
+
+def _rewrite(path: Path, known: set[str]) -> None:
+    if not path.is_file():
+        return
+    tree = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    clean = redact_tree(tree, known)
+    if clean != tree:
+        write_atomic(path, OmegaConf.to_yaml(OmegaConf.create(clean)))
+
+
+def _warn_literal(config: DictConfig) -> None:
+    from nomad_eval.base.console import err_console
+
+    typed = [str(o) for o in OmegaConf.to_container(config.hydra.overrides.task, resolve=False) or []]
+    on_line = {o.partition("=")[0].lstrip("+~") for o in typed if redact_override(o) != o}
+    whole = OmegaConf.to_container(config, resolve=False)
+    task = {k: v for k, v in whole.items() if k != "hydra"} if isinstance(whole, dict) else {}
+    in_files = [k for k in literal_secrets(task) if k not in on_line]
+    for key, where in [*((k, "on the command line") for k in sorted(on_line)),
+                       *((k, "in a config file") for k in in_files)]:
+        err_console.print(f"warning: {key} holds a credential typed out {where}; it is kept out of every file "
+                          f"written, but pass it through the environment instead: {key}='${{{ENV}NAME}}' "
+                          f"(in a URL, in place of the password: http://user:${{{ENV}NAME}}@host/)",
+                          markup=False, highlight=False)

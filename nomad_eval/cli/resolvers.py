@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from omegaconf import OmegaConf
 
 from nomad_eval.base.cpus import threads_per_job
 from nomad_eval.base.paths import PACKAGE, REPO, project_dir, slug
+from nomad_eval.base.secrets import known_secrets, redact_text
 from nomad_eval.cli.project import register_project_search_path
 
 
@@ -33,6 +36,13 @@ def project_file(rel: str) -> str | None:
     return str(path) if path.is_file() else None
 
 
+def job_dirname(text: str, overrides: Any = None) -> str:
+    """`${nomad_slug:${hydra.job.override_dirname},${hydra.overrides.task}}`: a sweep job's folder name, safe on
+    disk, with credentials typed in the overrides (and any URL's user information) redacted."""
+    typed = [str(o) for o in overrides or []]
+    return slug(redact_text(str(text), known_secrets({}, {}, typed)))
+
+
 def register_resolvers() -> None:
     register_project_search_path()
     if not OmegaConf.has_resolver("nomad_project"):
@@ -44,7 +54,7 @@ def register_resolvers() -> None:
     if not OmegaConf.has_resolver("nomad_repo"):
         OmegaConf.register_new_resolver("nomad_repo", lambda rel="": str(REPO / rel))
     if not OmegaConf.has_resolver("nomad_slug"):
-        OmegaConf.register_new_resolver("nomad_slug", slug)
+        OmegaConf.register_new_resolver("nomad_slug", job_dirname)
     if not OmegaConf.has_resolver("nomad_threads"):
         OmegaConf.register_new_resolver("nomad_threads", model_threads)
     if not OmegaConf.has_resolver("nomad_or"):
