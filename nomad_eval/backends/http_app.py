@@ -197,6 +197,8 @@ class HttpApp:
     def _contexts(self, raw: Any, golden_id: str) -> list[tuple[str | None, str | None]] | None:
         if self.paths["contexts"] is None:
             return None
+        if raw is None:  # the app said it retrieved nothing
+            return []
         if not isinstance(raw, list):
             raise NomadError(f"the app's contexts for golden {golden_id} at app.contexts_path="
                              f"{self.paths['contexts']!r} are {type(raw).__name__}, not a list")

@@ -68,7 +68,7 @@ def run(cfg: DictConfig) -> int:
     ks = sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
     cases = [case(by_id[rec.id], rec, ks) for rec in records]
     unstable = mark_unstable(cases)
-    judges = _judges(cfg, cases, [[c.text or "" for c in rec.contexts or []] for rec in records], rt.data_dir)
+    judges = _judges(cfg, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
     faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, goldens, cases, outputs, unstable, judges, ks)

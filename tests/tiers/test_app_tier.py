@@ -89,7 +89,7 @@ def test_http_app_is_scored_promoted_compared_and_gated(tmp_path: Path) -> None:
 
 def test_the_outputs_file_of_an_http_run_reads_back_to_identical_metrics(tmp_path: Path) -> None:
     with serve(_script()) as url:
-        assert _code(_cfg(tmp_path, "http", *HTTP, f"app.url={url}", "judge=none")) == 0
+        assert _code(_cfg(tmp_path, "http", *HTTP[:-1], "repeats=2", f"app.url={url}")) == 0
     written = tmp_path / "http" / "app_outputs.jsonl"
     first = json.loads(written.read_text().splitlines()[0])
     assert set(first) == {"id", "answer", "contexts", "repeat", "latencyMs", "promptTokens", "completionTokens"}
@@ -99,6 +99,7 @@ def test_the_outputs_file_of_an_http_run_reads_back_to_identical_metrics(tmp_pat
     keep = ("id", "answer", "passed", "metrics", "retrieved", "cause")
     assert [{k: c[k] for k in keep} for c in a_cases] == [{k: c[k] for k in keep} for c in b_cases]
     assert a["identity"]["pipeline"] == "app:http" and b["identity"]["pipeline"] == "app:answers"
+    assert len(a_cases) == 16 and a["counts"]["repeats"] == b["counts"]["repeats"] == 2
 
 
 def test_a_rerun_is_answered_from_the_request_cache(tmp_path: Path) -> None:
