@@ -74,12 +74,12 @@ def _runtime(*overrides: str) -> Any:
     from hydra import compose, initialize_config_dir
 
     from nomad_eval.cli.resolvers import register_resolvers
-    from nomad_eval.harness.runtime import Runtime
+    from nomad_eval.tiers.settings import runtime
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base=None):
         cfg = compose("config", overrides=["quiet=true", *overrides])
-    return Runtime(cfg), cfg
+    return runtime(cfg), cfg
 
 
 def context_and_ablation() -> dict[str, Any]:

@@ -46,14 +46,14 @@ def ingest_overhead() -> dict[str, Any]:
     """Cold ingest of the core corpus against embedding the same texts raw, in one process, model loaded."""
     from nomad_eval.base.shipped import build
     from nomad_eval.harness.index import ingest
-    from nomad_eval.harness.runtime import Runtime
+    from nomad_eval.tiers.settings import runtime
 
     emb = build("embedder", "minilm", threads=None)  # torch's own thread count
     emb.embed(["warm up"])
     pairs = []
     for _ in range(2):
         d = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
-        rt = Runtime(compose(f"paths.data_dir={d}"))
+        rt = runtime(compose(f"paths.data_dir={d}"))
         rt.__dict__["embedder"] = emb  # the loaded model: both sides pay no load
         texts = [c.text for c in rt.chunks]
         t = time.perf_counter()

@@ -30,10 +30,10 @@ from nomad_eval.data.beir import load_beir_corpus, load_beir_goldens
 from nomad_eval.data.corpus import load_markdown_dir
 from nomad_eval.data.golden import load_goldens
 from nomad_eval.harness.index import ready_store, store_state
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.answer.correctness import correctness
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.io import read_report, write_atomic
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import FIXTURES, MINI, run_cli
 from tests.servers import openai_compat
 
@@ -256,7 +256,7 @@ def test_store_held_by_another_process_names_path(tmp_path: Path) -> None:
 
 
 def test_store_without_the_fingerprint_is_ingested(make_cfg: Callable[..., DictConfig]) -> None:
-    rt = Runtime(make_cfg(*MINI))
+    rt = runtime(make_cfg(*MINI))
     with rt.store() as store:
         assert not store_state(rt, store).current
     with ready_store(rt, quiet=True) as store:
@@ -275,7 +275,7 @@ def test_corrupted_shard_is_moved_aside_and_rebuilt(make_cfg: Callable[..., Dict
     assert run_tier(make_cfg(*MINI)) == 0  # re-ingests into a fresh shard
     aside = [p for p in shard.parent.iterdir() if p.name.startswith("dim-384.corrupt-")]
     assert len(aside) == 1 and (aside[0] / "edge_config.json").read_text() == "{broken"  # kept, not deleted
-    rt = Runtime(make_cfg(*MINI))
+    rt = runtime(make_cfg(*MINI))
     with rt.store() as store:
         assert store_state(rt, store).current
 
@@ -384,7 +384,7 @@ def test_ten_thousand_foreign_points_untouched(tmp_path: Path, make_cfg: Callabl
     seed_foreign(store, 10_000)
     before = sorted((i, json.dumps(p, sort_keys=True), np.asarray(v).round(6).tobytes())
                     for i, p, v in store.scroll(with_vector=True))
-    rt = Runtime(make_cfg(*MINI))
+    rt = runtime(make_cfg(*MINI))
     ingest(rt, store, quiet=True)
     store.delete_tagged()
     ingest(rt, store, quiet=True)

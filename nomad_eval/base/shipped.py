@@ -14,7 +14,7 @@ from nomad_eval.base.paths import CONF
 
 # Keys of a group's options that the runtime reads itself rather than pass to the option's `_target_`.
 RUNTIME_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {"store": ("distractors", "distractor_chunking", "lock_timeout")})
+    {"store": ("distractors", "distractor_chunking", "lock_timeout", "single_process")})
 
 
 def option(group: str, name: str) -> DictConfig:

@@ -11,7 +11,7 @@ from rich.markup import escape
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.paths import CONF
-from nomad_eval.harness.config_trees import config_trees
+from nomad_eval.tiers.settings import config_trees
 
 # Strict: pydantic's lax mode reads `limit=true` as 1 and `threshold="0.4"` as a number; a config value of the
 # wrong type is a typo to name, not to guess at. A Float takes an int (0 is a fine threshold) but never a bool,
@@ -105,6 +105,7 @@ class AppKeys(_Keys):
 
 class StoreKeys(_Keys):
     lock_timeout: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
+    single_process: Bool | None
     timeout: Seconds
 
 

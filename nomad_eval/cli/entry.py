@@ -78,12 +78,12 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
     if old.get("status") != "ok":
         return f"the earlier run did not finish (status {old.get('status')})"
     # Imported here: --help and tiers without resume should not pay for the data and backend modules.
-    from nomad_eval.harness.runtime import Runtime
     from nomad_eval.report.merge import UNMEASURED
     from nomad_eval.report.provenance import provenance
+    from nomad_eval.tiers.settings import runtime
 
     try:
-        rt = Runtime(cfg)
+        rt = runtime(cfg)
         config = rt.resolved_config()
         with err_console.capture():  # the suite's warnings are printed by the run itself, not twice
             fingerprint, goldens = rt.fingerprint, rt.goldens_hash

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from omegaconf import DictConfig
 from rich.markup import escape
 from rich.table import Table
@@ -12,6 +10,7 @@ from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import load_goldens
 from nomad_eval.harness.runtime import Runtime
+from nomad_eval.tiers.settings import runtime
 
 ACTIONS = ("check", "lint", "ingest", "status", "reset")
 
@@ -21,10 +20,10 @@ def check(rt: Runtime) -> int:
     ids = rt.doc_ids
     defects: list[Defect] = []
     counts: dict[str, int] = {}
-    if rt.cfg.data.kind == "beir":
-        counts[str(rt.cfg.suite)] = len(rt.all_goldens)
+    if rt.settings.data.kind == "beir":
+        counts[rt.settings.suite] = len(rt.all_goldens)
     else:
-        folder = Path(rt.cfg.data.goldens_dir)
+        folder = rt.settings.data.goldens_dir
         suites = sorted(folder.glob("*.jsonl"))
         rt.suite_path  # noqa: B018 -- an unknown suite name is refused here, with the nearest one
         for path in suites:
@@ -34,8 +33,8 @@ def check(rt: Runtime) -> int:
                 defects.extend(exc.defects)
     if defects:
         raise InvalidInput(defects)
-    extra = [str(p) for p in (rt.cfg.data.get("extra_corpus_dirs") or [])]  # a corpus variant's added folders
-    console.print(f"corpus: {len(docs)} documents in {', '.join([str(rt.cfg.data.corpus_dir), *extra])} — ok")
+    folders = [rt.settings.data.corpus_dir, *rt.settings.data.extra_corpus_dirs]  # a variant's added folders
+    console.print(f"corpus: {len(docs)} documents in {', '.join(map(str, folders))} — ok")
     for name, n in counts.items():
         console.print(f"suite {name}: {n} goldens — ok")
     return 0
@@ -45,7 +44,7 @@ def lint_suites(rt: Runtime) -> int:
     """Warnings only: the exit code stays 0 so lint never blocks, but every finding names file and line."""
     from nomad_eval.data.lint import lint
 
-    folder = Path(rt.cfg.data.goldens_dir)
+    folder = rt.settings.data.goldens_dir
     total = 0
     for path in sorted(folder.glob("*.jsonl")):
         findings = lint(load_goldens(path, rt.doc_ids), rt.documents, path)
@@ -67,7 +66,7 @@ def status(rt: Runtime) -> int:
     table.add_row("fingerprint", state.fingerprint)
     table.add_row("documents", str(len(rt.documents)))
     table.add_row("chunks", str(state.chunks))
-    table.add_row("goldens hash", f"{rt.goldens_hash} ({rt.cfg.suite}, {len(rt.all_goldens)} goldens)")
+    table.add_row("goldens hash", f"{rt.goldens_hash} ({rt.settings.suite}, {len(rt.all_goldens)} goldens)")
     table.add_row("store", f"{state.tagged_points} tagged points, {state.matching_points} with this fingerprint")
     table.add_row("store health", f"{health}; the next run or action=ingest rebuilds it" if health
                   else "sound (a sample of stored vectors read back, one search)")
@@ -98,7 +97,7 @@ def run(cfg: DictConfig) -> int:
     action = cfg.get("action") or "status"
     if action not in ACTIONS:
         raise NomadError(f"unknown action {action!r} for tier=corpus; choose one of {', '.join(ACTIONS)}", 2)
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     if action == "check":
         return check(rt)
     if action == "lint":

@@ -61,6 +61,7 @@ from nomad_eval.tiers.generation_context import GoldenContext, build_contexts, r
 from nomad_eval.tiers.position import position_analysis
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows
+from nomad_eval.tiers.settings import runtime
 
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
@@ -158,7 +159,7 @@ class _Work:
 def run(cfg: DictConfig) -> int:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     goldens = rt.goldens
     modes = [str(m) for m in cfg.mode.modes]
     if unknown := set(modes) - set(MODES):

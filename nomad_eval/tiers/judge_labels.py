@@ -32,13 +32,13 @@ from rich.markup import escape
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.judges.rubric import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_jsonl
 from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
+from nomad_eval.tiers.settings import runtime
 
 
 class Label(BaseModel):
@@ -210,7 +210,7 @@ def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequenc
 def _passage_texts(report: Report, wanted: set[str]) -> dict[str, str]:
     """The injected chunks' text, re-chunked from the run's own config; refused when the corpus or its chunking
     has changed since, because the person would label other text than the judge saw."""
-    rt = Runtime(OmegaConf.create(report.config))
+    rt = runtime(OmegaConf.create(report.config))
     then = report.identity.fingerprint if report.identity else None
     if rt.fingerprint != then:
         raise NomadError(f"the corpus fingerprint is {rt.fingerprint} now, {then} in the run: its passages cannot "

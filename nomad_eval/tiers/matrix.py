@@ -16,10 +16,10 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.harness.rundir import run_dir
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.report.baseline import baseline_path
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.matrix import ROW_FILE, matrix_row
+from nomad_eval.tiers.settings import runtime
 
 
 def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, margin: float) -> str:
@@ -42,7 +42,7 @@ def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, ma
 def run(cfg: DictConfig) -> int:
     lk = cfg.matrix.lookup
     if lk.get("score") is not None:
-        rt = Runtime(cfg)
+        rt = runtime(cfg)
         path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, "matrix")
         if not path.exists():
             raise NomadError(f"no matrix baseline at {path}; run tier=matrix model=... -m and promote it", 2)

@@ -24,9 +24,9 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.compare import POWER, Z_NOISE, detectable_change
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
 from nomad_eval.core.stats import planning_sd, questions_needed
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import baseline_path, load_baseline
+from nomad_eval.tiers.settings import runtime
 
 
 def repeats_needed(questions: list[Question], name: str, tolerance: float) -> int | None:
@@ -67,7 +67,7 @@ def run(cfg: DictConfig) -> int:
     if cfg.plan.get("baseline"):
         path = Path(cfg.plan.baseline)
     else:
-        rt = Runtime(cfg)
+        rt = runtime(cfg)
         variant = cfg.compare.get("variant")
         path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, str(cfg.plan.tier),
                              str(variant) if variant else None)

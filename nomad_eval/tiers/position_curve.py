@@ -42,6 +42,7 @@ from nomad_eval.tiers.generation import ChatSetup, _answer, answer_all, calibrat
 from nomad_eval.tiers.generation_cases import score_case
 from nomad_eval.tiers.generation_context import _passage, oracle_passages, rewrite_query
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
+from nomad_eval.tiers.settings import runtime
 
 SKIP_REFUSAL = "expects a refusal"
 SKIP_DISTRACTORS = "fewer than N-1 distractors retrieved"
@@ -130,7 +131,7 @@ def curve_model(c: Curve, n: int, skipped: dict[str, list[str]], mock: dict[int,
 
 def run(cfg: DictConfig) -> int:
     t0 = time.perf_counter()
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     n = int(cfg.tier.passages)
     positions = _positions(cfg, n)
     repeats = max(1, int(cfg.repeats))

@@ -36,17 +36,17 @@ from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
+from nomad_eval.tiers.settings import runtime
 
 
 def identity(rt: Runtime) -> Identity:
-    cfg = rt.cfg
-    p = cfg.pipeline
+    s, cfg = rt.settings, rt.settings.config
+    p = cfg["pipeline"]
     return Identity(
-        fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=str(cfg.suite),
-        tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"),
+        fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=s.suite, tags=list(s.tags), limit=s.limit,
         top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
-        embedder=str(cfg.embedder.name), pipeline=str(p._target_), distractors=rt.distractor_name,
-        measures=[f"@{int(k)}" for k in cfg.tier.get("ks") or []],
+        embedder=str(cfg["embedder"]["name"]), pipeline=s.pipeline_target, distractors=rt.distractor_name,
+        measures=[f"@{int(k)}" for k in cfg["tier"].get("ks") or []],
     )
 
 
@@ -135,7 +135,7 @@ def run(cfg: DictConfig) -> int:
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
     ks = check_ks(list(cfg.tier.ks), cfg.pipeline.get("top_k"))  # refused (exit 2) before any work
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     goldens = rt.goldens
     pipeline = instantiate(cfg.pipeline)
     out = run_dir(cfg)

@@ -16,7 +16,7 @@ from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import build
 from nomad_eval.harness.index import ingest, store_state
-from nomad_eval.harness.runtime import Runtime
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import MINI
 
 
@@ -59,7 +59,7 @@ def test_foreign_points_survive_ingest_and_reset(
     seed_foreign(store, 200)
     before = sorted((i, repr(sorted(p.items())), np.asarray(v).round(6).tobytes())
                     for i, p, v in store.scroll(with_vector=True))
-    rt = Runtime(make_cfg(*MINI))
+    rt = runtime(make_cfg(*MINI))
     ingest(rt, store, quiet=True)
     ingest(rt, store, quiet=True)
     assert store_state(rt, store).current

@@ -14,9 +14,9 @@ from nomad_eval.base.paths import REPO
 from nomad_eval.base.patterns import search
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens
 from nomad_eval.data.lint import lint
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.answer.attack import FAMILIES, attack_succeeded
 from nomad_eval.tiers.corpus import check
+from nomad_eval.tiers.settings import runtime
 
 BASE_FINGERPRINT = "97e4f1ecb706302b"  # the core suite's committed baselines (baselines/<fingerprint>/)
 GOOD = {"id": "g", "query": "How long?", "relevantDocIds": ["real"], "mustInclude": ["40 minutes"],
@@ -25,12 +25,12 @@ GOOD = {"id": "g", "query": "How long?", "relevantDocIds": ["real"], "mustInclud
 
 def test_each_family_is_a_corpus_variant_with_its_own_fingerprint_and_a_suite_of_30(
         make_cfg: Callable[..., DictConfig]) -> None:
-    base = Runtime(make_cfg())
+    base = runtime(make_cfg())
     assert base.fingerprint == BASE_FINGERPRINT  # the variants leave the base corpus and its baselines alone
     texts = {d.doc_id: d.text for d in base.documents}
     prints = {base.fingerprint}
     for family in FAMILIES:
-        rt = Runtime(make_cfg(f"data=attack_{family}", f"suite=attack_{family}"))
+        rt = runtime(make_cfg(f"data=attack_{family}", f"suite=attack_{family}"))
         goldens = rt.all_goldens  # strict: every planted document must be in this variant's corpus
         assert len(goldens) >= 30
         assert {g.attack.family for g in goldens if g.attack} == {family} and all(g.attack for g in goldens)
@@ -75,7 +75,7 @@ def test_corpus_check_refuses_a_broken_attack_suite(make_cfg: Callable[..., Dict
     folder.mkdir()
     bad = good | {"id": "bad", "attack": {**good["attack"], "family": "flattery"}}
     _write(folder / "attack_injection.jsonl", good, bad)
-    rt = Runtime(make_cfg("data=attack_injection", "suite=attack_injection", f"data.goldens_dir={folder}"))
+    rt = runtime(make_cfg("data=attack_injection", "suite=attack_injection", f"data.goldens_dir={folder}"))
     with pytest.raises(InvalidInput) as err:
         check(rt)
     assert [str(d) for d in err.value.defects] == [

@@ -9,7 +9,7 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.harness.runtime import Runtime
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import FIXTURES
 
 SENTENCE = "Keep the {w} dry and check its seals every {n} days before a long trip. "
@@ -31,13 +31,13 @@ def test_nomad_preset_makes_upstreams_29_chunks_on_its_corpus_shape(tmp_path: Pa
     for i in range(27):
         (corpus / f"doc-{i:02d}.md").write_text(doc(f"doc{i}", 1200 + 60 * i))  # up to 2,760 characters
     (corpus / "long.md").write_text(doc("long", 4600))
-    rt = Runtime(make_cfg("pipeline=nomad", f"data.corpus_dir={corpus}"))
+    rt = runtime(make_cfg("pipeline=nomad", f"data.corpus_dir={corpus}"))
     assert (rt.chunker.chunk_size, rt.chunker.overlap) == (3000, 300)
     assert len(rt.chunks) == 29
     long = [c for c in rt.chunks if c.doc_id == "long"]
     assert len(long) == 2 and all(len(c.text) <= 3000 for c in long)
     assert long[0].start + len(long[0].text) - long[1].start >= 250  # the overlap carries about 300 characters
-    default = Runtime(make_cfg(f"data.corpus_dir={corpus}"))
+    default = runtime(make_cfg(f"data.corpus_dir={corpus}"))
     assert len(default.chunks) > 29  # the default pipeline's 800-character chunks differ
 
 

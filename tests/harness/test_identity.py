@@ -20,7 +20,7 @@ from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.harness.runtime import Runtime
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import FIXTURES, MINI
 from tests.servers.ollama_compat import serve
 
@@ -77,19 +77,19 @@ def test_every_embedder_and_chunker_setting_is_classified_and_moves_the_fingerpr
     with serve(names) as url, serve(names) as other_url:
         base = [*MINI, f"embedder={embedder}"] + ([f"embedder.base_url={url}"] if embedder == "ollama" else [])
         cfg0 = make_cfg(*base)
-        fp0 = Runtime(cfg0).fingerprint
+        fp0 = runtime(cfg0).fingerprint
         moved: dict[str, bool] = {}
         for key in sorted(keys):
             default = inspect.signature(get_class(cfg0.embedder._target_)).parameters[key].default
             value = cfg0.embedder.get(key, default)
             override = f"++embedder.base_url={other_url}" if key == "base_url" \
                 else "++" + _mutated(f"embedder.{key}", value)
-            moved[f"embedder.{key}"] = Runtime(make_cfg(*base, override)).fingerprint != fp0
+            moved[f"embedder.{key}"] = runtime(make_cfg(*base, override)).fingerprint != fp0
         for key in sorted(CHUNKER_SETTINGS | NOT_STORED - {"_target_", "glossary_file"}):
-            moved[f"pipeline.{key}"] = Runtime(make_cfg(*base, _mutated(f"pipeline.{key}", cfg0.pipeline[key]))
+            moved[f"pipeline.{key}"] = runtime(make_cfg(*base, _mutated(f"pipeline.{key}", cfg0.pipeline[key]))
                                                ).fingerprint != fp0
         for plain in ("quiet=false", "threshold=0.5", "verbose=true", "suite=mini", "repeats=1", "seed=3"):
-            moved[plain] = Runtime(make_cfg(*base, plain)).fingerprint != fp0
+            moved[plain] = runtime(make_cfg(*base, plain)).fingerprint != fp0
     expected = {f"embedder.{k}": k in VECTOR_SETTINGS[embedder] for k in keys}
     expected |= {f"pipeline.{k}": k in CHUNKER_SETTINGS for k in CHUNKER_SETTINGS | NOT_STORED
                  if k not in ("_target_", "glossary_file")}
@@ -104,12 +104,12 @@ def test_a_custom_pipelines_unused_embedder_and_chunker_do_not_move_its_fingerpr
     corpus = tmp_path / "corpus"
     shutil.copytree(MINI_CORPUS, corpus)
     base = [*MINI, f"data.corpus_dir={corpus}", "pipeline=custom_example"]
-    fp0 = Runtime(make_cfg(*base)).fingerprint
+    fp0 = runtime(make_cfg(*base)).fingerprint
     for override in ("embedder.max_input_tokens=128", "embedder.query_prefix='q: '", "+pipeline.chunk_size=300"):
-        assert Runtime(make_cfg(*base, override)).fingerprint == fp0, override
+        assert runtime(make_cfg(*base, override)).fingerprint == fp0, override
     doc = corpus / "rope-storage.md"
     doc.write_text(doc.read_text() + "\nOne more sentence.\n")
-    assert Runtime(make_cfg(*base)).fingerprint != fp0  # the documents are what it holds
+    assert runtime(make_cfg(*base)).fingerprint != fp0  # the documents are what it holds
 
 
 def test_a_re_pulled_ollama_tag_is_a_new_fingerprint_and_new_cache_keys(make_cfg: Callable[..., DictConfig]) -> None:
@@ -122,13 +122,13 @@ def test_a_re_pulled_ollama_tag_is_a_new_fingerprint_and_new_cache_keys(make_cfg
 
     with serve({"minilm:v1.5": vec}, digests=digests) as url:
         base = [*MINI, "embedder=ollama", "embedder.name=minilm:v1.5", "embedder.dim=384", f"embedder.base_url={url}"]
-        rt = Runtime(make_cfg(*base))
+        rt = runtime(make_cfg(*base))
         fp_a = rt.fingerprint
         rt.cached_embedder.embed_documents(["one text"])
         rt.cached_embedder.embed_documents(["one text"])
         assert len(calls) == 1  # the second lookup is a cache hit
         digests["minilm:v1.5"] = "sha256:bbb"  # the same tag, pulled again
-        rt2 = Runtime(make_cfg(*base))
+        rt2 = runtime(make_cfg(*base))
         assert rt2.fingerprint != fp_a
         rt2.cached_embedder.embed_documents(["one text"])
         assert len(calls) == 2  # the old vector does not answer for the new weights

@@ -14,6 +14,7 @@ from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import chunk_corpus
 from nomad_eval.rag.glossary import load_glossary
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import FIXTURES, MINI
 
 
@@ -27,14 +28,14 @@ def test_a_corpus_file_changed_between_runs_is_read_again(make_cfg: Callable[...
     corpus = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "corpus", corpus)
     cfg = make_cfg(*MINI, f"data.corpus_dir={corpus}")
-    first = Runtime(cfg)
+    first = runtime(cfg)
     assert (first.fingerprint, len(first.chunks)) == _fresh(first)
-    again = Runtime(cfg)
+    again = runtime(cfg)
     assert again.fingerprint == first.fingerprint and again.chunks == first.chunks
 
     doc = sorted(corpus.glob("*.md"))[0]
     doc.write_text(doc.read_text() + "\nA new paragraph about something else entirely.\n")
-    grown = Runtime(cfg)
+    grown = runtime(cfg)
     assert grown.fingerprint != first.fingerprint
     assert (grown.fingerprint, len(grown.chunks)) == _fresh(grown)
 
@@ -43,7 +44,7 @@ def test_a_corpus_file_changed_between_runs_is_read_again(make_cfg: Callable[...
     doc.write_text(text.replace("entirely", "Entirely"))
     st = doc.stat()
     os.utime(doc, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    edited = Runtime(cfg)
+    edited = runtime(cfg)
     assert any("Entirely" in d.text for d in edited.documents)
     assert edited.fingerprint not in (first.fingerprint, grown.fingerprint)
 
@@ -52,12 +53,12 @@ def test_the_suites_hash_follows_its_content(make_cfg: Callable[..., DictConfig]
     goldens = tmp_path / "goldens"
     shutil.copytree(FIXTURES / "goldens", goldens)
     cfg = make_cfg(*MINI, f"data.goldens_dir={goldens}")
-    h = Runtime(cfg).goldens_hash
-    assert Runtime(cfg).goldens_hash == h
+    h = runtime(cfg).goldens_hash
+    assert runtime(cfg).goldens_hash == h
     suite = goldens / "mini.jsonl"
     lines = suite.read_text().splitlines()
     suite.write_text("\n".join(lines[:-1]) + "\n")
-    assert Runtime(cfg).goldens_hash != h
+    assert runtime(cfg).goldens_hash != h
 
 
 def test_a_changed_glossary_is_parsed_again(tmp_path: Path) -> None:
@@ -78,4 +79,4 @@ def test_a_file_that_cannot_be_looked_at_still_gets_the_loaders_message(make_cfg
     shutil.copytree(FIXTURES / "corpus", corpus)
     (corpus / "broken.md").symlink_to(tmp_path / "nowhere.md")
     with pytest.raises(InvalidInput, match="broken.md: not a regular file"):
-        _ = Runtime(make_cfg(*MINI, f"data.corpus_dir={corpus}")).corpus_documents
+        _ = runtime(make_cfg(*MINI, f"data.corpus_dir={corpus}")).corpus_documents

@@ -18,8 +18,8 @@ from nomad_eval.base.cpus import available_cores
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.index import ingest, store_state
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
+from nomad_eval.tiers.settings import runtime
 from tests.backends.test_store_isolation import write_raw
 from tests.conftest import MINI, run_cli
 
@@ -72,7 +72,7 @@ def test_parallel_sweep_over_chunk_size_scores_only_its_own_chunks(tmp_path: Pat
 
     fingerprints = set()
     for size in SIZES:
-        rt = Runtime(make_cfg(*MINI, f"pipeline.chunk_size={size}", "pipeline.chunk_overlap=20"))
+        rt = runtime(make_cfg(*MINI, f"pipeline.chunk_size={size}", "pipeline.chunk_overlap=20"))
         fingerprints.add(rt.fingerprint)
         # Found by the config it ran, not its folder name: a long checkout path can push the swept key past the
         # folder name's length limit.
@@ -100,7 +100,7 @@ def test_parallel_sweep_over_chunk_size_scores_only_its_own_chunks(tmp_path: Pat
     try:
         assert len(fingerprints) == 2
         for size in SIZES:
-            rt = Runtime(make_cfg(*MINI, f"pipeline.chunk_size={size}", "pipeline.chunk_overlap=20"))
+            rt = runtime(make_cfg(*MINI, f"pipeline.chunk_size={size}", "pipeline.chunk_overlap=20"))
             assert store_state(rt, store).current
         assert _foreign(store) == before  # byte-identical, vectors included
     finally:
@@ -118,7 +118,7 @@ def test_two_fingerprints_side_by_side_through_qdrant_client(make_cfg: Callable[
     store = build("store", "server", url=":memory:", dim=384, client=QdrantClient(location=":memory:"))
     _plant_foreign(store)
     before = _foreign(store, 6)
-    rts = [Runtime(make_cfg(*MINI, f"pipeline.chunk_size={s}", "pipeline.chunk_overlap=20")) for s in SIZES]
+    rts = [runtime(make_cfg(*MINI, f"pipeline.chunk_size={s}", "pipeline.chunk_overlap=20")) for s in SIZES]
     for rt in rts:
         ingest(rt, store, quiet=True)
     assert all(store_state(rt, store).current for rt in rts)

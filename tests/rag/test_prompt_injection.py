@@ -24,12 +24,12 @@ from nomad_eval.backends.mock import DECLINE
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.judges.judge import judge_messages
 from nomad_eval.judges.rubric import load_rubric
 from nomad_eval.rag.budget import plan
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, escape, read_passages, unescape, user_message
 from nomad_eval.rag.tokens import TokenEstimator
+from nomad_eval.tiers.settings import runtime
 from tests.servers import openai_compat
 
 EST = TokenEstimator(4.0)
@@ -193,7 +193,7 @@ def test_smollm2_prompts_keep_passages_out_of_the_system_message(make_cfg: Calla
                        "model.num_ctx=2048", "mode=e2e", "repeats=1", "tier.max_tokens=32", "cache=false")
         cases = cases_of(cfg)
     smol.close()
-    chunks = {c.chunk_id: c.text for c in Runtime(cfg).chunks}
+    chunks = {c.chunk_id: c.text for c in runtime(cfg).chunks}
     assert sent and all(b["messages"][0]["role"] == "system" for b in sent)
     for b in sent:  # token probes included: no request carries corpus text in its system message
         assert not any(t in b["messages"][0]["content"] for t in chunks.values())

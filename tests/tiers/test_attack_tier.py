@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 from statsmodels.stats.proportion import proportion_confint
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.harness.runtime import Runtime
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import FIXTURES
 
 KETTLE = (FIXTURES / "corpus" / "kettle-descaling.md").read_text()
@@ -83,7 +83,7 @@ def test_mock_run_reports_the_family_rate_as_the_mean_of_its_cases_with_a_wilson
 
 def test_a_corpus_variant_has_its_own_fingerprint(make_cfg: Callable[..., DictConfig],
                                                   attack_suite: list[str]) -> None:
-    variant = Runtime(make_cfg(*attack_suite))
-    base = Runtime(make_cfg(*attack_suite[:1], *attack_suite[2:]))
+    variant = runtime(make_cfg(*attack_suite))
+    base = runtime(make_cfg(*attack_suite[:1], *attack_suite[2:]))
     assert {d.doc_id for d in variant.documents} - {d.doc_id for d in base.documents} == {"attack-kettle-notes"}
     assert variant.fingerprint != base.fingerprint

@@ -91,7 +91,7 @@ def test_the_readme_cluster_recipe_shares_one_server_store(tmp_path: Path,
                                                           basic: tuple[pl.DataFrame, Path]) -> None:
     from qdrant_client import QdrantClient, models
 
-    from nomad_eval.harness.runtime import Runtime
+    from nomad_eval.tiers.settings import runtime
 
     args = _recipe()
     assert args[:3] == ["python", "-m", "nomad_eval"] and args[-1] == "-m"
@@ -115,7 +115,7 @@ def test_the_readme_cluster_recipe_shares_one_server_store(tmp_path: Path,
     assert_frame_equal(_measured(got), _measured(basic_summary))
 
     # Both jobs used one collection, written once: as many tagged points as the corpus has chunks, no duplicates.
-    rt = Runtime(make_cfg(*MINI))
+    rt = runtime(make_cfg(*MINI))
     client = QdrantClient(path=str(qdrant))
     try:
         flt = models.Filter(must=[models.FieldCondition(key="fingerprint",

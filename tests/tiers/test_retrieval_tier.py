@@ -12,8 +12,8 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import LeakError, StoreSearcher
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import MINI, run_cli
 from tests.tiers.trec_check import trec_metrics
 
@@ -72,7 +72,7 @@ def test_distractors_compete_and_are_named(make_cfg: Callable[..., DictConfig], 
     assert all(r["doc_id"] not in c["relevant_doc_ids"] for c in cases for r in c["retrieved"]
                if r["doc_id"].startswith("revisions:"))  # ... and never count as relevant
     assert hard["metrics"]["mrr@5"] < plain["metrics"]["mrr@5"]
-    with Runtime(cfg).store() as store:
+    with runtime(cfg).store() as store:
         assert store.count(hard["identity"]["fingerprint"]) == hard["counts"]["chunks"]
 
 
@@ -89,7 +89,7 @@ def test_threshold_cuts_inside_the_search(make_cfg: Callable[..., DictConfig]) -
 def test_leak_guard_names_the_foreign_source(make_cfg: Callable[..., DictConfig], data_dir: Path) -> None:
     """A point under the eval tag that is no chunk of the corpus (another writer, a stale tool) stops the run."""
     cfg = make_cfg(*MINI)
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     assert run_tier(cfg) == 0  # ingests
     store = build("store", "edge", path=str(data_dir / "qdrant-edge"), dim=384)
     vec = rt.cached_embedder.embed_queries(["How many AA cells does the Osprey L9 lantern take?"])[0]

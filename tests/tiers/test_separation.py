@@ -17,7 +17,6 @@ from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.cosines import _unit, split_cosines
-from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics.separation import Histogram, distribution, rounded, separation_row
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.report.html_charts import BINS, separation_histograms
@@ -25,6 +24,7 @@ from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.schema import Report
 from nomad_eval.tiers.retrieval import separation
+from nomad_eval.tiers.settings import runtime
 from tests.conftest import MINI
 
 # Small chunks, so documents span several chunks and "relevant chunk" differs from "relevant document".
@@ -45,7 +45,7 @@ def test_raw_cosine_covers_every_chunk_and_reaches_below_threshold(make_cfg: Cal
     rows = {(r["flag"], r["label"]): r for r in report["separation"]}
     rel, irr = rows[("threshold", "relevant")], rows[("threshold", "irrelevant")]
 
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     answerable = [g for g in rt.goldens if not g.expect_refusal]
     chunks = rt.chunks
     assert len({c.doc_id for c in chunks}) < len(chunks)  # several chunks per document

@@ -1,0 +1,81 @@
+"""The composed config read once into the typed settings the layers below take (harness/settings.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from nomad_eval.base.shipped import RUNTIME_KEYS, option
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.settings import DataSettings, RunSettings, StoreSettings
+from nomad_eval.rag.chunking import ChunkerParams
+
+
+def config_trees(cfg: DictConfig) -> tuple[Any, Any]:
+    """`cfg` as OmegaConf.to_container gives it unresolved, and resolved (the exception instead, when resolving
+    fails): the config check and the report both read them."""
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    try:
+        return raw, OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:  # OmegaConf wraps a resolver's own failure in one of its errors
+        return raw, exc
+
+
+def recorded_config(cfg: DictConfig) -> dict[str, Any]:
+    """The config as a report records it: resolved, with secrets redacted (base/secrets.py), because reports
+    and baselines are shared and committed."""
+    from nomad_eval.base.secrets import redact
+
+    raw, resolved = config_trees(cfg)
+    if isinstance(resolved, Exception):
+        raise resolved
+    return redact(raw, resolved)  # type: ignore[no-any-return]
+
+
+def _chunker(pipeline: dict[str, Any]) -> ChunkerParams:
+    # A user's own pipeline may carry no chunker keys: the shipped default pipeline's then name the chunker
+    # (the generation tier still chunks the corpus, for its token probes).
+    keys = ("chunk_size", "chunk_overlap", "whole_document")
+    shipped = option("pipeline", "default") if any(k not in pipeline for k in keys) else {}
+    size, overlap, whole = (pipeline[k] if k in pipeline else shipped[k] for k in keys)
+    return ChunkerParams(int(size), int(overlap), bool(whole))
+
+
+def _store(store: dict[str, Any]) -> StoreSettings:
+    spec = {k: v for k, v in store.items() if k not in RUNTIME_KEYS["store"]}
+    # `single_process`, from the store's YAML: its engine admits one process per folder, so concurrent sweep
+    # jobs take turns under the data dir's lock. Unset, a store is taken as one when its url is not a server's
+    # (qdrant-client's local mode holds a folder the same way), and always when it names no url.
+    single = store.get("single_process")
+    if single is None:
+        single = not str(store.get("url") or "").startswith(("http://", "https://"))
+    return StoreSettings(spec, bool(single), float(store["lock_timeout"]), store.get("distractors") or None,
+                         str(store["distractor_chunking"]))
+
+
+def _data(data: dict[str, Any]) -> DataSettings:
+    path = data.get("path")
+    return DataSettings(kind=data["kind"], corpus_dir=Path(str(data["corpus_dir"])),
+                        goldens_dir=Path(str(data["goldens_dir"])),
+                        extra_corpus_dirs=tuple(Path(str(p)) for p in data.get("extra_corpus_dirs") or []),
+                        path=Path(str(path)) if path else None, split=str(data.get("split") or "test"))
+
+
+def run_settings(cfg: DictConfig) -> RunSettings:
+    tree = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(tree, dict)
+    c: dict[str, Any] = {str(k): v for k, v in tree.items()}
+    limit = c.get("limit")
+    return RunSettings(
+        data_dir=Path(str(c["paths"]["data_dir"])), pipeline_target=str(c["pipeline"]["_target_"]),
+        chunker=_chunker(c["pipeline"]), embedder=c["embedder"], data=_data(c["data"]), store=_store(c["store"]),
+        distractor_sets=c["distractor_sets"], suite=str(c["suite"]),
+        tags=tuple(str(t) for t in c.get("tags") or []), limit=None if limit is None else int(limit),
+        quiet=bool(c.get("quiet")), config=recorded_config(cfg))
+
+
+def runtime(cfg: DictConfig) -> Runtime:
+    return Runtime(run_settings(cfg))
