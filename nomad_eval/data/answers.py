@@ -58,6 +58,14 @@ class AppOutput(BaseModel):
     prompt_tokens: Tokens | None = Field(default=None, alias="promptTokens")
     completion_tokens: Tokens | None = Field(default=None, alias="completionTokens")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_texts(cls, data: Any) -> Any:
+        """A context given as a bare string (as Ragas' retrieved_contexts are) is its text."""
+        if isinstance(data, dict) and isinstance(data.get("contexts"), list):
+            return {**data, "contexts": [{"text": c} if isinstance(c, str) else c for c in data["contexts"]]}
+        return data
+
     def wire(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json", exclude_none=True)
 

@@ -37,7 +37,7 @@ def _defects(path: Path) -> list[str]:
 
 
 def test_a_complete_file_reads_with_contexts_latency_and_tokens(tmp_path: Path) -> None:
-    lines = [_good(g, contexts=[{"docId": "kettle-descaling", "text": "Stand 40 minutes."}, {"text": "bare"}],
+    lines = [_good(g, contexts=[{"docId": "kettle-descaling", "text": "Stand 40 minutes."}, "bare"],
                    latencyMs=12.5, promptTokens=90, completionTokens=7) for g in IDS]
     got = load_answers(_file(tmp_path, ["// the app's outputs", "", *lines]), SUITE, SUITE)
     assert sorted(got) == [(g, 0) for g in sorted(IDS)]
