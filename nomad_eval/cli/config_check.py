@@ -149,6 +149,10 @@ class CalibrateKeys(_Keys):
     battery_size: Annotated[int, Strict(), Field(ge=0)] | None
 
 
+class DataKeys(_Keys):
+    follow_links: Bool
+
+
 class DatasetKeys(_Keys):
     max_candidates: Count
 

@@ -55,11 +55,29 @@ def _read_document(path: Path, max_bytes: int) -> str | Defect:
     return text
 
 
-def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Document]:
+def _link_outside(folder: Path, rel: Path) -> Defect | None:
+    """The defect of a file reached through a link (to the file or to a folder on its way) that resolves outside
+    `folder`, naming the link and its target; None when the file stays inside."""
+    root = folder.resolve()
+    if (folder / rel).resolve().is_relative_to(root):
+        return None
+    here = folder
+    for part in rel.parts:
+        here = here / part
+        if here.is_symlink() and not here.resolve().is_relative_to(root):
+            break
+    return Defect(str(here), None, f"a link to {here.resolve()}, outside the corpus folder {folder}: refused, "
+                                   "since its text would enter the store and the run's files "
+                                   "(data.follow_links=true reads it)")
+
+
+def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES,
+                      follow_links: bool = False) -> list[Document]:
     """All `*.md` in `folder` and its subfolders, sorted by path. A document's id is its path below the folder
     without `.md` (`radio/nvis` for `radio/nvis.md`; a top-level file keeps its bare name), so documents in
     subfolders are read rather than silently left out. Hidden folders (`.git`, `.obsidian`) are skipped.
-    Unreadable, binary, empty or oversized files are defects."""
+    Unreadable, binary, empty or oversized files are defects, and so is a link leading out of the folder
+    unless `follow_links`."""
     if not folder.is_dir():
         raise InvalidInput([Defect(str(folder), None, "corpus folder does not exist")])
     docs: list[Document] = []
@@ -68,7 +86,8 @@ def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> list
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts[:-1]):
             continue
-        text = _read_document(path, max_bytes)
+        outside = None if follow_links else _link_outside(folder, rel)
+        text = outside or _read_document(path, max_bytes)
         if isinstance(text, Defect):
             defects.append(text)
             continue
@@ -81,14 +100,15 @@ def load_markdown_dir(folder: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> list
     return docs
 
 
-def load_markdown_dirs(folders: list[Path], max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Document]:
+def load_markdown_dirs(folders: list[Path], max_bytes: int = MAX_DOCUMENT_BYTES,
+                       follow_links: bool = False) -> list[Document]:
     """The documents of several folders as one corpus (a base corpus plus, say, an attack's planted documents).
     One id in two folders is a defect: the second would silently shadow the first in every lookup."""
     docs: list[Document] = []
     seen: dict[str, str] = {}
     defects: list[Defect] = []
     for folder in folders:
-        for doc in load_markdown_dir(folder, max_bytes):
+        for doc in load_markdown_dir(folder, max_bytes, follow_links):
             if doc.doc_id in seen:
                 defects.append(Defect(doc.path, None, f"document id {doc.doc_id!r} is also {seen[doc.doc_id]}"))
             seen.setdefault(doc.doc_id, doc.path)

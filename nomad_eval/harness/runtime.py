@@ -57,7 +57,7 @@ class Runtime:
             return load_beir_corpus(data.path)
         # `data.extra_corpus_dirs`: more folders read into the same corpus (an attack variant's planted
         # documents); they enter the fingerprint like any document, so each variant is its own store content.
-        return load_markdown_dirs([data.corpus_dir, *data.extra_corpus_dirs])
+        return load_markdown_dirs([data.corpus_dir, *data.extra_corpus_dirs], follow_links=data.follow_links)
 
     @cached_property
     def documents(self) -> list[Document]:

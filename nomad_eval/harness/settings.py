@@ -19,6 +19,7 @@ class DataSettings:
     extra_corpus_dirs: tuple[Path, ...] = ()  # more folders read into the same corpus (an attack variant's)
     path: Path | None = None                  # beir: the dataset folder
     split: str = "test"                       # beir: the qrels split
+    follow_links: bool = False                # markdown: read *.md links that resolve outside their folder
 
 
 @dataclass(frozen=True)

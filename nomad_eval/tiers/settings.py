@@ -61,7 +61,8 @@ def _data(data: dict[str, Any]) -> DataSettings:
     return DataSettings(kind=data["kind"], corpus_dir=Path(str(data["corpus_dir"])),
                         goldens_dir=Path(str(data["goldens_dir"])),
                         extra_corpus_dirs=tuple(Path(str(p)) for p in data.get("extra_corpus_dirs") or []),
-                        path=Path(str(path)) if path else None, split=str(data.get("split") or "test"))
+                        path=Path(str(path)) if path else None, split=str(data.get("split") or "test"),
+                        follow_links=bool(data["follow_links"]))
 
 
 def run_settings(cfg: DictConfig) -> RunSettings:
