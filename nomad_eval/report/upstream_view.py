@@ -99,10 +99,15 @@ def side(report: Report, cases: Sequence[Case]) -> tuple[dict[str, float | None]
 
 def gated(named: Sequence[str] | None, k: int, base_metrics: Mapping[str, float | None]) -> list[str]:
     """The upstream view's gate: `compare.metrics` (upstream.<name> names only), or `headline`."""
-    if not named:
-        return headline(k, base_metrics)
     from nomad_eval.base.errors import NomadError
     from nomad_eval.metrics.registry import spec_for
+
+    if not any(v is not None for v in base_metrics.values()):
+        raise NomadError("the baseline has no upstream view (promoted before the view existed, and its cases keep "
+                         "no retrieved chunks to measure it from); the other side is an upstream NOMAD file, which "
+                         "is only compared in that view: re-run the baseline's suite and promote that run", 2)
+    if not named:
+        return headline(k, base_metrics)
 
     wrong = [n for n in named if n not in view_names(named) or spec_for(n) is None]
     if wrong:

@@ -246,3 +246,15 @@ def test_an_upstream_report_is_the_run_side_and_can_be_promoted(make_cfg: Callab
     assert any("DIFFERS: the run is upstream NOMAD's" in d for d in v.differences)
     mrr = next(m for m in v.metrics if m.name == "upstream.mrr")
     assert mrr.gated and mrr.n == 3 and mrr.current == pytest.approx((1 + 0.5 + 0) / 3)
+
+
+def test_a_baseline_without_the_upstream_view_is_not_comparable_with_an_upstream_run(
+        make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    upstream = write(tmp_path, upstream_file(FIXTURE), "retrieval-report.json")
+    report, cases = load_run(upstream)
+    old = load_baseline(upstream)
+    old.report = old.report.model_copy(update={"config": {}, "upstream": None, "metrics": {"recall@5": 1.0}})
+    old.cases = [{k: v for k, v in c.items() if k != "upstream"} | {"metrics": {"recall@5": 1.0}} for c in old.cases]
+    with pytest.raises(NomadError) as exc:
+        verdict_for(report, cases, old, make_cfg(*MINI))
+    assert exc.value.exit_code == 2 and "no upstream view" in str(exc.value)
