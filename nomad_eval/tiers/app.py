@@ -38,6 +38,7 @@ from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.tiers.app_outputs import Outputs, app_settings, collect
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
+from nomad_eval.tiers.settings import runtime
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
 # The retrieval measures of the app's contexts, as the generation tier reports its e2e passages' (ungated).
@@ -57,7 +58,7 @@ def run(cfg: DictConfig) -> int:
         raise NomadError(f"tier=app measures the app end to end: mode=e2e, not {modes} (oracle and noretrieval "
                          "need the harness's own prompt)", 2)
     check_judge_gates(cfg)
-    rt = Runtime(cfg)
+    rt = runtime(cfg)
     goldens = rt.goldens
     out = run_dir(cfg)
     outputs = collect(cfg, rt.data_dir, rt.all_goldens, goldens)
