@@ -56,6 +56,8 @@ class PipelineKeys(_Keys):
     keyword_boost: Float
     heading_boost: Float
     same_doc_penalty: Float
+    history: Literal["query", "last_user", "rewrite"]  # rag/rewrite.py RULES
+    history_turns: Count
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> PipelineKeys:

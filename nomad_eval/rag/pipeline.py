@@ -12,6 +12,7 @@ import numpy as np
 from nomad_eval.rag import rerank
 from nomad_eval.rag.glossary import expand, load_glossary
 from nomad_eval.rag.rerank import Candidate, ChunkWords
+from nomad_eval.rag.rewrite import check_rule
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,12 @@ class Pipeline:
         keyword_boost: float,
         heading_boost: float,
         same_doc_penalty: float,
+        history: str,
+        history_turns: int,
     ) -> None:
+        check_rule(history, history_turns)
+        self.history = history  # how a conversation becomes the query (rag/rewrite.py), in every tier
+        self.history_turns = history_turns
         self.top_k = top_k
         self.candidates = max(top_k, candidate_multiplier * top_k)
         self.min_final_score = min_final_score

@@ -57,8 +57,9 @@ from nomad_eval.tiers.generation_cases import (
     mode_metrics,
     score_case,
 )
-from nomad_eval.tiers.generation_context import GoldenContext, build_contexts, rewrite_query
+from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
 from nomad_eval.tiers.position import position_analysis
+from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows
 from nomad_eval.tiers.settings import runtime
@@ -206,7 +207,7 @@ def run(cfg: DictConfig) -> int:
 def _contexts(cfg: DictConfig, rt: Runtime, modes: list[str], s: ChatSetup, tracer: Tracer) -> list[GoldenContext]:
     """Each golden's retrieved and oracle passages; the store is taken only when a mode retrieves."""
     goldens = rt.goldens
-    queries = [rewrite_query(g, s.chat, s.options) if "e2e" in modes else (g.final_query, False) for g in goldens]
+    queries = formed_queries(goldens, s.pipeline, s.chat, int(cfg.seed))
     with ready_store(rt, bool(cfg.quiet)) if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
@@ -338,7 +339,7 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
     return {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "mode": mode, "repeat": repeat, "query": g.final_query,
-        "rewritten_query": ctx.query if ctx.rewritten else None,
+        "rewritten_query": ctx.query if ctx.rewritten else None, "retrieval_query": ctx.query,
         "retrieved": retrieved_rows(ctx.retrieved) if mode == "e2e" else [],
         "injected": [x.chunk_id for x in p.passages],
         "answer": answer, "raw_answer": raw if raw != answer else None,

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nomad_eval.backends.cached_chat import CachedChat
-from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
@@ -15,13 +13,13 @@ from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.rag.chunking import Chunk
 from nomad_eval.rag.pipeline import Pipeline, RetrievedChunk
 from nomad_eval.rag.prompt import Passage
-from nomad_eval.rag.rewrite import accept, needs_rewrite, rewrite_messages
+from nomad_eval.rag.rewrite import FormedQuery
 
 
 @dataclass
 class GoldenContext:
-    query: str                     # what retrieval searched for (the rewrite, for follow-ups)
-    rewritten: bool
+    query: str                     # what retrieval searched for, formed by pipeline.history
+    rewritten: bool                # the rule changed it from the question
     oracle: list[Passage] = field(default_factory=list)
     e2e: list[Passage] = field(default_factory=list)
     retrieved: list[RetrievedChunk] = field(default_factory=list)
@@ -29,16 +27,6 @@ class GoldenContext:
 
 def _passage(c: Chunk | RetrievedChunk, titles: dict[str, str]) -> Passage:
     return Passage(c.chunk_id, c.doc_id, titles.get(c.doc_id, c.doc_id), c.text)
-
-
-def rewrite_query(g: Golden, chat: CachedChat, options: ChatOptions) -> tuple[str, bool]:
-    if not g.turns:
-        return g.final_query, False
-    turns = [*g.history, {"role": "user", "content": g.final_query}]  # the conversation, question last
-    if not needs_rewrite(turns):
-        return g.final_query, False
-    result = chat.chat(rewrite_messages(turns, g.final_query), options, repeat=0)
-    return accept(g.final_query, result.text), True
 
 
 @dataclass(frozen=True)
@@ -78,16 +66,17 @@ def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str, maps
 
 
 def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipeline: Pipeline,
-                   searcher: StoreSearcher | None, queries: list[tuple[str, bool]], tracer: Tracer
+                   searcher: StoreSearcher | None, queries: list[FormedQuery], tracer: Tracer
                    ) -> list[GoldenContext]:
-    """`queries` are the (possibly rewritten) retrieval queries, computed before the store was taken."""
+    """`queries` are the retrieval queries (tiers/queries.py), formed before the store was taken."""
     maps = CorpusMaps.build(rt, goldens if "oracle" in modes else [])
     titles = maps.titles
     out = []
-    for g, (query, rewritten) in zip(goldens, queries, strict=True):
+    for g, formed in zip(goldens, queries, strict=True):
+        query, rewritten = formed.text, formed.changed
         ctx = GoldenContext(query, rewritten)
         if "oracle" in modes:
-            ctx.oracle = oracle_passages(rt, g, pipeline, g.final_query if not rewritten else query, maps)
+            ctx.oracle = oracle_passages(rt, g, pipeline, query, maps)
         if "e2e" in modes and searcher is not None:
             with timed() as clock:
                 r = pipeline.retrieve(query, searcher)

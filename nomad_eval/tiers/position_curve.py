@@ -40,7 +40,8 @@ from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoin
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation import ChatSetup, _answer, answer_all, calibrate_estimator, open_chat
 from nomad_eval.tiers.generation_cases import score_case
-from nomad_eval.tiers.generation_context import _passage, oracle_passages, rewrite_query
+from nomad_eval.tiers.generation_context import _passage, oracle_passages
+from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.settings import runtime
 
@@ -205,7 +206,8 @@ def _prepare(cfg: DictConfig, rt: Runtime, s: ChatSetup, n: int, skipped: dict[s
         skipped[SKIP_REFUSAL] = refusals
     answerable = [g for g in rt.goldens if not g.expect_refusal]
     est = calibrate_estimator(rt, s.chat, s.options)
-    queries = [rewrite_query(g, s.chat, s.options)[0] for g in answerable]  # before the store is taken, as generation
+    # Before the store is taken, as generation does.
+    queries = [q.text for q in formed_queries(answerable, s.pipeline, s.chat, int(cfg.seed))]
     with ready_store(rt, bool(cfg.quiet)) as store:
         searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
         return est, _setups(rt, answerable, queries, s.pipeline, searcher, n - 1, skipped)

@@ -35,6 +35,7 @@ from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks
 from nomad_eval.tiers.finish import decide, finish
+from nomad_eval.tiers.queries import formed_queries, needs_chat, rewrite_chat
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
 from nomad_eval.tiers.settings import runtime
 
@@ -146,25 +147,7 @@ def run(cfg: DictConfig) -> int:
     tracer = Tracer()
     ablation: dict[str, dict[str, float | None]] = {}
     if isinstance(pipeline, Pipeline):
-        t = time.perf_counter()
-        # One batched call fills the cache, before taking the store: per-question lookups then cost
-        # no model time, and parallel jobs do not hold the store while a model loads.
-        rt.cached_embedder.embed_queries([pipeline.expand(g.final_query) for g in goldens])
-        timings["embed_queries"] = time.perf_counter() - t
-        t = time.perf_counter()
-        with ready_store(rt, bool(cfg.quiet)) as store:
-            timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
-            t = time.perf_counter()
-            for g in goldens:
-                with timed() as clock:
-                    r = pipeline.retrieve(g.final_query, searcher)
-                retrievals.append(r)
-                tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, store.tag, g.id,
-                                 timings=r.timings, messages=[*g.history, {"role": "user", "content": g.final_query}])
-            timings["search"] = time.perf_counter() - t
-            if cfg.get("ablate"):
-                ablation = _ablate(pipeline, searcher, goldens, ks)
+        retrievals, ablation = _search(cfg, rt, pipeline, ks, tracer, timings)
     else:
         t = time.perf_counter()
         for g in goldens:
@@ -238,7 +221,38 @@ def run(cfg: DictConfig) -> int:
     return finish(cfg, out, outcome)
 
 
-def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], ks: list[int]
+def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tracer: Tracer,
+            timings: dict[str, float]) -> tuple[list[Retrieval], dict[str, dict[str, float | None]]]:
+    """Every golden through the harness pipeline, searching for the query its history rule forms."""
+    goldens = rt.goldens
+    t = time.perf_counter()
+    # Model calls (rewrites) and one batched embedding call before the store is taken: per-question lookups
+    # then cost no model time, and parallel jobs do not hold the store while a model loads.
+    with rewrite_chat(cfg, rt, needs_chat(goldens, pipeline)) as chat:
+        queries = [q.text for q in formed_queries(goldens, pipeline, chat, int(cfg.seed))]
+    rt.cached_embedder.embed_queries([pipeline.expand(q) for q in queries])
+    timings["embed_queries"] = time.perf_counter() - t
+    retrievals: list[Retrieval] = []
+    ablation: dict[str, dict[str, float | None]] = {}
+    t = time.perf_counter()
+    with ready_store(rt, bool(cfg.quiet)) as store:
+        timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
+        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+        t = time.perf_counter()
+        for g, query in zip(goldens, queries, strict=True):
+            with timed() as clock:
+                r = pipeline.retrieve(query, searcher)
+            retrievals.append(r)
+            tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, store.tag, g.id,
+                             rewritten=query if query != g.final_query else None, timings=r.timings,
+                             messages=[*g.history, {"role": "user", "content": g.final_query}])
+        timings["search"] = time.perf_counter() - t
+        if cfg.get("ablate"):
+            ablation = _ablate(pipeline, searcher, goldens, queries, ks)
+    return retrievals, ablation
+
+
+def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], queries: list[str], ks: list[int]
             ) -> dict[str, dict[str, float | None]]:
     """One search per question, scored several ways; glossary off needs a second search of the raw query."""
     g_on = pipeline.stages.glossary
@@ -249,19 +263,19 @@ def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], 
     }
     rows: dict[str, list[dict[str, float | None]]] = {name: [] for name in variants}
     rows["glossary off"], rows["glossary on"] = [], []
-    expanded = [pipeline.expand(g.final_query, Stages(glossary=True)) for g in goldens]
+    expanded = [pipeline.expand(q, Stages(glossary=True)) for q in queries]
     # Both query sets embedded in one batch each, not one model call per question.
     if not goldens:
         return {}
     vectors = searcher.embed_queries(expanded)
-    raw_vectors = searcher.embed_queries([g.final_query for g in goldens])
+    raw_vectors = searcher.embed_queries(queries)
     for gi, g in enumerate(goldens):
         q = expanded[gi]
         pool = searcher.search(vectors[gi], pipeline.candidates)
         for name, st in variants.items():
             rows[name].append(case_metrics(g, pipeline.cut(pipeline.rank(q, pool, st)), ks))
         rows["glossary on"].append(case_metrics(g, pipeline.cut(pipeline.rank(q, pool)), ks))
-        raw_q = g.final_query
+        raw_q = queries[gi]
         raw_pool = searcher.search(raw_vectors[gi], pipeline.candidates)
         rows["glossary off"].append(case_metrics(g, pipeline.cut(pipeline.rank(raw_q, raw_pool)), ks))
     hk = int(pipeline.top_k) if int(pipeline.top_k) in ks else max(ks)

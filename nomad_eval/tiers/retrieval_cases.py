@@ -116,7 +116,8 @@ def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int,
     """`upstream_ks`: the upstream view's cut-offs (report/upstream_view.view_ks); none, no view."""
     row = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-        "grades": g.grades, "query": g.final_query, "expanded_query": r.expanded_query,
+        "grades": g.grades, "query": g.final_query,
+        "retrieval_query": r.query, "expanded_query": r.expanded_query,
         "retrieved": retrieved_rows(r.chunks), "metrics": case_metrics(g, r.chunks, ks),
         **({"upstream": upstream_values([c.doc_id for c in r.chunks], g.relevant_doc_ids, g.expect_refusal,
                                         upstream_ks)} if upstream_ks else {}),

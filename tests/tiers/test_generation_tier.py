@@ -42,9 +42,11 @@ def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictCo
         assert report["intervals"][f"{mode}.correctness"]["n"] == 7  # answerable questions, repeats averaged
     d = report["decomposition"]
     assert d["retrieval_gap"] == pytest.approx(m["oracle.correctness"] - m["e2e.correctness"])
-    assert report["counts"]["rewritten_queries"] == 1  # mini-07: a follow-up with two user turns
+    assert report["counts"]["rewritten_queries"] == 1  # mini-07, the one question with history
     follow_up = next(c for c in cases if c["id"] == "mini-07" and c["mode"] == "e2e")
-    assert follow_up["rewritten_query"] == "And how long does it run on high?"  # the ceiling rewrites verbatim
+    # The default history rule: the last user turn, then the question.
+    assert follow_up["rewritten_query"] == ("I have an Osprey L9 lantern with NiMH cells.\n"
+                                            "And how long does it run on high?")
     one = next(c for c in cases if c["id"] == "mini-01" and c["mode"] == "e2e")
     assert {"answer", "passed", "refused", "leaked", "groundedness", "prompt_tokens", "estimated_prompt_tokens",
             "elided_history", "dropped_chunks", "repeat", "mode"} <= set(one)

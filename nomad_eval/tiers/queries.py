@@ -1,0 +1,53 @@
+"""Each golden's retrieval query under the pipeline's history rule, formed the same way in every tier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from nomad_eval.backends.cached_chat import CachedChat
+from nomad_eval.backends.chat import ChatModel, ChatOptions, Message
+from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.data.golden import Golden
+from nomad_eval.harness.runtime import Runtime
+from nomad_eval.rag.pipeline import Pipeline
+from nomad_eval.rag.rewrite import FormedQuery, form_query
+
+
+def needs_chat(goldens: list[Golden], pipeline: Pipeline) -> bool:
+    return pipeline.history == "rewrite" and any(g.turns for g in goldens)
+
+
+def formed_queries(goldens: list[Golden], pipeline: Pipeline, chat: CachedChat | None, seed: int
+                   ) -> list[FormedQuery]:
+    """One per golden. A rewrite is asked at temperature 0 with the same options in every tier, so the retrieval
+    and generation tiers search for the same text (and share its cached answer)."""
+    options = ChatOptions(temperature=0.0, seed=seed)
+
+    def ask(messages: list[Message]) -> str:
+        assert chat is not None  # needs_chat said so
+        return chat.chat(messages, options, repeat=0).text
+
+    return [form_query(g.final_query, g.history, pipeline.history, pipeline.history_turns,
+                       ask if chat is not None else None) for g in goldens]
+
+
+@contextmanager
+def rewrite_chat(cfg: DictConfig, rt: Runtime, needed: bool) -> Iterator[CachedChat | None]:
+    """The configured chat model behind the response cache, for a tier that has none of its own; None when the
+    history rule asks nothing of a model."""
+    if not needed:
+        yield None
+        return
+    model: ChatModel = instantiate(cfg.model)
+    model.preflight()
+    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.cache else None
+    try:
+        yield CachedChat(model, cache)
+    finally:
+        if cache is not None:
+            cache.close()
+        model.close()
