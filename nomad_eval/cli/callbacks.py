@@ -71,6 +71,7 @@ class SweepSummary(Callback):
         from nomad_eval.tiers.browse import after
 
         after(config, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep
+        console.print(f"sweep report: {sweep_dir / 'report.html'}", markup=False, highlight=False)
 
 
 class RedactSecrets(Callback):

@@ -6,7 +6,9 @@ import contextlib
 import json
 import shutil
 import sys
+import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
 from nomad_eval.base.atomic import write_atomic
-from nomad_eval.base.console import err_console
+from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
@@ -161,12 +163,14 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
 
     if _resumable(cfg):
         return 0
+    started = time.time()
     try:
         try:
             check_config(cfg)
             check_targets(cfg, project_dir())
             require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
-            code = int(get_method(cfg.tier._target_)(cfg))
+            with _brief(cfg, multirun):
+                code = int(get_method(cfg.tier._target_)(cfg))
         except InstantiationException as exc:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
             if isinstance(exc.__cause__, NomadError):
@@ -183,7 +187,43 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         code = 1
+    _last_line(cfg, multirun, started)
     return code
+
+
+@contextlib.contextmanager
+def _brief(cfg: DictConfig, multirun: bool) -> Iterator[None]:
+    """A sweep job's tables stay off the console (they are in its report; the sweep's summary compares them all at
+    the end): the job prints one line instead (`_last_line`). verbose=true shows them."""
+    if not multirun or cfg.get("verbose"):
+        yield
+        return
+    with console.capture():
+        yield
+
+
+def _last_line(cfg: DictConfig, multirun: bool, started: float) -> None:
+    """A run ends naming its HTML report; a sweep job, with one line of its verdict and headline numbers."""
+    try:
+        out = run_dir(cfg)
+    except Exception:  # the config itself failed: there is no run folder to name
+        return
+    html = out / "report.html"
+    if not html.is_file() or html.stat().st_mtime < started - 1:
+        return  # no report from this run (a corpus check, a promote, a compare of another run)
+    if not multirun:
+        console.print(f"report: {html}", markup=False, highlight=False)
+        return
+    from hydra.core.hydra_config import HydraConfig
+
+    from nomad_eval.report.console_view import job_line
+    from nomad_eval.report.schema import Report
+
+    try:
+        report = Report.model_validate_json((out / "report.json").read_text())
+    except (OSError, ValueError):
+        return
+    console.print(job_line(report, out, HydraConfig.get().job.num), markup=False, highlight=False)
 
 
 def _drop_empty_run_dir(cfg: DictConfig) -> None:

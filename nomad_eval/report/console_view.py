@@ -10,7 +10,7 @@ from rich.table import Table
 
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
-from nomad_eval.metrics.registry import MetricName, at_k_families
+from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summary
 from nomad_eval.report.schema import Report, headline_k
@@ -196,3 +196,13 @@ def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
 
 def _bounds(low: float | None, high: float | None) -> str:
     return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+
+def job_line(r: Report, run_dir: Path, num: object) -> str:
+    """A sweep job's one console line: its verdict, headline numbers and report; the sweep's summary shows the rest."""
+    modes = sorted({p.mode for p in map(MetricName.parse, r.metrics) if p.mode and "." not in p.mode})
+    names = headline_names("generation" if r.tier == "generation" else "retrieval", headline_k(r), modes)
+    shown = [f"{n} {fmt(r.metrics.get(n))} {fmt_interval(r.intervals.get(n))} n={fmt_n(r.intervals.get(n))}"
+             for n in names[:3] if n in r.metrics]
+    verdict = f"verdict {r.gate.verdict}" if r.gate else f"status {r.status}"
+    return f"job {num}: {verdict}; {'; '.join(shown) or 'no headline numbers'}; report: {run_dir / 'report.html'}"

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.measure import Measurement
 from rich.table import Table
 
 from nomad_eval.base.console import console
@@ -121,13 +122,48 @@ def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False, sections
     write_atomic(out_dir / "summary.md", _md(df) + "".join(sections))
     if quiet:
         return
-    shown = [c for c in _shown(df.columns) if c not in ("error",)]
-    show = shown[:10]
-    t = Table(title=f"sweep summary — {df.height} job(s), {out_dir}")
-    for c in show:
-        t.add_column(c)
-    for row in df.iter_rows(named=True):
-        t.add_row(*[with_interval(row, c) for c in show])
+    rows = df.to_dicts()
+    shown = console_columns([c for c in _shown(df.columns) if c != "error"], rows)
+    show = list(shown)
+    t = _table(df.height, out_dir, show, rows)
+    natural = console.options.update_width(10_000)  # measured unclamped: does the table fit unwrapped?
+    while len(show) > 3 and Measurement.get(console, natural, t).maximum > console.width:
+        show.pop()
+        t = _table(df.height, out_dir, show, rows)
     console.print(t)
     if len(shown) > len(show):
-        console.print(f"{len(shown) - len(show)} more column(s) not shown: every one is in {out_dir / 'summary.md'}")
+        console.print(f"{len(shown) - len(show)} more in {out_dir / 'summary.md'}: {', '.join(shown[len(show):])}",
+                      markup=False, highlight=False)
+
+
+def console_columns(columns: list[str], rows: list[dict[str, Any]]) -> list[str]:
+    """The summary's columns in the order a console shows them before it runs out of width: the job and its
+    status, the settings that differ between jobs, the headline metrics, the other metrics that differ, then the
+    rest (settings every job shares, metrics no job moved)."""
+    from nomad_eval.metrics.registry import headline_names, spec_for
+
+    def varies(c: str) -> bool:
+        return len({str(r.get(c)) for r in rows}) > 1
+
+    headline = headline_names("retrieval", 5) + headline_names("generation", 5, ("e2e", "oracle", "noretrieval"))
+    first = [c for c in ("job", "status") if c in columns]
+    settings = [c for c in columns if c not in first and spec_for(c) is None and varies(c)]
+    heads = [c for c in headline if c in columns]
+    moved = [c for c in columns if spec_for(c) is not None and c not in heads and varies(c)]
+    ordered = first + settings + heads + moved
+    return ordered + [c for c in columns if c not in ordered]
+
+
+def short_job(name: str) -> str:
+    """A sweep job's number, on the console: its folder name repeats the settings that the other columns show."""
+    num, sep, _ = name.partition("_")
+    return num if sep and num.isdigit() else name
+
+
+def _table(jobs: int, out_dir: Path, columns: list[str], rows: list[dict[str, Any]]) -> Table:
+    t = Table(title=f"sweep summary — {jobs} job(s), {out_dir} (job: the number its folder starts with)")
+    for c in columns:
+        t.add_column(c)
+    for row in rows:
+        t.add_row(*[short_job(str(row[c])) if c == "job" else with_interval(row, c) for c in columns])
+    return t

@@ -113,15 +113,19 @@ def _markdown(result: dict[str, Any]) -> str:
 
 
 def _print(result: dict[str, Any]) -> None:
+    """One table for every ranked metric (a table per metric would repeat the jobs as many times)."""
+    from nomad_eval.report.merge import short_job
+
+    t = Table(title=f"against job {short_job(str(result['reference']))}: paired on the same questions, "
+                    f"{result['correction']} correction")
+    for c in ("metric", "job", "delta", "95% CI", "p adjusted", "real"):
+        t.add_column(c)
     for metric, block in result["metrics"].items():
-        t = Table(title=f"{metric} against {result['reference']} (n={block['n']}, {result['correction']})")
-        for c in ("job", "delta", "95% CI", "p adjusted", "real"):
-            t.add_column(c)
         for r in block["rows"]:
             ci = "—" if r["low"] is None else f"[{r['low']:+.4f}, {r['high']:+.4f}]"
-            t.add_row(r["job"], f"{r['delta']:+.4f}", ci, f"{r['p_adjusted']:.3g}",
-                      "[green]real[/]" if r["real"] else "noise")
-        console.print(t)
+            t.add_row(f"{metric} n={block['n']}", short_job(str(r["job"])), f"{r['delta']:+.4f}", ci,
+                      f"{r['p_adjusted']:.3g}", "[green]real[/]" if r["real"] else "noise")
+    console.print(t)
 
 
 # Which retrieval metric predicts answers: Kendall τ across jobs that answered the same questions end to end.
