@@ -26,6 +26,8 @@ from nomad_eval.core.questions import Question, questions_from_cases, stable, va
 from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import baseline_path, load_baseline
+from nomad_eval.report.upstream import is_upstream
+from nomad_eval.report.upstream_view import headline
 from nomad_eval.tiers.settings import runtime
 
 
@@ -76,8 +78,10 @@ def run(cfg: DictConfig) -> int:
         raise NomadError(f"{path}: the baseline holds no per-question records; re-promote it", 2)
     modes = sorted({str(c["mode"]) for c in base.cases if c.get("mode")})
     tier: Tier = "generation" if base.report.tier == "generation" else "retrieval"
-    names = [str(n) for n in cfg.compare.get("metrics") or []] or headline_names(
-        tier, int(cfg.compare.headline_k), modes)
+    k = int(cfg.compare.headline_k)
+    # An upstream NOMAD file holds only the upstream view: plan its gate (report/upstream_view.py).
+    default = headline(k, base.report.metrics) if is_upstream(base.report) else headline_names(tier, k, modes)
+    names = [str(n) for n in cfg.compare.get("metrics") or []] or default
     rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable))
     t = Table(title=f"what this suite can tell (80% power; in general: one-sided α=0.05, Holm over {len(names)}) "
                     f"— baseline {path}")

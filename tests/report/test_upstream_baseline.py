@@ -258,3 +258,13 @@ def test_a_baseline_without_the_upstream_view_is_not_comparable_with_an_upstream
     with pytest.raises(NomadError) as exc:
         verdict_for(report, cases, old, make_cfg(*MINI))
     assert exc.value.exit_code == 2 and "no upstream view" in str(exc.value)
+
+
+def test_plan_reads_an_upstream_baseline_in_the_upstream_view(make_cfg: Callable[..., DictConfig],
+                                                              tmp_path: Path) -> None:
+    path = write(tmp_path, upstream_file(FIXTURE))
+    cfg = make_cfg("tier=plan", f"plan.baseline={path}")
+    assert run_tier(cfg) == 0
+    rows = json.loads((Path(cfg.paths.run_dir) / "plan.json").read_text())["rows"]
+    # one refusal question: too few to plan nonEmptyRateOnRefusal from
+    assert [r["metric"] for r in rows] == list(GATED[:3]) and [r["n"] for r in rows] == [4, 4, 4]
