@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -22,6 +23,8 @@ from nomad_eval.backends.retry import Transient, with_retries
 from nomad_eval.base.errors import NomadError
 
 Message = dict[str, str]
+# Header names that carry credentials: their values must come from the environment (headers_env), never the config.
+CREDENTIAL_HEADER = re.compile(r"authori[sz]ation|cookie|key|token|secret|passw|auth|session", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ class HttpApp:
         self.url = url
         self.method = method.upper()
         self.headers = {str(k): str(v) for k, v in headers.items()}
+        if credentials := sorted(h for h in self.headers if CREDENTIAL_HEADER.search(h)):
+            raise NomadError(f"app.headers names {', '.join(credentials)}, which carry credentials: give each in "
+                             "app.headers_env as the environment variable holding it (app.headers is written into "
+                             "the run's config and reports)", 2)
         self.headers_env = {str(k): str(v) for k, v in headers_env.items()}
         self.body = body
         self.paths = {"answer": answer_path, "contexts": contexts_path, "doc_id": context_doc_id,

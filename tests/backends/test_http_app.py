@@ -116,3 +116,10 @@ def test_an_app_that_is_down_is_named_and_an_unset_secret_stops_the_run(monkeypa
     with pytest.raises(NomadError, match="NO_SUCH_TOKEN_VAR, which are not set") as exc:
         _app("http://unused", headers_env={"Authorization": "NO_SUCH_TOKEN_VAR"}).open()
     assert exc.value.exit_code == 2
+
+
+@pytest.mark.parametrize("header", ["Authorization", "X-Api-Key", "Cookie", "X-Auth-Token"])
+def test_a_credential_in_the_plain_headers_is_refused(header: str) -> None:
+    with pytest.raises(NomadError, match=f"app.headers names {header}, which carry credentials") as exc:
+        _app("http://unused", headers={header: "abc", "X-Client": "eval"})
+    assert exc.value.exit_code == 2

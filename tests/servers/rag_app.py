@@ -8,6 +8,7 @@ nothing, so the app declines), `wrong_topic` (questions about one document answe
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ class Script:
     delay: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    in_flight: int = 0
+    peak: int = 0                              # the most requests answered at once
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         query = str(body.get("query"))
@@ -78,7 +82,12 @@ def serve(script: Script) -> Iterator[str]:
             if len(script.requests) <= script.fail_first:
                 self._send(503, {"error": "warming up"})
                 return
+            with script.lock:
+                script.in_flight += 1
+                script.peak = max(script.peak, script.in_flight)
             time.sleep(script.delay)
+            with script.lock:
+                script.in_flight -= 1
             self._send(200, script.reply(body))
 
     with running(Handler) as url:

@@ -129,6 +129,15 @@ def test_secret_headers_reach_the_app_and_are_written_nowhere(tmp_path: Path, mo
             assert secret.encode() not in path.read_bytes(), path
 
 
+def test_requests_run_up_to_the_concurrency_and_land_in_golden_order(tmp_path: Path) -> None:
+    script = _script()
+    script.delay = 0.3
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "par", *HTTP, f"app.url={url}", "app.concurrency=3")) == 0
+    assert script.peak == 3
+    assert [c["id"] for c in _read(tmp_path / "par")[1]] == [f"mini-0{i}" for i in range(1, 9)]
+
+
 def test_transient_failures_are_retried_and_the_deadline_holds(tmp_path: Path) -> None:
     script = _script()
     script.fail_first = 2
