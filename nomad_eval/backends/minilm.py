@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from nomad_eval.base.identity import package_version
+
+if TYPE_CHECKING:  # numpy loads when a text is embedded: the corpus check names the fingerprint without it
+    import numpy as np
 
 
 def _model_path() -> Path:
@@ -92,6 +93,8 @@ class MiniLMEmbedder:
         return tok
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         vecs = self._model.encode(
             texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
         )

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from omegaconf import DictConfig
 from rich.markup import escape
 from rich.table import Table
 
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
-from nomad_eval.data.golden import load_goldens
+from nomad_eval.data.golden import Golden, load_goldens
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.tiers.settings import runtime
 
@@ -20,6 +22,7 @@ def check(rt: Runtime) -> int:
     ids = rt.doc_ids
     defects: list[Defect] = []
     counts: dict[str, int] = {}
+    goldens: list[Golden] = []
     if rt.settings.data.kind == "beir":
         counts[rt.settings.suite] = len(rt.all_goldens)
     else:
@@ -28,7 +31,8 @@ def check(rt: Runtime) -> int:
         rt.suite_path  # noqa: B018 -- an unknown suite name is refused here, with the nearest one
         for path in suites:
             try:
-                counts[path.stem] = len(load_goldens(path, ids))
+                goldens += load_goldens(path, ids)
+                counts[path.stem] = len(goldens) - sum(counts.values())
             except InvalidInput as exc:
                 defects.extend(exc.defects)
     if defects:
@@ -37,7 +41,24 @@ def check(rt: Runtime) -> int:
     console.print(f"corpus: {len(docs)} documents in {', '.join(map(str, folders))} — ok")
     for name, n in counts.items():
         console.print(f"suite {name}: {n} goldens — ok")
+    if goldens:
+        _suite_summary(rt, goldens)
     return 0
+
+
+def _suite_summary(rt: Runtime, goldens: list[Golden]) -> None:
+    """What upstream's check prints beside "ok", over every suite: the fingerprint, each tag's question count,
+    the refusal questions, and the documents no question asks about (ingested for nothing, and distractors nobody
+    chose deliberately)."""
+    console.print(f"fingerprint: {rt.fingerprint}")
+    tags = Counter(t for g in goldens for t in g.tags)
+    console.print("tags: " + (" ".join(f"{t}={n}" for t, n in sorted(tags.items(), key=lambda tn: (-tn[1], tn[0])))
+                              or "none"), markup=False)
+    console.print(f"refusal questions: {sum(g.expect_refusal for g in goldens)} of {len(goldens)}")
+    referenced = {d for g in goldens for d in g.relevant_doc_ids}
+    unused = [d.doc_id for d in rt.corpus_documents if d.doc_id not in referenced]
+    if unused:
+        err_console.print(f"warning: {len(unused)} document(s) no golden refers to: {', '.join(unused)}", markup=False)
 
 
 def lint_suites(rt: Runtime) -> int:

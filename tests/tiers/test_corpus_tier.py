@@ -35,7 +35,23 @@ def test_check_accepts_a_valid_suite_quickly(tmp_path: Path) -> None:
     assert code == 0, out
     assert "suite unseen: 1 goldens" in out and "5 documents" in out
     assert time.perf_counter() - t < 10  # includes interpreter start; the check itself needs no model
-    assert "Traceback" not in out and "warn" not in out.lower()
+    assert "Traceback" not in out
+    # Upstream's check summary: fingerprint, tag counts, refusals, and the documents no golden asks about.
+    assert re.search(r"^fingerprint: [0-9a-f]{16}$", out, re.M) and "tags: none" in out
+    assert "refusal questions: 0 of 1" in out
+    warnings = [x for x in out.lower().splitlines() if "warn" in x]
+    assert warnings == ["warning: 4 document(s) no golden refers to: bread-starter, garden-compost, "
+                        "lantern-batteries, rope-storage"]
+
+
+def test_check_counts_tags_over_every_suite(tmp_path: Path) -> None:
+    goldens = suite_dir(tmp_path, GOOD)
+    shutil.copy(FIXTURES / "goldens" / "mini.jsonl", goldens)
+    code, out = check(tmp_path, goldens)
+    assert code == 0, out
+    # Nine questions in two suites; most frequent tag first, ties by name.
+    assert "tags: numeric=5 food=1 kettle=1 multi-hop=1 multi-turn=1 refusal=1 safety=1" in out
+    assert "refusal questions: 1 of 9" in out and "no golden refers to" not in out
 
 
 @pytest.mark.parametrize(
