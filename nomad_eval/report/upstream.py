@@ -1,10 +1,11 @@
-"""Upstream NOMAD's harness: its metric names mapped to ours, and its baseline files read as our baselines.
+"""Upstream NOMAD's harness: its metric names against ours, and its report and baseline files read as ours.
 
 NOMAD's harness writes `baselines/<fingerprint>/retrieval.json` as `meta` {kind, createdAt, corpusFingerprint,
 gitSha, gitBranch, gitDirty, nomadVersion, platform, params {topK, scoreThreshold, kValues, tag}}, `metrics`,
-`byTag` and `cases` (per question: recall/hitRate/precision/ndcg as {k: value}, reciprocalRank, empty). This
-module converts such a file into a `Baseline` whose metrics and per-case values carry our names, so compare pairs
-questions by id exactly as it does for our own baselines. Its corpus fingerprint comes from NOMAD's own chunker
+`byTag` and `cases` (per question: recall/hitRate/precision/ndcg as {k: value}, reciprocalRank, empty); its
+reports have the same shape. This module converts such a file into a report and case records whose values are
+upstream's own, in the upstream view (`upstream.<name>`, report/upstream_view.py), so compare pairs questions by
+id as it does for our own runs and baselines. Its corpus fingerprint comes from NOMAD's own chunker
 and embedder and never equals ours: compare reports it (with topK, threshold and cutoffs) as a difference of the
 system under test instead of refusing (see `upstream_refusals` and `upstream_differences`).
 """

@@ -1,9 +1,10 @@
-"""The upstream view of a retrieval run: upstream NOMAD's metrics by its own definitions, from the case records.
+"""The upstream view of a run: upstream NOMAD's metrics by its own definitions, from the case records.
 
-Each case record holds its values under `upstream` (names `upstream.recall@5`, ...), made from the chunks it
-retrieved in rank order; the report holds their means (summed in order, as upstream sums them), intervals, means
-per tag and upstream's score separation. Compare reads this view whenever one side is an upstream file
-(`compare_sides`), so both sides are measured by one definition.
+A retrieval case record holds its values under `upstream` (names `upstream.recall@5`, ...), made from the chunks
+it retrieved in rank order; the report holds their means (summed in order, as upstream sums them), intervals,
+means per tag and upstream's score separation. Compare reads this view whenever one side is an upstream file
+(`side`, `gated`), so both sides are measured by one definition. A generation case holds upstream's answer
+scores under `upstream` too; the report holds their means per mode (`generation_view`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.schema import Report, UpstreamView
 
 Case = Mapping[str, Any]
-# This project's headline families -> upstream's name of the same idea, for the upstream view's default gate.
-HEADLINE = {"recall": "recall@{k}", "ndcg": "ndcg@{k}", "mrr": "mrr", "nonEmptyRateOnRefusal": "nonEmptyRateOnRefusal"}
+# Upstream's names for this project's headline measures (recall@k, ndcg@k, mrr@k, nonEmptyRateOnRefusal): the
+# upstream view's default gate.
+HEADLINE = ("recall@{k}", "ndcg@{k}", "mrr", "nonEmptyRateOnRefusal")
 
 
 def view_ks(ks: Sequence[int]) -> list[int]:
@@ -84,7 +86,7 @@ def view_names(names: Sequence[str]) -> list[str]:
 def headline(k: int, held: Mapping[str, float | None]) -> list[str]:
     """The upstream view's default gate: upstream's names of this project's headline measures at cut-off k,
     those the baseline measured."""
-    names = [PREFIX + form.format(k=k) for form in HEADLINE.values()]
+    names = [PREFIX + form.format(k=k) for form in HEADLINE]
     return [n for n in names if held.get(n) is not None]
 
 
