@@ -76,7 +76,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | Defect]]:
     try:
         f = path.open("rb")
     except OSError as exc:
-        raise InvalidInput([Defect(name, None, f"cannot read the app's outputs: {exc.strerror}")]) from None
+        raise _refused([Defect(name, None, f"cannot read the app's outputs: {exc.strerror}")]) from None
     with f:
         lineno = 0
         while True:
@@ -154,10 +154,14 @@ def load_answers(path: Path, suite: Iterable[Golden], selected: Iterable[Golden]
             out[key] = rec
     defects += _coverage(name, out, [g.id for g in selected])
     if defects:
-        invalid = InvalidInput(defects)
-        invalid.exit_code = 2
-        raise invalid
+        raise _refused(defects)
     return out
+
+
+def _refused(defects: list[Defect]) -> InvalidInput:
+    invalid = InvalidInput(defects)
+    invalid.exit_code = 2  # bad input: refused, never a regression
+    return invalid
 
 
 def _coverage(name: str, records: Mapping[tuple[str, int], AppOutput], ids: list[str]) -> list[Defect]:

@@ -107,3 +107,10 @@ def test_a_run_on_a_malformed_file_exits_2_and_scores_nothing(tmp_path: Path) ->
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["status"] == "failed" and f"{path}:8 [mini-08]: 'answer'" in report["error"]
     assert not report["metrics"] and not (tmp_path / "run" / "cases.jsonl").exists()
+
+
+def test_a_missing_or_empty_file_is_refused(tmp_path: Path) -> None:
+    assert _defects(tmp_path / "nowhere.jsonl") == [f"{tmp_path / 'nowhere.jsonl'}: cannot read the app's outputs: "
+                                                    "No such file or directory"]
+    empty = _file(tmp_path, [""])
+    assert len(_defects(empty)) == len(IDS)  # each golden: missing answer
