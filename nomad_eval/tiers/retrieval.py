@@ -10,6 +10,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.core.runs import order_consistent, scores_from_order
@@ -218,6 +219,9 @@ def run(cfg: DictConfig) -> int:
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_html(out, report, cases, scores)
     print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
+    if not cfg.get("quiet") and report.upstream is not None and report.upstream.advice:
+        console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
+                      markup=False, highlight=False)
     return finish(cfg, out, outcome)
 
 
