@@ -12,7 +12,7 @@ from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
-from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summary
+from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summary, size_text
 from nomad_eval.report.schema import Report, headline_k
 
 
@@ -107,6 +107,8 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
                       f"{fmt(d.get('rag_lift'))}")
         for note in d.get("diagnosis", []):
             console.print(f"  → {note}")
+    for mode, z in r.sizes.items():
+        console.print(f"{mode}: " + "; ".join(f"{name} {size_text(v)}" for name, v in z.items()), markup=False)
     _print_judges(r)
     if r.position:
         ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {_bounds(v.get('low'), v.get('high'))} n={v['n']}"

@@ -8,7 +8,7 @@ from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, headline_names
 from nomad_eval.report.gate import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
-from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, headline_k
+from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, SizeSummary, headline_k
 
 
 def fmt(v: float | None) -> str:
@@ -105,6 +105,7 @@ def generation_markdown(r: Report) -> str:
     lines += ["## Metrics", "", f"Each cell: value [{_level(r)} interval] n questions.", "",
               *interval_note(r),
               *_table(["metric", *modes], rows), ""]
+    lines += size_lines(r)
     if r.mock_line:
         rows = [[f, *(fmt(r.mock_line.get(m, {}).get(f)) for m in modes)] for f in fams]
         lines += ["## Mock extractive ceiling on the same prompts", "", *_table(["metric", *modes], rows), ""]
@@ -115,6 +116,21 @@ def generation_markdown(r: Report) -> str:
         lines += ["## Unstable questions (repeats disagree: counted in instability)", "", ", ".join(r.unstable), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
     return "\n".join(lines) + "\n"
+
+
+def size_text(z: SizeSummary) -> str:
+    """`812 ± 95 [790, 830] n=657 answers, 219 questions`: mean ± standard deviation, interval over questions."""
+    iv = f" [{z.low:.0f}, {z.high:.0f}]" if z.low is not None and z.high is not None else ""
+    return f"{z.mean:.0f} ± {z.stddev:.0f}{iv} n={z.n} answers, {z.questions} questions"
+
+
+def size_lines(r: Report) -> list[str]:
+    if not r.sizes:
+        return []
+    rows = [[mode, *(size_text(z[n]) if n in z else "—" for n in ("meanPromptTokens", "meanAnswerLength"))]
+            for mode, z in r.sizes.items()]
+    return ["## Sizes", "", "Mean ± standard deviation over the answers [95% interval over questions].", "",
+            *_table(["mode", "meanPromptTokens (estimated)", "meanAnswerLength (characters)"], rows), ""]
 
 
 def _decomposition_lines(d: dict[str, Any]) -> list[str]:

@@ -159,6 +159,18 @@ class AttackRate(BaseModel):
     mock: float | None = None    # the mock (a copier) on exactly the same prompts
 
 
+class SizeSummary(BaseModel):
+    """A size over a mode's answers, as upstream reports it (mean and population standard deviation over every
+    answer, n answers), with its 95% interval over questions (each question's repeats averaged first)."""
+
+    mean: float
+    stddev: float
+    n: int                      # answers (questions x repeats)
+    questions: int
+    low: float | None = None    # None with fewer than two questions
+    high: float | None = None
+
+
 class UpstreamView(BaseModel):
     """Upstream NOMAD's metrics by its own definitions (metrics/upstream/), apart from `metrics`: names carry the
     `upstream.` prefix, cut-offs include upstream's 1, 3, 5 and 10 whatever top_k, and the score separation is
@@ -207,6 +219,8 @@ class Report(BaseModel):
     attacks: list[AttackRate] = Field(default_factory=list)  # attack suites: success rate per family and mode
     # Generation: one cause per failed question, counted per mode with shares of the failed (core/causes.py).
     causes: dict[str, Any] = Field(default_factory=dict)
+    # Generation, per mode: meanPromptTokens (the estimate the budget used) and meanAnswerLength (characters).
+    sizes: dict[str, dict[str, SizeSummary]] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
     subject: Subject | None = None  # documents and goldens item by item: what compare names as changed
     upstream: UpstreamView | None = None  # retrieval: upstream NOMAD's definitions, kept apart from `metrics`

@@ -56,6 +56,7 @@ from nomad_eval.tiers.generation_cases import (
     mode_metric_names,
     mode_metrics,
     score_case,
+    sizes,
 )
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
 from nomad_eval.tiers.position import position_analysis
@@ -266,6 +267,7 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
         mock_line={} if is_mock else _mock_line(mock_cases, modes), unstable=unstable,
         chars_per_token=est.chars_per_token, judges=judges,
         position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
+        sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
         attacks=attack_rates(cases, mock_cases),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(), upstream=generation_view(cases, cfg),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -16,7 +17,7 @@ from nomad_eval.metrics.answer.markdown_rate import has_markdown
 from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
 from nomad_eval.metrics.answer.think_leak import think_leaked
 from nomad_eval.metrics.registry import REGISTRY
-from nomad_eval.report.schema import AttackRate
+from nomad_eval.report.schema import AttackRate, SizeSummary
 
 # Every generation measure the registry holds is scored per case, except the pass rate, which is a
 # question's (over its repeats) and is added by core/questions.py.
@@ -135,3 +136,40 @@ def triage(oracle: float | None, e2e: float | None, noretrieval: float | None) -
         notes.append(f"RAG adds nothing: e2e {e2e:.3f} ≤ noretrieval {noretrieval:.3f}; check that the retrieved "
                      "passages reach the prompt")
     return notes
+
+
+def _prompt_tokens(c: dict[str, Any]) -> float | None:
+    v = c.get("estimated_prompt_tokens")  # the estimate the context budget was planned with, as upstream's is
+    return None if v is None else float(v)
+
+
+def _answer_length(c: dict[str, Any]) -> float | None:
+    return None if c.get("answer") is None else float(len(str(c["answer"])))
+
+
+SIZES: dict[str, Callable[[dict[str, Any]], float | None]] = {  # upstream's names
+    "meanPromptTokens": _prompt_tokens, "meanAnswerLength": _answer_length}
+
+
+def sizes(cases: list[dict[str, Any]], resamples: int, seed: int) -> dict[str, dict[str, SizeSummary]]:
+    """Per mode, each size's mean and standard deviation over the answers, with its interval over questions."""
+    from statistics import fmean, pstdev
+
+    from nomad_eval.core.stats import mean_interval
+
+    out: dict[str, dict[str, SizeSummary]] = {}
+    for mode in dict.fromkeys(str(c["mode"]) for c in cases):
+        for name, value in SIZES.items():
+            by_question: dict[str, list[float]] = {}
+            for c in cases:
+                v = value(c) if c["mode"] == mode else None
+                if v is not None:
+                    by_question.setdefault(str(c["id"]), []).append(v)
+            values = [v for vs in by_question.values() for v in vs]
+            if not values:
+                continue
+            iv = mean_interval([fmean(vs) for vs in by_question.values()], resamples=resamples, seed=seed)
+            out.setdefault(mode, {})[name] = SizeSummary(
+                mean=fmean(values), stddev=pstdev(values), n=len(values), questions=len(by_question),
+                low=None if iv is None else iv.low, high=None if iv is None else iv.high)
+    return out

@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from statistics import pstdev
 from typing import Any
 
 import pytest
@@ -42,6 +43,22 @@ def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictCo
         assert report["intervals"][f"{mode}.correctness"]["n"] == 7  # answerable questions, repeats averaged
     d = report["decomposition"]
     assert d["retrieval_gap"] == pytest.approx(m["oracle.correctness"] - m["e2e.correctness"])
+    # Upstream's meanAnswerLength / meanPromptTokens with their standard deviation, n answers and an interval.
+    for mode in ("oracle", "e2e", "noretrieval"):
+        lengths = [len(c["answer"]) for c in cases if c["mode"] == mode]
+        tokens = [c["estimated_prompt_tokens"] for c in cases if c["mode"] == mode]
+        z = report["sizes"][mode]
+        assert z["meanAnswerLength"]["mean"] == pytest.approx(mean(lengths))
+        assert z["meanAnswerLength"]["stddev"] == pytest.approx(pstdev(lengths))
+        assert z["meanPromptTokens"]["mean"] == pytest.approx(mean(tokens))
+        assert z["meanPromptTokens"]["n"] == 16 and z["meanPromptTokens"]["questions"] == 8
+        low, high = z["meanPromptTokens"]["low"], z["meanPromptTokens"]["high"]
+        assert low is not None and high is not None and low <= z["meanPromptTokens"]["mean"] <= high
+    from nomad_eval.report.markdown import generation_markdown
+    from nomad_eval.report.schema import Report
+
+    md = generation_markdown(Report.model_validate(report))
+    assert "## Sizes" in md and "n=16 answers, 8 questions" in md
     assert report["counts"]["rewritten_queries"] == 1  # mini-07, the one question with history
     follow_up = next(c for c in cases if c["id"] == "mini-07" and c["mode"] == "e2e")
     # The default history rule: the last user turn, then the question.
