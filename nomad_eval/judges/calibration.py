@@ -13,10 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.paths import project_dir, slug
+from nomad_eval.judges.settings import JudgingRules
 
 MIN_LABELS = 25
 # What must match between the calibrated judge and the configured one. An OpenAI-compatible server reports no
@@ -120,11 +119,11 @@ def _pessimistic(fig: dict[str, Any], end: str, lower_bound: bool) -> float | No
     return fig.get(end) if lower_bound else fig.get("value")
 
 
-def gate_rule(cal: dict[str, Any], judging: DictConfig) -> tuple[bool, str]:
+def gate_rule(cal: dict[str, Any], judging: JudgingRules) -> tuple[bool, str]:
     """Whether a calibration lets its judge gate: agreement (unparseable verdicts counted as misses) of at least
     judging.min_agreement on at least 25 labels, and every battery threshold that is set."""
-    lower = str(judging.gate_on) == "lower_bound"
-    need = float(judging.min_agreement)
+    lower = judging.gate_on == "lower_bound"
+    need = judging.min_agreement
     agree = cal.get("agreement") or {}
     got = _pessimistic(agree, "low", lower)
     n = int(cal.get("n") or 0)
@@ -143,10 +142,10 @@ _BATTERY_CHECKS = (("order_flip", "max_order_flip_rate", "high", "order flip rat
                    ("abstention_faithful", "min_abstention_faithful", "low", "abstention judged faithful", True))
 
 
-def _battery_rule(battery: dict[str, Any], judging: DictConfig, lower: bool) -> tuple[bool, str]:
+def _battery_rule(battery: dict[str, Any], judging: JudgingRules, lower: bool) -> tuple[bool, str]:
     """Every battery threshold that is set, on the figure the calibration measured for it."""
     for key, setting, end, label, at_least in _BATTERY_CHECKS:
-        limit = judging.get(setting)
+        limit = judging.limit(setting)
         if limit is None or key not in battery:  # not gated, or not a figure of this rubric
             continue
         got = _battery_figure(battery[key] or {}, end, lower)

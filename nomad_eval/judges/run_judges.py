@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
@@ -22,15 +21,15 @@ from nomad_eval.judges.calibration import (
 )
 from nomad_eval.judges.judge import Judgement, judge, wants_weights
 from nomad_eval.judges.rubric import Rubric, load_rubric
+from nomad_eval.judges.settings import JudgeSettings
 
 
-def rubrics(cfg: DictConfig) -> list[Rubric]:
-    folder = Path(cfg.judging.rubrics_dir)
-    return [load_rubric(folder, str(name)) for name in cfg.judge.rubrics]
+def rubrics(s: JudgeSettings) -> list[Rubric]:
+    return [load_rubric(s.rubrics_dir, name) for name in s.rubrics]
 
 
-def judge_chat(cfg: DictConfig, cache: ResponseCache | None) -> CachedChat:
-    model = instantiate(cfg.judge.model)
+def judge_chat(s: JudgeSettings, cache: ResponseCache | None) -> CachedChat:
+    model = instantiate(dict(s.model))
     model.preflight()
     return CachedChat(model, cache)
 
@@ -44,23 +43,23 @@ def by_rule(rubric: Rubric, case: dict[str, Any]) -> Judgement | None:
     return None
 
 
-def judge_cases(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[str]], chat: CachedChat
+def judge_cases(s: JudgeSettings, cases: list[dict[str, Any]], passages: list[list[str]], chat: CachedChat
                 ) -> dict[str, dict[str, Any]]:
     """Adds `judges` (verdicts) to each case, and `judges_weighted` for graded rubrics (the probability-weighted
     score, null where the judge's backend gives no token probabilities); returns the report section, keyed
     "<mode>.<rubric>". Up to the judge model's `concurrency` requests are in flight at once."""
-    chosen = rubrics(cfg)
+    chosen = rubrics(s)
     tasks = [(rubric, i) for rubric in chosen for i in range(len(cases))]
 
     def work(task: tuple[Rubric, int]) -> Judgement:
         rubric, i = task
         case = cases[i]
         return by_rule(rubric, case) or judge(chat, rubric, case["query"], passages[i], case["answer"],
-                                              int(cfg.seed), int(cfg.judging.retries), int(cfg.judging.max_tokens),
+                                              s.seed, s.retries, s.max_tokens,
                                               case["repeat"])
 
     results: list[Judgement] = []
-    with progress_bar("judging", len(tasks), bool(cfg.quiet)) as prog:
+    with progress_bar("judging", len(tasks), s.quiet) as prog:
         with ThreadPoolExecutor(max_workers=max(1, int(chat.model.concurrency))) as pool:
             pending = [pool.submit(work, task) for task in tasks]
             try:
@@ -73,17 +72,17 @@ def judge_cases(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[lis
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
     section: dict[str, dict[str, Any]] = {}
-    calibration = {r.key: calibration_status(cfg, r, chat.identity()) for r in chosen}
+    calibration = {r.key: calibration_status(s, r, chat.identity()) for r in chosen}
     for (rubric, i), j in zip(tasks, results, strict=True):
         _record(rubric, cases[i], j, section, calibration[rubric.key])
-    for s in section.values():
-        vals = s.pop("values")
-        s["n"] = len(vals)
-        s["mean"] = sum(vals) / len(vals) if vals else None
-        if "values_weighted" in s:
-            weighted = s.pop("values_weighted")
-            s["n_weighted"] = len(weighted)
-            s["mean_weighted"] = sum(weighted) / len(weighted) if weighted else None
+    for entry in section.values():
+        vals = entry.pop("values")
+        entry["n"] = len(vals)
+        entry["mean"] = sum(vals) / len(vals) if vals else None
+        if "values_weighted" in entry:
+            weighted = entry.pop("values_weighted")
+            entry["n_weighted"] = len(weighted)
+            entry["mean_weighted"] = sum(weighted) / len(weighted) if weighted else None
     return section
 
 
@@ -110,38 +109,36 @@ def _record(rubric: Rubric, case: dict[str, Any], j: Judgement, section: dict[st
         s["values_weighted"].append(j.score_weighted / max(rubric.scale))
 
 
-def calibration_status(cfg: DictConfig, rubric: Rubric, identity: dict[str, Any] | None = None) -> dict[str, Any]:
+def calibration_status(s: JudgeSettings, rubric: Rubric, identity: dict[str, Any] | None = None) -> dict[str, Any]:
     """The calibration a gate on this rubric and judge reads (same rubric version, judge backend, model and
     weights, unchanged labels file), the gate's decision on it, and a warning when judge and generator share a
     model family. `identity`: the judge's, when a caller already holds the model."""
-    folder = Path(cfg.judging.calibration_dir)
-    generator = (cfg.get("model") or {}).get("name")
-    warning = same_family_warning(str(cfg.judge.model.name), [str(generator)] if generator else [])
+    folder = s.calibration_dir
+    warning = same_family_warning(s.model_name, [s.generator] if s.generator else [])
     base: dict[str, Any] = {"warnings": [warning] if warning else []}
     if not any(folder.glob(f"{rubric.key}--*.json")):  # nothing to match: no need to ask the judge who it is
         return {**base, "calibrated": False, "reason": f"no calibration report for {rubric.key} in {folder}"}
-    judge_id = judge_identity(identity if identity is not None else instantiate(cfg.judge.model).identity())
+    judge_id = judge_identity(identity if identity is not None else instantiate(dict(s.model)).identity())
     cal, why = find_calibration(folder, rubric.key, judge_id)
     if cal is None:
         return {**base, "calibrated": False, "reason": why}
-    ok, why = gate_rule(cal, cfg.judging)
+    ok, why = gate_rule(cal, s.rules)
     battery = {k: v for k, v in (cal.get("battery") or {}).items() if k in BATTERY_FIGURES}
     return {**base, "calibrated": ok, "reason": why, "file": Path(cal["path"]).name, "n": cal.get("n"),
             "agreement": cal.get("agreement"), "coverage": cal.get("coverage"), "kappa": cal.get("kappa"),
             "battery": battery}
 
 
-def check_judge_gates(cfg: DictConfig) -> None:
+def check_judge_gates(s: JudgeSettings) -> None:
     """A judge metric may gate only when a calibration of this very judge on unchanged labels agrees with humans;
     refuse before any work."""
-    floors = cfg.gate.get("fail_under") or {}
-    for name in floors:
+    for name in s.fail_under:
         if not str(name).startswith("judge."):
             continue
         rubric_name = str(name).rsplit(".", 1)[-1]
-        if rubric_name not in cfg.judge.rubrics:
+        if rubric_name not in s.rubrics:
             raise NomadError(f"gate on {name} refused: judge {rubric_name!r} is not enabled (judge={rubric_name})", 2)
-        status = calibration_status(cfg, load_rubric(Path(cfg.judging.rubrics_dir), rubric_name))
+        status = calibration_status(s, load_rubric(s.rubrics_dir, rubric_name))
         if not status["calibrated"]:
             raise NomadError(f"gate on {name} refused: the judge is not calibrated — {status['reason']}. "
                              f"Run tier=calibrate judge={rubric_name} calibrate.labels=<labels.jsonl>, then file "

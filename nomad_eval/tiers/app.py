@@ -38,7 +38,7 @@ from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.tiers.app_outputs import Outputs, app_settings, collect
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.tiers.settings import judge_settings, runtime
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
 # The retrieval measures of the app's contexts, as the generation tier reports its e2e passages' (ungated).
@@ -57,7 +57,7 @@ def run(cfg: DictConfig) -> int:
 
         raise NomadError(f"tier=app measures the app end to end: mode=e2e, not {modes} (oracle and noretrieval "
                          "need the harness's own prompt)", 2)
-    check_judge_gates(cfg)
+    check_judge_gates(judge_settings(cfg))
     rt = runtime(cfg)
     goldens = rt.goldens
     out = run_dir(cfg)
@@ -70,7 +70,7 @@ def run(cfg: DictConfig) -> int:
     cases = [case(by_id[rec.id], rec, ks) for rec in records]
     unstable = mark_unstable(cases)
     judges = _judges(cfg, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
-    faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
+    faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, goldens, cases, outputs, unstable, judges, ks)
     timings["total"] = time.perf_counter() - t0
@@ -138,13 +138,13 @@ def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[st
         return {}
     cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache else None
     try:
-        jchat = judge_chat(cfg, cache)
-        judges = judge_cases(cfg, cases, passages, jchat)
+        jchat = judge_chat(judge_settings(cfg), cache)
+        judges = judge_cases(judge_settings(cfg), cases, passages, jchat)
         jchat.model.close()
     finally:
         if cache is not None:
             cache.close()
-    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(cfg)},
+    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(judge_settings(cfg))},
                         int(cfg.stats.resamples), int(cfg.seed))
     return judges
 
@@ -156,7 +156,7 @@ def identity(cfg: DictConfig, rt: Runtime) -> Identity:
         fingerprint=corpus_fingerprint(rt.documents, None, None), goldens_hash=rt.goldens_hash,
         suite=str(cfg.suite), tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"), mode=MODE,
         model=str(settings.get("name") or settings["kind"]), embedder="(the app's own)",
-        pipeline=f"app:{settings['kind']}", judges=[r.key for r in rubrics(cfg)],
+        pipeline=f"app:{settings['kind']}", judges=[r.key for r in rubrics(judge_settings(cfg))],
     )
 
 

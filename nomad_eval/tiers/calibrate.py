@@ -52,6 +52,7 @@ from nomad_eval.judges.judge import judge
 from nomad_eval.judges.rubric import Rubric
 from nomad_eval.judges.run_judges import judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.tiers.settings import judge_settings, judging_rules
 
 
 class Label(BaseModel):
@@ -207,7 +208,7 @@ def run(cfg: DictConfig) -> int:
     if not cfg.calibrate.get("labels"):
         raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric> (or "
                          "calibrate.file=<a calibrate run dir> to file its result)", 2)
-    chosen = rubrics(cfg)
+    chosen = rubrics(judge_settings(cfg))
     if len(chosen) != 1:
         raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
     rubric = chosen[0]
@@ -218,7 +219,7 @@ def run(cfg: DictConfig) -> int:
     ref = labels_ref(labels_path)  # hashed before judging: the labels the verdicts were compared with
     repeats = max(1, int(cfg.calibrate.repeats))
     cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.cache else None
-    chat = judge_chat(cfg, cache)
+    chat = judge_chat(judge_settings(cfg), cache)
     judge_id = judge_identity(chat.identity())
     cost: dict[str, dict[str, float]] = {}
     with _costed(chat, cost, "labels"):
@@ -250,7 +251,7 @@ def run(cfg: DictConfig) -> int:
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "filed_as": filed_name(rubric.key, judge_id, ref["sha256"]),  # where `calibrate.file=<this run>` puts it
     }
-    ok, why = gate_rule(result, cfg.judging)  # as this config's gate would decide; a gate decides again
+    ok, why = gate_rule(result, judging_rules(cfg.judging))  # as this config's gate would decide; a gate decides again
     result.update({"min_agreement": float(cfg.judging.min_agreement), "gate_on": str(cfg.judging.gate_on),
                    "calibrated": ok, "reason": why})
     out = run_dir(cfg)

@@ -63,7 +63,7 @@ from nomad_eval.tiers.position import position_analysis
 from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.tiers.settings import judge_settings, runtime
 
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
@@ -168,7 +168,7 @@ def run(cfg: DictConfig) -> int:
         raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
     repeats = max(1, int(cfg.repeats))
     out = run_dir(cfg)
-    check_judge_gates(cfg)  # an uncalibrated judge in a gate is refused before any model time is spent
+    check_judge_gates(judge_settings(cfg))  # an uncalibrated judge in a gate is refused before any model time is spent
     s = open_chat(cfg, rt, "generation")
     tracer = Tracer()
     # Model calls (token calibration, query rewrites) happen before the store is taken, so parallel jobs
@@ -190,7 +190,7 @@ def run(cfg: DictConfig) -> int:
     judges = _judges(cfg, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
                      s.cache)
     # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
-    faithful = [max(r.scale) for r in rubrics(cfg) if r.name == "faithfulness"]
+    faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
     if judges:
@@ -236,10 +236,10 @@ def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[st
     """Each rubric's verdicts with their intervals; empty without rubrics."""
     if not cfg.judge.rubrics:
         return {}
-    jchat = judge_chat(cfg, cache)
-    judges = judge_cases(cfg, cases, passages, jchat)
+    jchat = judge_chat(judge_settings(cfg), cache)
+    judges = judge_cases(judge_settings(cfg), cases, passages, jchat)
     jchat.model.close()
-    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(cfg)},
+    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(judge_settings(cfg))},
                         int(cfg.stats.resamples), int(cfg.seed))
     return judges
 
@@ -256,7 +256,7 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
     is_mock = isinstance(s.model, MockModel)
     mock_cases = cases if is_mock else _mock_cases(w.goldens, w.contexts, w.plans, modes)
     ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
-                                                      "judges": [r.key for r in rubrics(cfg)]})
+                                                      "judges": [r.key for r in rubrics(judge_settings(cfg))]})
     return Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
         system=system_settings(rt.resolved_config(), "generation"),
@@ -309,7 +309,7 @@ def corrected_judges(cfg: DictConfig, report: Report, cases: list[dict[str, Any]
     labels = read_labels(path) if path.exists() else []
     if cfg.judging.get("labels") and not path.exists():
         raise NomadError(f"judging.labels={path}: no such file", 2)
-    return judge_corrected(report, cases, labels, rubrics(cfg))
+    return judge_corrected(report, cases, labels, rubrics(judge_settings(cfg)))
 
 
 # The e2e passages' retrieval measures, beside the answers they fed: tier "retrieval" specs, so outside the

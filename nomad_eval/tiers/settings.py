@@ -11,6 +11,7 @@ from omegaconf.errors import OmegaConfBaseException
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.settings import DataSettings, RunSettings, StoreSettings
+from nomad_eval.judges.settings import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
 
 
@@ -80,3 +81,26 @@ def run_settings(cfg: DictConfig) -> RunSettings:
 
 def runtime(cfg: DictConfig) -> Runtime:
     return Runtime(run_settings(cfg))
+
+
+def judging_rules(judging: DictConfig) -> JudgingRules:
+    def opt(key: str) -> float | None:
+        v = judging.get(key)
+        return None if v is None else float(v)
+
+    return JudgingRules(float(judging.min_agreement), str(judging.gate_on), opt("max_order_flip_rate"),
+                        opt("max_verbosity_shift"), opt("min_abstention_faithful"))
+
+
+def judge_settings(cfg: DictConfig) -> JudgeSettings:
+    model = OmegaConf.to_container(cfg.judge.model, resolve=True)
+    assert isinstance(model, dict)
+    floors = cfg.gate.get("fail_under") or {}
+    generator = (cfg.get("model") or {}).get("name")
+    return JudgeSettings(
+        model={str(k): v for k, v in model.items()}, model_name=str(cfg.judge.model.name),
+        rubrics=tuple(str(r) for r in cfg.judge.rubrics), rubrics_dir=Path(str(cfg.judging.rubrics_dir)),
+        calibration_dir=Path(str(cfg.judging.calibration_dir)), rules=judging_rules(cfg.judging),
+        seed=int(cfg.seed), retries=int(cfg.judging.retries), max_tokens=int(cfg.judging.max_tokens),
+        quiet=bool(cfg.quiet), generator=str(generator) if generator else None,
+        fail_under={str(k): float(v) for k, v in floors.items()})

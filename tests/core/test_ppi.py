@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.core.ppi import MIN_LABELS, NULL_SCORE, corrected_mean
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
+from nomad_eval.tiers.settings import judge_settings
 from tests.conftest import FIXTURES
 from tests.servers import openai_compat
 
@@ -47,8 +48,8 @@ def test_loopback_judge_corrected_estimate_equals_ppi_python(make_cfg: Callable[
     with openai_compat.serve("judge", scripted_judge(verdicts)) as url:
         cfg = make_cfg("judge=faithfulness", "model@judge.model=openai", "judge.model.name=judge",
                        f"judge.model.base_url={url}", "cache=false")
-        chat = judge_chat(cfg, None)
-        section = judge_cases(cfg, cases, [[PASSAGES[i % len(PASSAGES)]] for i in range(n_cases)], chat)
+        chat = judge_chat(judge_settings(cfg), None)
+        section = judge_cases(judge_settings(cfg), cases, [[PASSAGES[i % len(PASSAGES)]] for i in range(n_cases)], chat)
         chat.model.close()
     assert section["e2e.faithfulness"]["unparseable"] == 2
     scores: dict[str, float | None] = {c["id"]: c["judges"]["faithfulness"] for c in cases}

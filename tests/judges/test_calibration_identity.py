@@ -26,6 +26,7 @@ from nomad_eval.judges.calibration import (
 from nomad_eval.judges.rubric import load_rubric
 from nomad_eval.judges.run_judges import calibration_status, check_judge_gates
 from nomad_eval.tiers.calibrate import file_result
+from nomad_eval.tiers.settings import judge_settings, judging_rules
 from tests.conftest import REPO
 from tests.servers import openai_compat
 
@@ -69,36 +70,36 @@ def test_a_gate_is_refused_when_the_labels_file_changes(filed: Any, make_cfg: Ca
     result = json.loads(path.read_text())
     assert result["labels"]["sha256"] == labels_ref(labels)["sha256"] and result["labels"]["file"] == str(labels)
     assert path.name == filed_name("faithfulness-v2", result["judge"], result["labels"]["sha256"])
-    check_judge_gates(gate(make_cfg, judge))  # calibrated on these labels: the gate stands
+    check_judge_gates(judge_settings(gate(make_cfg, judge)))  # calibrated on these labels: the gate stands
 
     write_labels(labels, flip=3)  # one example relabelled
     with pytest.raises(NomadError) as exc:
-        check_judge_gates(gate(make_cfg, judge))
+        check_judge_gates(judge_settings(gate(make_cfg, judge)))
     assert exc.value.exit_code == 2
     assert f"the labels file {labels} has changed since {path.name} was calibrated on it" in str(exc.value)
     assert "not calibrated" in str(exc.value)
 
     write_labels(labels)  # the same bytes again: the same hash, the calibration holds again
-    check_judge_gates(gate(make_cfg, judge))
+    check_judge_gates(judge_settings(gate(make_cfg, judge)))
     labels.unlink()
     with pytest.raises(NomadError, match="its labels file .* is gone"):
-        check_judge_gates(gate(make_cfg, judge))
+        check_judge_gates(judge_settings(gate(make_cfg, judge)))
 
 
 def test_a_gate_finds_only_its_own_judge_and_can_be_stricter(filed: Any,
                                                               make_cfg: Callable[..., DictConfig]) -> None:
     _, _, judge = filed
     rubric = load_rubric(REPO / "nomad_eval" / "conf" / "rubrics", "faithfulness")
-    ok = calibration_status(gate(make_cfg, judge), rubric)
+    ok = calibration_status(judge_settings(gate(make_cfg, judge)), rubric)
     assert ok["calibrated"] and ok["n"] == N and ok["agreement"]["value"] == pytest.approx(0.9)
     assert status_line(ok).startswith("yes (agreement 0.90 [0.74, 0.97] on 30 labels, coverage 1.00 [0.89, 1.00]")
     other = gate(make_cfg, judge, "judge.model.name=judge-2")
     with pytest.raises(NomadError, match=r"no calibration of faithfulness-v2 for judge openai judge-2 .*calibrated "
                                          r"there: openai judge \(no weights digest\)"):
-        check_judge_gates(other)
+        check_judge_gates(judge_settings(other))
     # gate_on=lower_bound: 27/30 has a Wilson lower end of 0.74, under 0.85.
     with pytest.raises(NomadError, match=r"the lower end of the 95% interval of agreement 0\.744 on 30 labels"):
-        check_judge_gates(gate(make_cfg, judge, "judging.gate_on=lower_bound"))
+        check_judge_gates(judge_settings(gate(make_cfg, judge, "judging.gate_on=lower_bound")))
 
 
 def test_filing_refuses_a_result_whose_labels_changed(tmp_path: Path, filed: Any) -> None:
@@ -144,21 +145,22 @@ def test_battery_thresholds_gate_only_when_set(tmp_path: Path, make_cfg: Callabl
     labels = tmp_path / "labels.jsonl"
     write_labels(labels)
     cal = _calibration({"backend": "mock", "model": "mock"}, labels)
-    assert gate_rule(cal, make_cfg().judging) == (True, "")  # defaults: reported, not gated
-    ok, reason = gate_rule(cal, make_cfg(setting).judging)
+    assert gate_rule(cal, judging_rules(make_cfg().judging)) == (True, "")  # defaults: reported, not gated
+    ok, reason = gate_rule(cal, judging_rules(make_cfg(setting).judging))
     assert ok is passes and why in reason
     # Under gate_on=lower_bound a threshold reads the interval's worse end: flips 0.35, |shift| 0.12.
-    strict = make_cfg(setting, "judging.gate_on=lower_bound").judging
+    strict = judging_rules(make_cfg(setting, "judging.gate_on=lower_bound").judging)
     assert gate_rule({**cal, "agreement": {**cal["agreement"], "low": 0.86}}, strict)[0] is False
 
 
 def test_same_family_judge_and_generator_is_a_warning(tmp_path: Path, make_cfg: Callable[..., DictConfig]) -> None:
     rubric = load_rubric(REPO / "nomad_eval" / "conf" / "rubrics", "faithfulness")
-    same = calibration_status(make_cfg("model=smollm2", f"judging.calibration_dir={tmp_path}"), rubric)
+    same = calibration_status(judge_settings(make_cfg("model=smollm2", f"judging.calibration_dir={tmp_path}")), rubric)
     assert same["warnings"] == ["judge smollm2-135m-instruct and generator smollm2-135m-instruct are the same model "
                                 "family (smollm): a judge tends to prefer its own family's answers"]
     assert "warning: judge smollm2" in status_line(same)
-    assert calibration_status(make_cfg(f"judging.calibration_dir={tmp_path}"), rubric)["warnings"] == []  # mock
+    mock = judge_settings(make_cfg(f"judging.calibration_dir={tmp_path}"))
+    assert calibration_status(mock, rubric)["warnings"] == []  # mock
 
 
 def test_gate_on_is_checked_before_any_work(make_cfg: Callable[..., DictConfig],

@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
+from nomad_eval.tiers.settings import judge_settings
 from tests.servers import openai_compat
 
 N = 9
@@ -61,12 +62,12 @@ def test_judges_run_concurrently_in_case_order_and_cached(make_cfg: Callable[...
         cfg = make_cfg("judge=relevance", "model@judge.model=openai", "judge.model.name=judge",
                        f"judge.model.base_url={url}", "judge.model.concurrency=3")
         cache = ResponseCache(tmp_path / "responses.sqlite")
-        first, chat = make_cases(), judge_chat(cfg, cache)
+        first, chat = make_cases(), judge_chat(judge_settings(cfg), cache)
         t0 = time.monotonic()
-        section = judge_cases(cfg, first, passages, chat)
+        section = judge_cases(judge_settings(cfg), first, passages, chat)
         elapsed = time.monotonic() - t0
-        second, chat2 = make_cases(), judge_chat(cfg, cache)
-        section2 = judge_cases(cfg, second, passages, chat2)
+        second, chat2 = make_cases(), judge_chat(judge_settings(cfg), cache)
+        section2 = judge_cases(judge_settings(cfg), second, passages, chat2)
         cache.close()
 
     serial = sum(e - s for s, e in rec.spans)

@@ -23,6 +23,7 @@ from nomad_eval.base.shipped import build
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, weighted_score
 from nomad_eval.judges.rubric import load_rubric
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
+from nomad_eval.tiers.settings import judge_settings
 from tests.servers import openai_compat
 from tests.servers._http import JsonHandler, running
 
@@ -70,13 +71,13 @@ def test_relevance_is_weighted_at_the_verdict_token_and_cached(make_cfg: Callabl
                        f"judge.model.base_url={url}")
         rows, passages = cases()
         cache = ResponseCache(tmp_path / "responses.sqlite")
-        section = judge_cases(cfg, rows, passages, judge_chat(cfg, cache))
+        section = judge_cases(judge_settings(cfg), rows, passages, judge_chat(judge_settings(cfg), cache))
         cache.close()
 
         again, _ = cases()
         reopened = ResponseCache(tmp_path / "responses.sqlite")
-        chat = judge_chat(cfg, reopened)
-        section_again = judge_cases(cfg, again, passages, chat)
+        chat = judge_chat(judge_settings(cfg), reopened)
+        section_again = judge_cases(judge_settings(cfg), again, passages, chat)
         reopened.close()
 
     for case in rows:
