@@ -219,7 +219,7 @@ def default_chunker() -> Any:
     from nomad_eval.rag.chunking import ChunkerParams
 
     p = option("pipeline", "default")
-    return ChunkerParams(int(p.chunk_size), int(p.chunk_overlap), bool(p.whole_document))
+    return ChunkerParams(int(p["chunk_size"]), int(p["chunk_overlap"]), bool(p["whole_document"]))
 
 
 def write_corpus(folder: Path, target_chunks: int, words: list[str]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
 from nomad_eval.base.paths import CONF
 
@@ -17,11 +17,11 @@ RUNTIME_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"store": ("distractors", "distractor_chunking", "lock_timeout", "single_process")})
 
 
-def option(group: str, name: str) -> DictConfig:
-    """`conf/<group>/<name>.yaml` as written (interpolations unresolved until read)."""
-    cfg = OmegaConf.load(CONF / group / f"{name}.yaml")
-    assert isinstance(cfg, DictConfig), f"{group}/{name}.yaml is not a mapping"
-    return cfg
+def option(group: str, name: str) -> dict[str, Any]:
+    """`conf/<group>/<name>.yaml` as written (interpolations left as written)."""
+    tree = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{name}.yaml"), resolve=False)
+    assert isinstance(tree, dict), f"{group}/{name}.yaml is not a mapping"
+    return {str(k): v for k, v in tree.items()}
 
 
 def build(group: str, name: str, /, **values: Any) -> Any:
@@ -29,11 +29,10 @@ def build(group: str, name: str, /, **values: Any) -> Any:
     directly rather than through Hydra's instantiate, so the target's own errors reach the caller unwrapped."""
     from hydra.utils import get_object
 
-    cfg = option(group, name)
+    written = option(group, name)
     for key in (*RUNTIME_KEYS.get(group, ()), *values):
-        if key in cfg:
-            del cfg[key]  # not pop: that resolves the value, and `path: ${paths.data_dir}/...` has no paths here
-    tree = OmegaConf.to_container(cfg, resolve=True)
+        written.pop(key, None)  # before resolving: `path: ${paths.data_dir}/...` has no paths here
+    tree = OmegaConf.to_container(OmegaConf.create(written), resolve=True)
     assert isinstance(tree, dict)
     settings = {str(k): v for k, v in tree.items()}
     return get_object(str(settings.pop("_target_")))(**settings, **values)
