@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -32,8 +33,7 @@ def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet
         console.print(s)
     if r.ablation:
         _print_ablation(r.ablation)
-    if verbose:
-        _print_misses(cases)
+    print_misses(cases, headline_k(r), verbose)
     console.print(f"results in {run_dir}")
 
 
@@ -66,13 +66,29 @@ def _print_ablation(ablation: dict[str, dict[str, float | None]]) -> None:
     console.print(a)
 
 
-def _print_misses(cases: list[dict[str, Any]]) -> None:
-    for case in cases:
-        m = case["metrics"]
-        if case["expect_refusal"] or m.get("hit@5") != 0.0:
-            continue
+def misses(cases: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    """Upstream's miss: an answerable question whose recall@k is below 1 (a relevant document left out of the
+    first k). A question without a recall@k value is not counted, as upstream counts it."""
+    return [c for c in cases if not c["expect_refusal"]
+            and (recall := c["metrics"].get(f"recall@{k}")) is not None and recall < 1.0]
+
+
+def print_misses(cases: list[dict[str, Any]], headline: int, verbose: bool) -> None:
+    ks = sorted({int(n.split("@")[1]) for c in cases for n in c["metrics"] if n.startswith("recall@")})
+    if not ks:
+        return
+    k = headline if headline in ks else ks[0]
+    missed = misses(cases, k)
+    answerable = sum(not c["expect_refusal"] for c in cases)
+    console.print(f"{len(missed)} of {answerable} answerable questions missed at k={k} (recall@{k} < 1)")
+    if not verbose:
+        if missed:
+            console.print("verbose=true lists them with what they retrieved")
+        return
+    for case in missed:
         got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
-        console.print(f"[red]miss[/] {case['id']}: wanted {case['relevant_doc_ids']}, got {got}")
+        console.print(f"[red]miss[/] {escape(case['id'])}: wanted {escape(', '.join(case['relevant_doc_ids']))}; "
+                      f"retrieved {escape(got)}")
 
 
 def cutoff_table(r: Report, ks: list[int]) -> Table:
