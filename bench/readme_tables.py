@@ -4,7 +4,8 @@ python bench/readme_tables.py [--check]
 Rewrites the text between `<!-- bench-table:start -->` and `<!-- bench-table:end -->` (from
 bench/results/bench.json, with bench/results/store_scale.json for the 1M exact-equivalence step when bench.json
 lacks it) and between `<!-- scaling-table:start -->` and `<!-- scaling-table:end -->` (from
-bench/results/scaling.json). `--check` writes nothing and exits 1, printing a diff, when the page differs from
+bench/results/scaling.json), and between the hard-tier markers (bench/hard_tier_table.py, from
+bench/results/hard_tier.json). `--check` writes nothing and exits 1, printing a diff, when the page differs from
 what it would write. Whether a target is met is decided by bench/run.py `gaps()`, the same function that writes the
 results file's gaps, so the table and the file cannot disagree.
 """
@@ -24,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 # After the path: run as a script, bench/ is not importable otherwise.
+from bench.hard_tier_table import HARD_TIER_MARKERS, hard_tier_markdown  # noqa: E402
 from bench.run import gaps  # noqa: E402
 from bench.scaling import predicted_minilm_s  # noqa: E402
 
@@ -319,8 +321,9 @@ def rendered_page(repo: Path = REPO) -> tuple[str, str]:
     """docs/benchmarks.md as it is and as the committed results would make it."""
     page = (repo / PAGE).read_text()
     res = repo / "bench" / "results"
-    return page, render(page, _load(res / "bench.json"), _load(res / "store_scale.json") or None,
-                          _load(res / "scaling.json"))
+    text = render(page, _load(res / "bench.json"), _load(res / "store_scale.json") or None,
+                  _load(res / "scaling.json"))
+    return page, replace_between(text, HARD_TIER_MARKERS, hard_tier_markdown(_load(res / "hard_tier.json")))
 
 
 def page_diff(repo: Path = REPO) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.hard_tier_table import hard_tier_markdown
 from bench.readme_tables import NOT_MEASURED, bench_markdown, page_diff, replace_between, scaling_markdown
 
 
@@ -64,3 +65,13 @@ def test_replace_between_needs_its_markers_once() -> None:
         pass
     else:
         raise AssertionError("missing markers must be an error")
+
+
+def test_the_hard_tier_table_is_the_results_file() -> None:
+    entry = {"overrides": ["store.distractors=scifact", "store.distractor_chunking=whole"], "points": 5421,
+             "fingerprint": "f", "metrics": {"recall@5": 0.5, "mrr@5": 0.25, "hit@1": 0.125, "chunk_precision@5": 1.0},
+             "deep_raw_search": {"answerable": 9, "questions_where_a_distractor_outscores_every_relevant_chunk": 2}}
+    table = hard_tier_markdown({"suite": "core", "pipeline": "default", "sets": {"x": entry}})
+    assert _row(table, "`scifact`") == ["`scifact`, `distractor_chunking=whole`", "5,421", "0.5000", "0.2500",
+                                        "0.1250", "1.0000", "2 of 9"]
+    assert hard_tier_markdown({}).startswith("not measured")
