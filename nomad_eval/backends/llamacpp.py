@@ -7,12 +7,14 @@ real, offline and repeatable at temperature 0, so structure, counts and determin
 from __future__ import annotations
 
 import importlib.util
+import struct
 import threading
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Malformed, Message, openai_answer
+from nomad_eval.backends.gguf import context_length
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.identity import file_sha256
 
@@ -28,14 +30,26 @@ def smollm2_path() -> str:
 
 
 class LlamaCppModel:
-    def __init__(self, name: str, model_path: str | None, num_ctx: int, threads: int, concurrency: int) -> None:
+    def __init__(self, name: str, model_path: str | None, num_ctx: int | None, threads: int, concurrency: int
+                 ) -> None:
         self.name = name
         self.model_path = model_path or smollm2_path()
-        self.num_ctx = num_ctx
+        self.num_ctx = num_ctx or self._trained_context()
         self.threads = threads
         self.concurrency = concurrency
         self._server: Any = None
         self._lock = threading.Lock()
+
+    def _trained_context(self) -> int:
+        """model.num_ctx=null: the context the model was trained with, as its GGUF file records it."""
+        try:
+            found = context_length(self.model_path)
+        except (OSError, ValueError, struct.error) as exc:
+            raise NomadError(f"cannot read the context length of {self.model_path} ({exc}): set model.num_ctx"
+                             ) from None
+        if found is None:
+            raise NomadError(f"{self.model_path} records no context length: set model.num_ctx")
+        return found
 
     @cached_property
     def _sha256(self) -> str:

@@ -94,6 +94,12 @@ class BackendKeys(_Keys):
     connect_timeout: Seconds
 
 
+class ModelKeys(BackendKeys):
+    """The model under test: model=smollm2's num_ctx is null, the context its GGUF file records."""
+
+    num_ctx: Count | None  # type: ignore[assignment]
+
+
 class AppKeys(_Keys):
     """tier=app's HTTP client (app=http); app=answers has none of these."""
 
@@ -182,7 +188,7 @@ class BrowseKeys(_Keys):
 # Each checked section of the composed config: its dotted path ("" for the plain keys) and the keys it must hold.
 SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
     ("", PlainKeys), ("pipeline", PipelineKeys), ("tier", TierKeys), ("embedder", EmbedderKeys),
-    ("model", BackendKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
+    ("model", ModelKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
     ("promote", PromoteKeys), ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys),
     ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys),
     ("gate", GateKeys), ("browse", BrowseKeys), ("app", AppKeys),

@@ -1,0 +1,40 @@
+"""model=smollm2's context: the length its GGUF file records, unless model.num_ctx names one."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+
+from nomad_eval.backends.gguf import context_length
+from nomad_eval.backends.llamacpp import LlamaCppModel, smollm2_path
+from nomad_eval.base.paths import CONF
+
+
+def _string(s: str) -> bytes:
+    return struct.pack("<Q", len(s)) + s.encode()
+
+
+def test_the_shipped_smollm2_file_says_8192_and_the_default_config_takes_it() -> None:
+    assert context_length(smollm2_path()) == 8192
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["model=smollm2"])
+    assert cfg.model.num_ctx is None
+    assert LlamaCppModel("m", None, cfg.model.num_ctx, 1, 1).num_ctx == 8192
+    assert LlamaCppModel("m", None, 1024, 1, 1).num_ctx == 1024  # a number given wins
+
+
+def test_values_before_the_key_are_skipped_whatever_their_type(tmp_path: Path) -> None:
+    kvs = (_string("general.name") + struct.pack("<I", 8) + _string("tiny")
+           + _string("tokenizer.tokens") + struct.pack("<IIQ", 9, 8, 2) + _string("a") + _string("bc")
+           + _string("general.scores") + struct.pack("<IIQ", 9, 6, 3) + struct.pack("<3f", 1, 2, 3)
+           + _string("llama.context_length") + struct.pack("<II", 4, 4096))
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 4) + kvs)
+    assert context_length(path) == 4096
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + _string("general.name") + struct.pack("<I", 8)
+                     + _string("tiny"))
+    assert context_length(path) is None  # it does not say
+    path.write_bytes(b"not a gguf file")
+    assert context_length(path) is None
