@@ -37,13 +37,25 @@ def suite_names(cfg: DictConfig) -> list[str] | None:
 
 
 def one_suite(cfg: DictConfig, name: str, out: Path | None) -> DictConfig:
-    """The config of one suite's run: `suite` a name, results in `out` (None: where they would go anyway)."""
+    """The config of one suite's run: `suite` a name, results in `out` (None: where they would go anyway).
+
+    Baselines are filed per corpus fingerprint and tier, so two suites of one corpus would share one file: a suite
+    is compared with the baseline variant named after it when one was promoted (`promote.variant=<suite>`), unless
+    the command line names a variant itself.
+    """
     sub = cfg.copy()
     with open_dict(sub):
         sub.suite = name
         if out is not None:
             sub.paths.run_dir = str(out)
+        if not cfg.compare.get("variant") and _has_variant(cfg, name):
+            sub.compare.variant = name
     return sub
+
+
+def _has_variant(cfg: DictConfig, name: str) -> bool:
+    root = Path(str(cfg.paths.baselines_dir))
+    return root.is_dir() and any(root.glob(f"*/{cfg.tier.name}-{name}.json"))
 
 
 def run_suites(cfg: DictConfig, names: list[str], base: Path, run_one: Callable[[DictConfig], int]) -> int:

@@ -40,3 +40,25 @@ def test_several_suites_give_per_suite_results_and_the_worst_verdict(tmp_path: P
     r = run_cli(*args, "suite=[mini,mnii3]", f"paths.run_dir={typo}")
     assert r.returncode == 2 and "no suite named 'mnii3'; did you mean 'mini3'?" in r.stderr
     assert not (typo / "mini").exists()
+
+
+@pytest.mark.slow
+def test_each_suite_is_gated_against_the_baseline_promoted_for_it(tmp_path: Path, data_dir: Path) -> None:
+    goldens = tmp_path / "goldens"
+    goldens.mkdir()
+    shutil.copy(FIXTURES / "goldens" / "mini.jsonl", goldens)
+    lines = (FIXTURES / "goldens" / "mini.jsonl").read_text().splitlines(keepends=True)
+    (goldens / "mini3.jsonl").write_text("".join(lines[:3]))
+    baselines = tmp_path / "baselines"
+    args = ["tier=retrieval", f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={goldens}",
+            f"paths.data_dir={data_dir}", f"paths.baselines_dir={baselines}", "quiet=true"]
+    first = tmp_path / "first"
+    assert run_cli(*args, "suite=[mini,mini3]", f"paths.run_dir={first}").returncode == 0
+    # One corpus, one fingerprint: the second suite's baseline is filed as a variant named after it.
+    for name, extra in (("mini", []), ("mini3", ["promote.variant=mini3"])):
+        r = run_cli("tier=promote", f"promote.run={first / name}", f"paths.baselines_dir={baselines}", *extra)
+        assert r.returncode == 0, r.stdout + r.stderr
+    again = run_cli(*args, "suite=[mini,mini3]", f"paths.run_dir={tmp_path / 'again'}", "compare.after_run=true")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [x for x in again.stdout.splitlines() if x.strip()][-1] == "verdict: pass: mini pass, mini3 pass"
+    assert "retrieval-mini3.json" in again.stdout and "retrieval.json" in again.stdout
