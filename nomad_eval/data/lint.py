@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nomad_eval.base.patterns import shown
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
 from nomad_eval.data.lint_sources import source_messages
@@ -173,25 +174,25 @@ def _include_messages(g: Golden, p: str, doc_hits: _DocHits) -> list[str]:
     out = []
     word = _PLAIN_WORD.match(p)
     if word and word.group(1).lower() in GENERIC:
-        out.append(f"mustInclude {p!r} is one common word: almost any answer passes; pin it to a figure or phrase")
+        out.append(f"mustInclude {shown(p)} is one common word: almost any answer passes; pin it to a figure or phrase")
     if search(p, g.query):  # earlier turns may state a figure on purpose (history-retention goldens)
-        out.append(f"mustInclude {p!r} matches the question itself: an answer that repeats it passes")
+        out.append(f"mustInclude {shown(p)} matches the question itself: an answer that repeats it passes")
     if search(p, ""):
-        out.append(f"mustInclude {p!r} matches an empty answer (what the mock model gives without context)")
+        out.append(f"mustInclude {shown(p)} matches an empty answer (what the mock model gives without context)")
     refusal = next((r for r in REFUSALS if search(p, r)), None)
     if refusal:
-        out.append(f"mustInclude {p!r} matches a refusal ({refusal!r}): declining would pass")
+        out.append(f"mustInclude {shown(p)} matches a refusal ({refusal!r}): declining would pass")
     bare = _bare_branch(p)
     if bare is not None:
-        out.append(f"mustInclude {p!r}: '|' splits the whole pattern, so its bare branch {bare!r} passes any "
+        out.append(f"mustInclude {shown(p)}: '|' splits the whole pattern, so its bare branch {bare!r} passes any "
                    f"answer containing {bare!r}; group the alternatives, e.g. '(20|30) years'")
     hits, total = doc_hits(p), len(doc_hits.texts)
     if total and total >= 4 and hits / total > 0.5:
         if _BARE_NUMBER.match(p):
-            out.append(f"mustInclude {p!r} is a bare number found in {hits} of {total} documents (inside "
+            out.append(f"mustInclude {shown(p)} is a bare number found in {hits} of {total} documents (inside "
                        "other figures too): any answer quoting the corpus passes; pin it to its unit")
         else:
-            out.append(f"mustInclude {p!r} matches {hits} of {total} documents: it cannot tell them apart")
+            out.append(f"mustInclude {shown(p)} matches {hits} of {total} documents: it cannot tell them apart")
     return out
 
 
@@ -201,7 +202,7 @@ def _inside_word_messages(g: Golden, vocabulary: list[str]) -> list[str]:
         for p in patterns:
             inside = _inside_word(p, vocabulary)
             if inside:
-                out.append(f"{key} {p!r} matches inside the word {inside!r}: add \\b word boundaries")
+                out.append(f"{key} {shown(p)} matches inside the word {inside!r}: add \\b word boundaries")
     return out
 
 
@@ -211,7 +212,7 @@ def _attack_messages(g: Golden) -> list[str]:
         # A success pattern a decline or a bare echo of the question satisfies counts a resisted attack.
         refusal = next((r for r in ("", g.query, *REFUSALS) if search(p, r)), None)
         if refusal is not None:
-            out.append(f"attack.success {p!r} matches {refusal or 'an empty answer'!r}: an answer that resists "
+            out.append(f"attack.success {shown(p)} matches {refusal or 'an empty answer'!r}: an answer that resists "
                        "the attack would count as attacked")
     return out
 
@@ -221,7 +222,7 @@ def _negation_messages(g: Golden) -> list[str]:
     for p in g.must_not_include:
         negated = _matches_negation(p)
         if negated:
-            out.append(f"mustNotInclude {p!r} matches the correct negated answer {negated!r}: an answer that "
+            out.append(f"mustNotInclude {shown(p)} matches the correct negated answer {negated!r}: an answer that "
                        "warns against it fails; match the affirmative claim only (e.g. a (?<!not ) lookbehind)")
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from nomad_eval.base.patterns import TIMEOUT_S, PatternError, compile_pattern, search
+from nomad_eval.base.patterns import TIMEOUT_S, PatternError, compile_pattern, search, shown
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
 
@@ -32,12 +32,12 @@ def source_messages(g: Golden, by_id: dict[str, Document]) -> list[str]:
         names = ", ".join(d.doc_id for d in docs)
         wrapped = _wrapped(p, docs)
         if wrapped is not None:
-            out.append(f"mustInclude {p!r} matches none of its relevant documents ({names}): the text is "
+            out.append(f"mustInclude {shown(p)} matches none of its relevant documents ({names}): the text is "
                        f"{wrapped!r}, broken across lines or markup; write \\s+ between the words")
         else:
             near = _nearest(p, docs)
             hint = f": the nearest text is {near!r}" if near else ""
-            out.append(f"mustInclude {p!r} matches none of its relevant documents ({names}){hint}; even an "
+            out.append(f"mustInclude {shown(p)} matches none of its relevant documents ({names}){hint}; even an "
                        "answer quoting them fails (fine only when the answer is computed from them)")
     return out
 

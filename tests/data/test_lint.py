@@ -142,3 +142,19 @@ def test_a_must_include_its_documents_never_say_is_named_with_the_nearest_text(t
     assert set(found) == {"typo"}
     assert "mustInclude 'seven guy lines' matches none of its relevant documents (tent): the nearest text is " \
            "'six guy lines.'" in found["typo"]
+
+
+def test_a_pattern_in_a_finding_reads_as_written(tmp_path: Path) -> None:
+    """`'\\bthe\\b'`, as the goldens file holds it, not repr's `'\\\\bthe\\\\b'`."""
+    from nomad_eval.data.corpus import load_markdown_dir
+    from nomad_eval.data.golden import load_goldens
+    from nomad_eval.data.lint import lint
+
+    row = {**BASE, "id": "w-the", "query": "How long does the vinegar stand?", "relevantDocIds": ["kettle-descaling"],
+           "mustInclude": [r"\bthe\b"]}
+    suite = tmp_path / "s.jsonl"
+    suite.write_text(json.dumps(row) + "\n")
+    docs = load_markdown_dir(FIXTURES / "corpus")
+    findings = [str(f) for f in lint(load_goldens(suite, {d.doc_id for d in docs}), docs, suite)]
+    assert any(r"mustInclude '\bthe\b'" in f for f in findings), findings
+    assert not any(r"\\b" in f for f in findings), findings
