@@ -123,6 +123,7 @@ class CompareKeys(_Keys):
     strict: Bool
     exclude_unstable: Bool
     tolerance: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] | None
+    view: Literal["auto", "upstream"]
 
 
 class PromoteKeys(_Keys):

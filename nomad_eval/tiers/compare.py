@@ -101,13 +101,27 @@ def _goldens(report: Report) -> dict[str, str] | None:
 Side = tuple[dict[str, float | None], list[dict[str, Any]]]  # a side's means and case records
 
 
+def _refusals(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, upstream: bool) -> list[str]:
+    """Why the two cannot be compared (exit 2), or nothing."""
+    refused = upstream_refusals(run, base.report) if upstream else task_differences(run, base.report)
+    if refused:
+        return refused
+    if not cases or not base.cases:
+        side = "run" if not cases else "baseline"
+        return [f"the {side} has no per-question records (cases.jsonl) to pair; re-run or re-promote it"]
+    return []
+
+
 def _sides(run: Report, cases: list[dict[str, Any]], base: Baseline, cfg: DictConfig, upstream: bool
            ) -> tuple[Side, Side, list[str]]:
-    """What each side is compared on, and the gated names: this project's measures, or with an upstream file on
-    either side, the upstream view of both."""
+    """What each side is compared on, and the gated names: this project's measures, or (an upstream file on
+    either side, or compare.view=upstream) the upstream view of both."""
     if not upstream:
         return (dict(run.metrics), cases), (dict(base.report.metrics), base.cases), gated_metrics(cfg, run,
                                                                                                     base.report, cases)
+    if run.tier != "retrieval":
+        raise NomadError(f"compare.view=upstream compares retrieval runs; this is a {run.tier} run (its upstream "
+                         "figures are in its report.json and report.md), so compare it with compare.view=auto", 2)
     run_side, base_side = view.side(run, cases), view.side(base.report, base.cases)
     named = cfg.compare.get("metrics")
     return run_side, base_side, view.gated([str(n) for n in named] if named else None, int(cfg.compare.headline_k),
@@ -116,16 +130,14 @@ def _sides(run: Report, cases: list[dict[str, Any]], base: Baseline, cfg: DictCo
 
 def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, cfg: DictConfig) -> Verdict:
     # NOMAD's own file on either side: its fingerprint never equals ours (reported below), and both sides are
-    # measured in the upstream view, by upstream's definitions (report/upstream_view.py).
+    # measured in the upstream view, by upstream's definitions (report/upstream_view.py); compare.view=upstream
+    # asks for that view between two runs of ours.
     upstream = is_upstream(base.report) or is_upstream(run)
-    refused = upstream_refusals(run, base.report) if upstream else task_differences(run, base.report)
-    if refused:
+    refused = _refusals(run, cases, base, upstream)
+    if refused or not cases:
         return Verdict(refused=refused)
-    if not cases or not base.cases:
-        side = "run" if not cases else "baseline"
-        return Verdict(refused=[f"the {side} has no per-question records (cases.jsonl) to pair; re-run or "
-                                "re-promote it"])
-    (run_metrics, run_cases), (base_metrics, base_cases), gated = _sides(run, cases, base, cfg, upstream)
+    in_view = upstream or cfg.compare.get("view") == "upstream"
+    (run_metrics, run_cases), (base_metrics, base_cases), gated = _sides(run, cases, base, cfg, in_view)
     informational = [n for n in base_metrics if n in run_metrics and n not in gated and spec_for(n)]
     # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
     informational += [n for n in run_metrics if n not in base_metrics and n not in gated and spec_for(n)]

@@ -268,3 +268,16 @@ def test_plan_reads_an_upstream_baseline_in_the_upstream_view(make_cfg: Callable
     rows = json.loads((Path(cfg.paths.run_dir) / "plan.json").read_text())["rows"]
     # one refusal question: too few to plan nonEmptyRateOnRefusal from
     assert [r["metric"] for r in rows] == list(GATED[:3]) and [r["n"] for r in rows] == [4, 4, 4]
+
+
+def test_compare_view_upstream_puts_two_runs_of_ours_in_the_upstream_view(make_cfg: Callable[..., DictConfig]
+                                                                         ) -> None:
+    cfg = make_cfg(*MINI)
+    assert run_tier(cfg) == 0
+    run = Path(cfg.paths.run_dir)
+    ours = _verdict(make_cfg, run, run)
+    assert {m.name for m in ours.metrics if m.gated} == {"recall@5", "ndcg@5", "mrr@5", "nonEmptyRateOnRefusal"}
+    v = _verdict(make_cfg, run, run, "compare.view=upstream")
+    assert {m.name for m in v.metrics if m.gated} == set(GATED) and v.outcome == "pass"
+    assert "upstream.precision@10" in {m.name for m in v.metrics}  # @10 past top_k, as upstream reports it
+    assert not any("DIFFERS" in d for d in v.differences)  # two runs of ours: this project's own differences
