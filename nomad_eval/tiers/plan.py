@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -44,14 +45,18 @@ def repeats_needed(questions: list[Question], name: str, tolerance: float) -> in
     return max(1, math.ceil(2 * variance * z ** 2 / (len(measured) * tolerance) ** 2))
 
 
-def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float, exclude_unstable: bool = False
-              ) -> list[dict[str, Any]]:
+def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float, exclude_unstable: bool = False,
+              tolerance: float | None = None) -> list[dict[str, Any]]:
+    """Per metric, the suite's detectable change and what seeing its tolerance (or `tolerance`, one for every
+    metric, as compare.tolerance gives) would take."""
     questions = questions_from_cases(cases)
     if exclude_unstable:
         questions = stable(questions)
     rows = []
     for name in names:
         spec = spec_for(name)
+        if spec is not None and tolerance is not None:
+            spec = replace(spec, tolerance=tolerance)
         values, _ = values_of(questions, name)
         if spec is None or len(values) < 2:
             continue
@@ -82,7 +87,9 @@ def run(cfg: DictConfig) -> int:
     # An upstream NOMAD file holds only the upstream view: plan its gate (report/upstream_view.py).
     default = headline(k, base.report.metrics) if is_upstream(base.report) else headline_names(tier, k, modes)
     names = [str(n) for n in cfg.compare.get("metrics") or []] or default
-    rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable))
+    tolerance = cfg.compare.get("tolerance")
+    rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable),
+                     None if tolerance is None else float(tolerance))
     t = Table(title=f"what this suite can tell (80% power; in general: one-sided α=0.05, Holm over {len(names)}) "
                     f"— baseline {path}")
     for c in ("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
