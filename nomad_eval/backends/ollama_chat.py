@@ -7,7 +7,7 @@ from typing import Any
 
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob, count
 from nomad_eval.backends.ollama_digest import ollama_digest
-from nomad_eval.backends.retry import Transient, with_retries, within
+from nomad_eval.backends.retry import Transient, malformed, with_retries, within
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.secrets import redact_text
 
@@ -64,9 +64,8 @@ class OllamaChat:
                                       f"{redact_text(str(exc.error))[:200]}") from None
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                 raise Transient(f"connection dropped: {redact_text(str(exc))}") from None
-            except (ValueError, TypeError) as exc:  # not JSON, or JSON without the fields the client expects
-                first = redact_text(str(exc)).splitlines()[0][:160] if str(exc) else type(exc).__name__
-                raise Transient(f"HTTP 200 with a malformed answer ({first})") from None
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
+                raise Transient(malformed(exc)) from None
 
         try:
             return with_retries(once, self.retries)

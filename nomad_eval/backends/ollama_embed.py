@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from nomad_eval.backends.ollama_digest import ollama_digest
-from nomad_eval.backends.retry import Transient, with_retries, within
+from nomad_eval.backends.retry import Transient, malformed, with_retries, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
 
@@ -22,6 +22,7 @@ class OllamaEmbedder:
         query_prefix: str,
         base_url: str,
         timeout: float,
+        retries: int,
         chars_per_token: float = 4.0,
         batch_size: int = 32,
     ) -> None:
@@ -32,6 +33,7 @@ class OllamaEmbedder:
         self.query_prefix = query_prefix
         self.base_url = base_url
         self.timeout = timeout
+        self.retries = retries
         self.chars_per_token = chars_per_token
         self.batch_size = batch_size
         self._client: Any = None
@@ -65,7 +67,7 @@ class OllamaEmbedder:
 
     def _batch(self, part: list[str]) -> list[Any]:
         """One batch's vectors within embedder.timeout of wall-clock time; a 5xx or an answer the client cannot
-        read is tried again (three tries in all)."""
+        read is tried again (embedder.retries tries in all)."""
         import httpx
         import ollama
 
@@ -85,14 +87,13 @@ class OllamaEmbedder:
                     raise Transient(f"HTTP {exc.status_code} {redact_text(str(exc.error))[:200]}") from None
                 raise NomadError(f"{self._where()} refused the request: HTTP {exc.status_code} "
                                  f"{redact_text(str(exc.error))[:200]}") from None
-            except (ValueError, TypeError) as exc:  # not JSON, or JSON without the fields the client expects
-                first = redact_text(str(exc)).splitlines()[0][:160] if str(exc) else type(exc).__name__
-                raise Transient(f"HTTP 200 with a malformed answer ({first})") from None
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
+                raise Transient(malformed(exc)) from None
 
         try:
-            return with_retries(once)
+            return with_retries(once, self.retries)
         except Transient as exc:
-            raise NomadError(f"{self._where()} kept failing after 3 tries: {exc}") from None
+            raise NomadError(f"{self._where()} kept failing after {self.retries} tries: {exc}") from None
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out: list[Any] = []
@@ -108,10 +109,8 @@ class OllamaEmbedder:
             raise NomadError(f"{self._where()} answered {len(texts)} texts with a malformed set of vectors "
                              f"(shape {arr.shape})")
         if arr.shape[1] != self.dim:
-            raise NomadError(
-                f"Ollama model {self.name} returned vectors of shape {arr.shape}, "
-                f"but embedder.dim is {self.dim}: set embedder.dim to match"
-            )
+            raise NomadError(f"{self._where()} returned vectors of shape {arr.shape}, but embedder.dim is "
+                             f"{self.dim}: set embedder.dim to match")
         return arr
 
     def token_counts(self, texts: list[str]) -> list[int]:

@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from nomad_eval.base.secrets import redact_text
+
 T = TypeVar("T")
 
 
@@ -15,6 +17,8 @@ class Transient(Exception):
 
 
 def with_retries(fn: Callable[[], T], attempts: int = 3, backoff: float = 0.5) -> T:
+    """`fn()`, tried `attempts` times in all while it raises Transient (at least once: `retries=0` is one try)."""
+    attempts = max(1, attempts)
     for i in range(attempts):
         try:
             return fn()
@@ -52,3 +56,16 @@ def within(seconds: float, fn: Callable[[], T]) -> T:
         assert isinstance(value, BaseException)
         raise value
     return value  # type: ignore[return-value]
+
+
+def malformed(exc: Exception) -> str:
+    """What an HTTP client library raised while reading an answer it could not parse, for a Transient's message.
+
+    The official Ollama client raises these for a 2xx answer that is not JSON or lacks the fields it expects
+    (ValueError: JSON and pydantic's errors; TypeError: JSON that is not an object), and AttributeError for an
+    error answer whose JSON is not an object. Its first line, since pydantic's run on for many.
+    """
+    first = str(exc).splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, AttributeError):
+        return f"an error answer that is not a JSON object ({redact_text(first)})"
+    return f"HTTP 2xx with a malformed answer ({redact_text(first)})"

@@ -13,6 +13,7 @@ import numpy as np
 
 from nomad_eval.backends.base import Hit, StoredPoint
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.secrets import redact_text
 
 
 class ServerStore:
@@ -55,8 +56,8 @@ class ServerStore:
                 size = self._client.get_collection(collection).config.params.vectors.size
                 if size != dim:
                     raise NomadError(
-                        f"collection {collection!r} at {url} holds {size}-d vectors but the embedder makes {dim}-d; "
-                        "use another store.collection"
+                        f"collection {collection!r} at {redact_text(url)} holds {size}-d vectors but the embedder "
+                        f"makes {dim}-d; use another store.collection"
                     )
             with warnings.catch_warnings():
                 # Local mode (tests) warns that indexes are no-ops there; on a server they are real.
@@ -66,7 +67,9 @@ class ServerStore:
         except NomadError:
             raise
         except Exception as exc:
-            raise NomadError(f"Qdrant server at {url} is not usable: {exc}") from None
+            keys = [api_key] if api_key else []
+            raise NomadError(f"Qdrant server at {redact_text(url)} is not usable: "
+                             f"{redact_text(str(exc), keys)}") from None
 
     def _filter(self, fingerprint: str | None) -> Any:
         m = self._m

@@ -81,6 +81,7 @@ class EmbedderKeys(_Keys):
     max_input_tokens: Count
     batch_size: Count
     timeout: Seconds
+    retries: Count  # tries per batch (embedder=ollama)
 
 
 class BackendKeys(_Keys):

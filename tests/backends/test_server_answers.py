@@ -62,7 +62,8 @@ def test_malformed_answer_is_retried_then_named_with_server_and_status(kind: str
         _, exc = bounded(lambda: model(kind, url, retries=2).chat(HI, ChatOptions()))
     assert isinstance(exc, NomadError), repr(exc)  # not a JSONDecodeError, KeyError or ValidationError
     msg = str(exc)
-    assert "kept failing after 2 tries" in msg and "HTTP 200" in msg and ("malformed" in msg or "not JSON" in msg)
+    assert "kept failing after 2 tries" in msg and ("HTTP 200" in msg or "HTTP 2xx" in msg)
+    assert "malformed" in msg or "not JSON" in msg
     assert url.removeprefix("http://") in msg, msg  # the server is named
     assert sum(line.startswith("POST") for line in log) == 2
 
@@ -89,7 +90,7 @@ def test_malformed_model_list_in_preflight_is_named(kind: str, body: bytes) -> N
     with serve(lambda method, path: (200, body)) as (url, log):
         _, exc = bounded(lambda: model(kind, url, retries=2).preflight())
     assert isinstance(exc, NomadError), repr(exc)
-    assert "kept failing after 2 tries" in str(exc) and "HTTP 200" in str(exc) and url[7:] in str(exc)
+    assert "kept failing after 2 tries" in str(exc) and "HTTP 2" in str(exc) and url[7:] in str(exc)
     assert len(log) == 2
 
 
