@@ -74,6 +74,11 @@ class TierKeys(_Keys):
     chunk_share: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)]
     passages: Count  # tier=position: N; its positions are checked against it by the tier
     positions: list[Count] | None
+    questions: Annotated[int, Strict(), Field(ge=0)]  # tier=synthesize: drafts of each kind
+    follow_ups: Annotated[int, Strict(), Field(ge=0)]
+    refusals: Annotated[int, Strict(), Field(ge=0)]
+    max_doc_share: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+    max_overlap: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class EmbedderKeys(_Keys):

@@ -101,7 +101,12 @@ def annotate(drafts: list[dict[str, Any]], read: Any = input) -> list[dict[str, 
     """Ask, per draft, which candidates are relevant. Answers: numbers (1,3), r (refusal), s (skip), q (stop)."""
     done: list[dict[str, Any]] = []
     for i, d in enumerate(drafts, 1):
-        console.print(f"\n[bold]{i}/{len(drafts)}[/] {d['query']}")
+        console.print(f"\n[bold]{i}/{len(drafts)}[/]")
+        for t in d.get("turns") or []:  # the conversation before the question, as the golden holds it
+            console.print(f"  {t['role']}: {t['content']}", markup=False)
+        console.print(d["query"], markup=False)
+        if d.get("mustInclude"):  # drafts from tier=synthesize carry their pattern; edit the file to change it
+            console.print(f"  mustInclude: {d['mustInclude']}", markup=False)
         for j, c in enumerate(d["candidates"], 1):
             console.print(f"  {j}. {c['doc_id']} ({c['score']:.3f}) {c['excerpt'][:100]!r}")
         while True:
