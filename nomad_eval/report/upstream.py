@@ -190,11 +190,21 @@ def upstream_baseline(raw: object, path: Path) -> tuple[Report, list[dict[str, A
         counts={"goldens": len(up.cases), "refusal": sum(c.expectRefusal for c in up.cases)},
         provenance=Provenance(git_commit=meta.gitSha, git_dirty=meta.gitDirty,
                               versions={"nomad": meta.nomadVersion or "unknown"}, python="",
-                              created=meta.createdAt or ""),
+                              created=meta.createdAt or "", git_branch=meta.gitBranch,
+                              platform=_platform(meta.platform)),
         warnings=[f"converted from upstream NOMAD report {path} (corpus fingerprint {meta.corpusFingerprint}); "
                   "its metrics are upstream's own, named upstream.<name>"],
     )
     return report, [case_record(c, params.topK) for c in up.cases]
+
+
+def _platform(value: Any) -> dict[str, str]:
+    """Upstream's `meta.platform` under this project's provenance keys (its Node version kept as `node`)."""
+    if isinstance(value, str):
+        return {"platform": value}
+    keys = {"osName": "os", "cpuArchitecture": "cpu_architecture", "nodeVersion": "node"}
+    given = value if isinstance(value, dict) else {}
+    return {ours: str(given[theirs]) for theirs, ours in keys.items() if given.get(theirs) is not None}
 
 
 def is_upstream(report: Report) -> bool:

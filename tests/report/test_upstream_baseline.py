@@ -107,6 +107,12 @@ def test_an_upstream_baseline_loads_in_the_upstream_view(tmp_path: Path) -> None
     assert base.report.upstream is not None and base.report.upstream.metrics == m
     assert base.report.metrics_by_tag["numeric"]["upstream.hitRate@1"] == m["upstream.hitRate@1"]
     assert base.report.provenance is not None and base.report.provenance.git_commit.startswith("0123")
+    assert base.report.provenance.git_branch == "main"
+    real = upstream_file(FIXTURE)  # upstream writes platform as an object
+    real["meta"]["platform"] = {"cpuArchitecture": "x64", "osName": "Linux 7.0.0-28-generic", "nodeVersion": "v24"}
+    prov = load_baseline(write(tmp_path / "real", real)).report.provenance
+    assert prov is not None and prov.platform == {"os": "Linux 7.0.0-28-generic", "cpu_architecture": "x64",
+                                                  "node": "v24"}
     by_id = {c["id"]: c for c in base.cases}
     two = by_id["mini-02"]["metrics"]
     assert (two["upstream.hitRate@1"], two["upstream.hitRate@3"], two["upstream.mrr"]) == (0.0, 1.0, 0.5)
