@@ -101,6 +101,26 @@ def test_hydra_files_folder_names_and_configs_lose_credentials() -> None:
                                    "judge": {"token": "${oc.env:T}"}})) == ["model.api_key", "model.base_url"]
 
 
+def test_a_credential_typed_out_gets_a_warning_naming_key_and_place(capsys: pytest.CaptureFixture[str]) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from nomad_eval.base.paths import CONF
+    from nomad_eval.cli.callbacks import RedactSecrets
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["model=openai"], return_hydra_config=True)
+        typed = compose("config", overrides=["model=openai", "model.api_key=sk-typed-1234"], return_hydra_config=True)
+    RedactSecrets().on_run_start(cfg)
+    assert capsys.readouterr().err == ""  # the shipped configs hold no credential
+    # As a project's config file would set it: a value in the composed config that no override typed.
+    OmegaConf.update(typed, "trace.otlp_endpoint", "http://u:pw-X4@h:4318/v1/traces")
+    RedactSecrets().on_multirun_start(typed)
+    err = capsys.readouterr().err
+    assert "model.api_key holds a credential typed out on the command line" in err
+    assert "trace.otlp_endpoint holds a credential typed out in a config file" in err
+    assert "pass it through the environment" in err and "sk-typed" not in err and "X4" not in err
+
+
 @pytest.mark.slow
 def test_no_url_password_or_typed_key_is_written_or_printed(tmp_path: Path, data_dir: Path) -> None:
     """Issue 32 case 2, end to end through the CLI: a run (quiet), a sweep (not quiet: httpx and Hydra log
