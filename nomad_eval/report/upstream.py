@@ -142,7 +142,7 @@ def case_record(c: UpstreamCase, top_k: int | None) -> dict[str, Any]:
     at = max(recall_ks) if recall_ks else None
     passed = None if c.expectRefusal or at is None or c.recall[at] is None else c.recall[at] == 1.0
     return {"id": c.id, "tags": c.tags, "relevant_doc_ids": c.relevantDocIds, "expect_refusal": c.expectRefusal,
-            "retrieved_doc_ids": c.retrievedDocIds, "passed": passed, "metrics": values, "upstream": dict(values)}
+            "passed": passed, "metrics": values, "upstream": dict(values)}
 
 
 def _refuse(path: Path, why: str) -> NomadError:
