@@ -8,6 +8,7 @@ another suite's baseline was recorded with (upstream keeps its extra suites opt-
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,14 +76,18 @@ def run_suites(cfg: DictConfig, names: list[str], base: Path, run_one: Callable[
     for name in names:
         console.rule(f"suite {name}")
         out = base / name
+        started = time.time()
         code = run_one(one_suite(cfg, name, out))
-        rows.append(_row(name, code, out))
+        rows.append(_row(name, code, out, started))
     return _summarise(rows, base)
 
 
-def _row(name: str, code: int, out: Path) -> dict[str, Any]:
+def _row(name: str, code: int, out: Path, started: float) -> dict[str, Any]:
+    path = out / "report.json"
     try:
-        report = json.loads((out / "report.json").read_text())
+        # A report older than this suite's run is an earlier run's (a failure may be filed beside it instead),
+        # unless resume kept it, which rewrites it.
+        report = json.loads(path.read_text()) if path.stat().st_mtime >= started - 1 else {}
     except (OSError, ValueError):
         report = {}
     gate = report.get("gate") or {}

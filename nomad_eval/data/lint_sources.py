@@ -60,7 +60,8 @@ def _wrapped(pattern: str, docs: list[Document]) -> str | None:
 def _literal(pattern: str) -> str:
     """The pattern's first top-level branch with regex syntax removed, as words to look for."""
     branch = re.split(r"(?<!\\)\|", pattern)[0]
-    text = re.sub(r"\\[bBdDsSwW]|[\\^$.*+?()\[\]{}]|\(\?[:<!=]+", " ", branch)
+    text = re.sub(r"\(\?<?[!=][^)]*\)", " ", branch)  # lookarounds match no text of their own
+    text = re.sub(r"\(\?:|\\[bBdDsSwW]|[\\^$.*+?()\[\]{}|]", " ", text)
     return " ".join(text.split())
 
 
