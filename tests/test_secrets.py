@@ -143,3 +143,25 @@ def test_no_url_password_or_typed_key_is_written_or_printed(tmp_path: Path, data
     for needle in (mark, key):
         assert needle not in console
         assert _files_holding(tmp_path, needle) == []
+
+
+def test_a_key_echoed_in_a_server_error_body_is_redacted(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    """A server that refuses a request and quotes the key it was sent: the error printed and recorded in
+    report.json names the server and status, without the key."""
+    from tests.servers.misbehaving import model_list, serve
+
+    key = "sk-echoed-PLANTED-31e7"
+
+    def reply(method: str, path: str) -> tuple[int, bytes]:
+        if method == "GET":
+            return 200, model_list("openai")
+        return 401, f'{{"error": "Incorrect API key provided: {key}"}}'.encode()
+
+    with serve(reply) as (url, _):
+        cfg = make_cfg(*MINI, "tier=generation", "model=openai", "model.name=m", f"model.base_url={url}/v1",
+                       f"model.api_key={key}", "mode=noretrieval", "repeats=1", "cache=false")
+        with pytest.raises(SystemExit) as stop:
+            run_tier(cfg)
+    assert stop.value.code == 1
+    error = (tmp_path / "run" / "report.json").read_text()
+    assert "HTTP 401 " in error and "Incorrect API key provided: <redacted>" in error and key not in error
