@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from rich.markup import escape
 
 from nomad_eval.backends.base import Embedder
 from nomad_eval.base.console import err_console
-from nomad_eval.base.sqlite_store import open_rebuildable
+from nomad_eval.base.errors import NomadError
+from nomad_eval.base.sqlite_store import is_corruption, move_aside, open_rebuildable
 
 # `emb` held vectors without checksums: they cannot be told apart from damaged ones, so they are dropped once and
 # recomputed as they are asked for.
@@ -63,28 +65,54 @@ class EmbeddingCache:
         the caller recomputes it, and named in a warning."""
         found: dict[str, np.ndarray] = {}
         damaged = 0
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.execute(f"SELECT key, dim, vec, sum FROM vectors WHERE key IN ({marks})", part)
-            for key, n, blob, digest in rows:
-                vec = _vector(str(key), n, blob, digest, dim)
-                if vec is None:
-                    damaged += 1
-                else:
-                    found[str(key)] = vec
+        try:
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                marks = ",".join("?" * len(part))
+                # The key read as bytes: a damaged one may not decode, and must count as damage, not stop the run.
+                rows = self._db.execute(f"SELECT CAST(key AS BLOB), dim, vec, sum FROM vectors WHERE key IN "
+                                        f"({marks})", part).fetchall()
+                for raw, n, blob, digest in rows:
+                    key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
+                    vec = _vector(key, n, blob, digest, dim)
+                    if vec is None or key not in part:
+                        damaged += 1
+                    else:
+                        found[key] = vec
+        except sqlite3.DatabaseError as exc:
+            self._unreadable(exc)  # what was read before stays: every vector in it passed its checksum
         if damaged:
             err_console.print(f"[yellow]warning:[/] the embedding cache at {escape(str(self.path))} holds {damaged} "
                               "damaged vector(s) (checksum, length or type wrong); recomputing them", soft_wrap=True)
         return found
+
+    def _unreadable(self, exc: sqlite3.DatabaseError) -> None:
+        """Damage the check at open did not see (it reads pages, not whether an index agrees with its table):
+        the file is moved aside and a new one started, as at open."""
+        if not is_corruption(exc):  # busy past the timeout, full, read-only: nothing a new file would fix
+            raise NomadError(f"cannot use the embedding cache at {self.path}: {exc}") from None
+        self._db.close()
+        aside = move_aside(self.path)
+        err_console.print(f"[yellow]warning:[/] the embedding cache at {escape(str(self.path))} is damaged "
+                          f"({escape(str(exc))}); moved it to {escape(str(aside))} and started a new one, refilled "
+                          "as the run goes", soft_wrap=True)
+        self._db = open_rebuildable(self.path, _SCHEMA, "embedding cache")
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         rows = []
         for k, v in items.items():
             blob = np.ascontiguousarray(v, dtype=np.float32).tobytes()
             rows.append((k, len(blob) // 4, blob, checksum(k, blob)))
-        self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
-        self._db.commit()
+        for attempt in (1, 2):
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+                self._db.commit()
+                return
+            except sqlite3.DatabaseError as exc:
+                self._db.rollback()
+                if attempt == 2:
+                    raise NomadError(f"cannot write to the embedding cache at {self.path}: {exc}") from None
+                self._unreadable(exc)
 
     def close(self) -> None:
         self._db.close()

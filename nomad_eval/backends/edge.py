@@ -14,6 +14,7 @@ One shard is searched by one process on one core. Corpora past what that answers
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,13 @@ SAMPLE = 64
 FULL_CHECK_POINTS = 100_000
 
 
+def _engine_failure(exc: BaseException) -> bool:
+    """Whether the engine raised it: a plain Exception carrying its message, or a Rust panic (reading a file cut
+    short panics in 0.9.0), which pyo3 raises as `pyo3_runtime.PanicException`, a BaseException the package
+    does not export."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
 class EdgeStore:
     def __init__(self, path: str, dim: int, tag_key: str, tag: str, rebuild_corrupt: bool = True,
                  fast_search: bool = True, fast_min_points: int = FAST_MIN_POINTS) -> None:
@@ -57,7 +65,9 @@ class EdgeStore:
         self.damage: str | None = None  # what the check at open found, and where the damaged shard went
         try:
             self._shard = self._open(qe, dim)
-        except Exception as exc:  # the binding raises plain exceptions with the engine's message
+        except BaseException as exc:
+            if not _engine_failure(exc):
+                raise
             self._unopenable(exc, rebuild_corrupt)
             self._replace(f"could not be opened ({exc})")  # only damage gets here
         # A shard can open fine and fail on every search (a truncated vector file): read a sample first.
@@ -72,7 +82,7 @@ class EdgeStore:
             if key not in schema:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
 
-    def _unopenable(self, exc: Exception, rebuild_corrupt: bool) -> None:
+    def _unopenable(self, exc: BaseException, rebuild_corrupt: bool) -> None:
         """Raises unless the failure to open says the shard's files are damaged (then it may be replaced)."""
         if "WouldBlock" in str(exc):
             raise NomadError(
@@ -86,8 +96,9 @@ class EdgeStore:
         other = access_problem(self.path) or (
             f"{exc}" if isinstance(exc, OSError) or "permission denied" in msg or "os error 13" in msg
             or any(m in msg for m in ("newer than", "upgrade", "incompatib")) else None)
-        damaged = any(m in msg for m in ("deserializ", "parse", "invalid", "corrupt", "malformed", "eof",
-                                         "unexpected", "can't init wal", "checksum"))
+        damaged = not isinstance(exc, Exception) or any(m in msg for m in (
+            "deserializ", "parse", "invalid", "corrupt", "malformed", "eof", "unexpected", "can't init wal",
+            "checksum", "out of bounds", "failed to load segment", "already contains segment data"))
         if not rebuild_corrupt or other or not damaged:
             raise NomadError(f"cannot open the embedded store at {self.path}: {other or exc}; it was left as "
                              "it is") from None
@@ -126,7 +137,9 @@ class EdgeStore:
             probe = np.full(self.dim, self.dim ** -0.5, dtype=np.float32)
             exact = qe.SearchParams(exact=True) if total <= FULL_CHECK_POINTS else None
             self._shard.query(qe.QueryRequest(query=qe.Query.Nearest(probe), limit=1, params=exact))
-        except Exception as exc:  # the engine's reading errors ("... is not readable", "out of bounds")
+        except BaseException as exc:  # the engine's reading errors ("... is not readable", "out of bounds")
+            if not _engine_failure(exc):
+                raise
             return " ".join(str(exc).split())[:300]
         return None
 
@@ -264,14 +277,20 @@ class EdgeStore:
     def _query(self, req: Any) -> Any:
         try:
             return self._shard.query(req)
-        except Exception as exc:
+        except BaseException as exc:
+            if not _engine_failure(exc):
+                raise
+            why = " ".join(str(exc).split())[:200]
+            if not self.check():  # the shard reads back sound: the request was at fault (a vector's length)
+                raise NomadError(f"the embedded store at {self.path} refused a search: {why}") from None
             # Damage the check at open did not reach (its sample missed it, on a shard too large to scan whole):
             # this run cannot go on, and the next one must not meet it again.
-            self._shard.close()
+            with contextlib.suppress(Exception):
+                self._shard.close()
             self._closed = True
             aside = move_aside(self.path)
-            raise NomadError(f"the embedded store at {self.path} failed a search ({' '.join(str(exc).split())[:200]}); "
-                             f"moved it to {aside}: run again to rebuild it from the corpus") from None
+            raise NomadError(f"the embedded store at {self.path} failed a search ({why}); moved it to {aside}: "
+                             "run again to rebuild it from the corpus") from None
 
     def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, dict[str, Any], Any]]:
         """Every point as (id, payload, vector); for tests that prove foreign points are untouched."""

@@ -86,7 +86,8 @@ def _open(path: Path, schema: str, check_same_thread: bool) -> tuple[sqlite3.Con
     return db, None
 
 
-def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
+def is_corruption(exc: sqlite3.DatabaseError) -> bool:
+    """SQLite says the file's contents are damaged (not: busy, locked, full, unreadable for another reason)."""
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(exc, _Damaged) or (code is not None and code & 0xFF in _CORRUPT)
 
@@ -104,7 +105,7 @@ def open_rebuildable(path: Path, schema: str, what: str, check_same_thread: bool
         if exc is None:
             return db
         try:
-            if not _is_corruption(exc):
+            if not is_corruption(exc):
                 raise NomadError(f"cannot open the {what} at {path}: {exc}; it was left as it is")
             # A parallel job that found the same damage may have replaced the file already: keep its new one.
             if path.exists() and path.stat().st_ino == inode:

@@ -133,3 +133,18 @@ def test_a_truncated_store_vector_file_is_named_by_status_and_the_next_run_rebui
     assert _outcome(again) == before
     [aside] = list(data_dir.glob("qdrant-edge/dim-384.corrupt-*"))
     assert [p.stat().st_size for p in aside.glob("segments/*/vector_storage/vectors/chunk_*.mmap")] == [0]  # kept
+
+
+def test_a_zero_or_non_finite_vector_is_refused_at_write(tmp_path: Path) -> None:
+    """Every stored vector is a unit vector, so the check at open can tell a zeroed one from a written one."""
+    from nomad_eval.backends.base import StoredPoint
+    from nomad_eval.backends.edge import EdgeStore
+    from nomad_eval.base.errors import NomadError
+
+    store = EdgeStore(str(tmp_path), 4, "collection", "T")
+    payload = {"collection": "T", "fingerprint": "f", "chunk_id": "doc#3"}
+    for bad in (np.zeros(4, dtype=np.float32), np.array([1, np.nan, 0, 0], dtype=np.float32)):
+        with pytest.raises(NomadError, match="zero or non-finite vector for doc#3"):
+            store.upsert([StoredPoint("00000000-0000-0000-0000-000000000001", bad, payload)])
+    assert store.count() == 0 and store.health() is None
+    store.close()
