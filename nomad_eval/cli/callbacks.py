@@ -91,9 +91,8 @@ class RedactSecrets(Callback):
         import logging
 
         known = _known(config)
-        if config.get("quiet"):
-            # One INFO line per HTTP request: noise on a quiet console.
-            logging.getLogger("httpx").setLevel(logging.WARNING)
+        # One INFO line per HTTP request: noise on a quiet console. Set for each job, as a sweep may mix both.
+        logging.getLogger("httpx").setLevel(logging.WARNING if config.get("quiet") else logging.NOTSET)
         hc = config.hydra
         if hc.output_subdir is not None:
             for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):
