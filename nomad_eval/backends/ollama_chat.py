@@ -33,7 +33,7 @@ class OllamaChat:
         """What an answer depends on: the weights behind the tag (the server's digest, asked once) and num_ctx.
         The base URL is kept too: two servers may hold different builds of the same digest's runtime."""
         if self._digest is None:
-            self._digest = ollama_digest(self._connect(), self.name, self._where())
+            self._digest = ollama_digest(self._connect(), self.name, self._where(), self.timeout)
         # Without the URL's password: it changes no answer, and an identity is written into reports.
         return {"backend": "ollama", "base_url": redact_text(self.base_url), "model": self.name,
                 "digest": self._digest, "num_ctx": self.num_ctx}

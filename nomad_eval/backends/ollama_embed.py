@@ -44,7 +44,7 @@ class OllamaEmbedder:
         same tag re-pulled is other weights. `base_url` is left out because the digest already says which model
         answered; timeouts, batching and the token estimate change nothing embedded."""
         if self._digest is None:
-            self._digest = ollama_digest(self._get_client(), self.name, self._where())
+            self._digest = ollama_digest(self._get_client(), self.name, self._where(), self.timeout)
         return {
             "backend": "ollama",
             "model": self.name,
