@@ -67,19 +67,42 @@ def run_suites(cfg: DictConfig, names: list[str], base: Path, run_one: Callable[
                          "takes one suite", 2)
     for name in names:
         require_safe("suite", suite=name)  # each becomes a folder name
+    untagged: list[str] = []
     if cfg.data.get("kind") != "beir":  # every name checked before the first suite spends minutes running
-        from nomad_eval.data.golden import suite_file
-
-        for name in names:
-            suite_file(Path(str(cfg.data.goldens_dir)), name)
+        untagged = _without_tags(cfg, names)
     rows = []
     for name in names:
+        if name in untagged:
+            console.print(f"suite {name}: no question carries any of tags={list(cfg.tags)}; skipped", markup=False)
+            rows.append({"suite": name, "exit_code": 0, "verdict": "skipped", "cause": "no question with the tags",
+                         "questions": 0, "run_dir": None, "metrics": {}})
+            continue
         console.rule(f"suite {name}")
         out = base / name
         started = time.time()
         code = run_one(one_suite(cfg, name, out))
         rows.append(_row(name, code, out, started))
     return _summarise(rows, base)
+
+
+def _without_tags(cfg: DictConfig, names: list[str]) -> list[str]:
+    """The suites none of whose questions carries the run's tags (skipped, as the tag picks questions across all
+    the suites); when that is every suite, none is skipped and each run refuses the filter with its own tags."""
+    from nomad_eval.base.errors import InvalidInput
+    from nomad_eval.data.golden import load_goldens, suite_file
+
+    tags = {str(t) for t in cfg.get("tags") or []}
+    paths = {name: suite_file(Path(str(cfg.data.goldens_dir)), name) for name in names}
+    if not tags:
+        return []
+    out = []
+    for name, path in paths.items():
+        try:
+            if not any(tags & set(g.tags) for g in load_goldens(path, warnings=[])):
+                out.append(name)
+        except InvalidInput:
+            continue  # its own run reports the defects
+    return [] if len(out) == len(names) else out
 
 
 def _row(name: str, code: int, out: Path, started: float) -> dict[str, Any]:
@@ -108,8 +131,8 @@ def _summarise(rows: list[dict[str, Any]], base: Path) -> int:
     console.rule("suites")
     for r in rows:
         n = "" if r["questions"] is None else f", {r['questions']} questions"
-        console.print(f"{escape(r['suite'])}: {escape(r['verdict'])} (exit {r['exit_code']}{n}) — "
-                      f"{escape(r['run_dir'])}")
+        console.print(f"{escape(r['suite'])}: {escape(r['verdict'])} (exit {r['exit_code']}{n})"
+                      + (f" — {escape(r['run_dir'])}" if r["run_dir"] else ""))
     worst = next((r for r in rows if r["exit_code"] == code), rows[0])
     each = ", ".join(f"{r['suite']} {r['verdict']}" for r in rows)
     style = "green" if code == 0 else "red"

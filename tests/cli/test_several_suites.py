@@ -35,6 +35,14 @@ def test_several_suites_give_per_suite_results_and_the_worst_verdict(tmp_path: P
         assert report["identity"]["suite"] == name
     assert summary["suites"][1]["metrics"]["recall@1"] == 1.0
 
+    # A tag picks questions across the suites: a suite with none of them is skipped, not refused.
+    r = run_cli(*args, "suite=[mini,mini3]", f"paths.run_dir={tmp_path / 'tagged'}", "tags=[safety]")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "suite mini3: no question carries any of tags=['safety']; skipped" in r.stdout
+    assert [x for x in r.stdout.splitlines() if x.strip()][-1] == "verdict: pass: mini pass, mini3 skipped"
+    r = run_cli(*args, "suite=[mini,mini3]", f"paths.run_dir={tmp_path / 'none'}", "tags=[multiturn]")
+    assert r.returncode == 2 and "did you mean 'multi-turn'?" in r.stderr  # no suite has it: each refuses it
+
     # A misspelt name among them is refused before any suite runs (a setting's typo: 2, with the nearest name).
     typo = tmp_path / "typo"
     r = run_cli(*args, "suite=[mini,mnii3]", f"paths.run_dir={typo}")
