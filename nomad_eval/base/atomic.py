@@ -2,31 +2,70 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+
+# A full disk, a full quota, or a file size limit: the write cannot succeed until the user frees space.
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+class NoSpace(NomadError):
+    """A write that failed for lack of space: named by the folder and the file, exit 1 (the run failed)."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        what = "no space left on" if exc.errno != errno.EFBIG else "file size limit reached in"
+        super().__init__(f"{what} {path.parent} (writing {path.name}); free space there and run again", 1)
+
+
+def no_space(path: Path, exc: BaseException) -> NoSpace | None:
+    """The NoSpace error for `exc` when it is one of the full-disk errors, else None."""
+    return NoSpace(path, exc) if isinstance(exc, OSError) and exc.errno in FULL else None
+
+
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """`text` replaces `path` whole or not at all; a full disk leaves the old file and no temporary file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise no_space(path, exc) or exc from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; results are meant to be read by others
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if (full := no_space(path, exc)) is not None:
+            raise full from None
         raise
+
+
+def read_input(path: Path) -> bytes:
+    """A file named as input, whole; anything but a regular file (a FIFO that would block forever, /dev/zero that
+    never ends, a socket) is refused (exit 2) before a byte is read. OSError as open() raises it otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+                else "a socket"
+            raise NomadError(f"{path}: {kind}, not a file; name a regular file", 2)
+        return fh.read()
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:

@@ -6,8 +6,9 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import MappingProxyType
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,13 +18,44 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
+
+# Control characters in printed text (an escape sequence in a golden id, a document name, a server's error body)
+# are shown as their Unicode control pictures, one character each, so the terminal never acts on them and rich's
+# style spans stay aligned. Tab and newline are layout, kept.
+_PICTURES = MappingProxyType({c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09, 0x0A)} | {
+    0x7F: "\u2421"} | {c: "\ufffd" for c in range(0x80, 0xA0)})
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters made visible, as every console line shows them."""
+    return text.translate(_PICTURES)
+
+
+class _Printable:
+    """A renderable shown with every content segment made printable; tables and panels nested in it render
+    through it too. rich's own cursor and style codes are control segments or styles, applied after this."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        for seg in console.render(self.inner, options):
+            yield seg if seg.control else Segment(seg.text.translate(_PICTURES), seg.style, seg.control)
+
+
+class _EscapeControls(RenderHook):
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_Printable(r) for r in renderables]
 
 
 def _console(stderr: bool) -> Console:
     # Off a terminal (CI logs, pipes) keep lines whole: grep must find a message in one piece.
     probe = Console(stderr=stderr)
     width = None if probe.is_terminal else 200
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    made = Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    made.push_render_hook(_EscapeControls())
+    return made
 
 
 console = _console(stderr=False)
@@ -32,37 +64,44 @@ err_console = _console(stderr=True)
 
 class LineProgress:
     """Progress off a terminal (a log, a pipe): a plain line at most every `every` seconds and one at the end,
-    with the count and the rate, instead of a bar that would fill the log with redraws. Same calls as rich's."""
+    with the count and the rate, instead of a bar that would fill the log with redraws. Same calls as rich's.
+    `sparse` (quiet, or CI): a line a minute, and the last one only after a run long enough to have printed one,
+    so a short run stays silent and a long one is never mistaken for a hung one."""
 
-    def __init__(self, description: str, total: int, every: float = 10.0, silent: bool = False) -> None:
-        self.description, self.total, self.every, self.silent = description, total, every, silent
-        self.done = 0
+    def __init__(self, description: str, total: int, every: float = 10.0, silent: bool = False,
+                 sparse: bool = False) -> None:
+        self.description, self.total, self.silent, self.sparse = description, total, silent, sparse
+        self.every = SPARSE_EVERY if sparse else every
+        self.done, self.printed = 0, False
         self.task_ids = [TaskID(0)]
         self.started = self.last = time.monotonic()
 
     def advance(self, task_id: TaskID, advance: float = 1) -> None:
         self.done += int(advance)
-        now = time.monotonic()
         if self.silent:
             return
-        if now - self.last >= self.every or (self.done >= self.total > 0):
+        now = time.monotonic()
+        finished = self.done >= self.total > 0 and (self.printed or not self.sparse)
+        if now - self.last >= self.every or finished:
             self.last = now
             self.line(now)
 
     def line(self, now: float) -> None:
+        self.printed = True
         spent = now - self.started
         rate = f", {spent / self.done:.2f} s each" if self.done else ""
         err_console.print(f"{self.description}: {self.done}/{self.total} in {spent:.0f} s{rate}", markup=False)
 
 
+SPARSE_EVERY = 60.0  # seconds between lines under quiet=true or in CI
+
+
 @contextmanager
 def progress_bar(description: str, total: int, quiet: bool = False) -> Iterator[Progress | LineProgress]:
-    """A bar on a terminal; timed lines in a log; nothing when quiet or in CI (the CI environment variable)."""
+    """A bar on a terminal (none when quiet); timed lines in a log: every 10 s, or every minute when quiet or in
+    CI (the CI environment variable), so a long run always shows it is moving."""
     if not err_console.is_terminal:
-        if quiet or os.environ.get("CI") or total <= 0:
-            yield LineProgress(description, total, silent=True)
-        else:
-            yield LineProgress(description, total)
+        yield LineProgress(description, total, silent=total <= 0, sparse=quiet or bool(os.environ.get("CI")))
         return
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

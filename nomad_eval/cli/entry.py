@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import sqlite3
 import sys
 import time
 import traceback
@@ -15,9 +16,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
-from nomad_eval.base.atomic import write_atomic
+from nomad_eval.base.atomic import FULL, no_space, write_atomic
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.runfolder import FAILURE, MANIFEST, problem, reseal, sealed_intact, still_listed, unseal
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
@@ -50,11 +52,28 @@ def _record_failure(cfg: DictConfig, message: str) -> None:
     report = Report(tier=str(cfg.tier.name), status="failed", error=message, overrides=overrides(),
                     sweep_id=sweep_id(), config=config)
     target = out / "report.json"
-    if _finished(target):
-        target = out / "report.failed.json"
-        err_console.print(f"the failure is recorded in {target}; {out / 'report.json'} still holds the earlier "
-                          "finished run", markup=False)
-    write_atomic(target, report.model_dump_json(indent=2))
+    earlier = _finished(target)
+    intact = earlier and (not (out / MANIFEST).exists() or sealed_intact(out))
+    if intact:
+        target = out / FAILURE
+    elif earlier:
+        # This run replaced part of an earlier one: what is left of that run no longer stands for anything (and
+        # on a full disk, removing it first leaves room for the record). Its manifest goes once the record is
+        # written, so until then every reader still refuses the folder.
+        remains = [p for p in still_listed(out) if p.name != "report.json"]
+        for p in remains:
+            p.unlink(missing_ok=True)
+        err_console.print(f"this run had replaced part of the earlier run in {out}; that run's remaining files "
+                          f"were removed ({', '.join(p.name for p in remains) or 'none'})", markup=False)
+    try:
+        write_atomic(target, report.model_dump_json(indent=2))
+    except (NomadError, OSError) as exc:
+        err_console.print(f"the failure could not be recorded in {target}: {exc}", markup=False, highlight=False)
+        return
+    if not intact:
+        unseal(out)
+    err_console.print(f"the failure is recorded in {target}" + (
+        f"; {out / 'report.json'} still holds the earlier finished run" if intact else ""), markup=False)
 
 
 def _finished(path: Path) -> bool:
@@ -114,6 +133,14 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
     return "; ".join(reasons) or None
 
 
+def _incomplete(out: Path) -> str | None:
+    """Why a finished run's folder cannot be kept as it is: files changed or missing since its manifest, or (an
+    older run without one) no cases.jsonl, which every scoring tier writes."""
+    if (out / MANIFEST).exists():
+        return problem(out)
+    return None if (out / "cases.jsonl").is_file() else f"{out / 'cases.jsonl'} is missing"
+
+
 def _resumable(cfg: DictConfig) -> bool:
     """With resume=true, a job already finished for this exact task, code and config keeps its results and is not
     re-run; one whose earlier report no longer stands for it is re-run, saying why in one line."""
@@ -124,14 +151,29 @@ def _resumable(cfg: DictConfig) -> bool:
         old = json.loads((out / "report.json").read_text())
     except (OSError, ValueError):
         return False  # nothing finished here yet
-    why = _stale(cfg, old) if isinstance(old, dict) else "its report.json is not a report"
+    why = (_stale(cfg, old) if isinstance(old, dict) else "its report.json is not a report") or _incomplete(out)
     if why:
         err_console.print(f"resume: re-running {out}: {why}", markup=False)
         return False
     old["sweep_id"] = sweep_id()  # it now belongs to this sweep, so the merge takes it
     write_atomic(out / "report.json", json.dumps(old, indent=2))
+    reseal(out)
     err_console.print(f"resume: kept the finished results in {out}")
     return True
+
+
+def _full_disk(cfg: DictConfig, exc: BaseException) -> NomadError | None:
+    """A full disk met outside our own writers (which name their file): named by the file when the error has one,
+    else by the data folder, whose caches are then the writers."""
+    if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        return NomadError(f"no space left on {cfg.paths.data_dir} (a cache there could not be written); free "
+                          "space there and run again", 1)
+    if isinstance(exc, OSError) and exc.filename:
+        return no_space(Path(str(exc.filename)), exc)
+    if isinstance(exc, OSError) and exc.errno in FULL:
+        return NomadError(f"no space left on device ({exc.strerror}) under {cfg.paths.data_dir} or the run "
+                          "folder; free space and run again", 1)
+    return None
 
 
 def run_tier(cfg: DictConfig) -> int:
@@ -175,6 +217,10 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
             if isinstance(exc.__cause__, NomadError):
                 raise exc.__cause__ from None
+            raise
+        except (OSError, sqlite3.Error) as exc:
+            if (full := _full_disk(cfg, exc)) is not None:
+                raise full from None
             raise
     except NomadError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)

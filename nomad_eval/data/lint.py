@@ -13,7 +13,7 @@ from nomad_eval.base.patterns import shown
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
 from nomad_eval.data.lint_sources import source_messages
-from nomad_eval.metrics.answer.patterns import search
+from nomad_eval.metrics.answer.patterns import TIMEOUT_S, search
 
 REFUSALS = (
     "I don't have information about that in the available documents.",
@@ -136,12 +136,16 @@ class _DocHits:
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
         self.counted: dict[str, int] = {}
+        self.timed_out: dict[str, int] = {}  # documents a pattern's search gave up on: counted, never "no match"
 
     def __call__(self, p: str) -> int:
         if p not in self.counted:
             hits = 0
             for i, t in enumerate(self.texts):
-                hits += bool(search(p, t))
+                found = search(p, t)
+                if found is None:
+                    self.timed_out[p] = self.timed_out.get(p, 0) + 1
+                hits += bool(found)
                 if (hits + len(self.texts) - i - 1) * 2 <= len(self.texts):
                     break
             self.counted[p] = hits
@@ -187,6 +191,9 @@ def _include_messages(g: Golden, p: str, doc_hits: _DocHits) -> list[str]:
         out.append(f"mustInclude {shown(p)}: '|' splits the whole pattern, so its bare branch {bare!r} passes any "
                    f"answer containing {bare!r}; group the alternatives, e.g. '(20|30) years'")
     hits, total = doc_hits(p), len(doc_hits.texts)
+    if slow := doc_hits.timed_out.get(p, 0) + (search(p, g.query) is None):
+        out.append(f"mustInclude {p!r} ran past the {TIMEOUT_S:g} s match limit on {slow} text(s): its result there "
+                   "is unknown, not a miss; rewrite it without nested repeats")
     if total and total >= 4 and hits / total > 0.5:
         if _BARE_NUMBER.match(p):
             out.append(f"mustInclude {shown(p)} is a bare number found in {hits} of {total} documents (inside "

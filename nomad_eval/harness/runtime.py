@@ -14,6 +14,7 @@ from hydra.utils import instantiate
 from nomad_eval.backends.base import Embedder, Store
 from nomad_eval.base.errors import Defect
 from nomad_eval.base.locking import data_dir_lock
+from nomad_eval.base.space import require_room, store_room
 from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select_or_refuse, suite_file
 from nomad_eval.harness.fingerprint import corpus_fingerprint
@@ -150,6 +151,9 @@ class Runtime:
         st = self.settings.store
         with data_dir_lock(self.data_dir, st.lock_timeout, self.settings.quiet) if st.single_process \
                 else nullcontext():
+            if str(st.spec.get("_target_")).endswith("EdgeStore"):  # it writes through memory maps: see base/space
+                where = Path(str(st.spec["path"]))
+                require_room(where, store_room(where), "the embedded store")
             store: Store = instantiate(dict(st.spec), dim=self.embedder.dim)
             try:
                 yield store

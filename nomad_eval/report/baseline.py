@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from nomad_eval.base.atomic import read_input
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.runfolder import check
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.data.golden import json_problem
+from nomad_eval.metrics.registry import spec_for
 from nomad_eval.report.io import read_report, write_atomic
 from nomad_eval.report.schema import Report
 from nomad_eval.report.upstream import looks_upstream, upstream_baseline
@@ -59,16 +64,34 @@ class CaseRecord(BaseModel):
     metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None] = Field(default_factory=dict)
 
 
+def out_of_range(metrics: Mapping[str, object], where: str = "metrics") -> str | None:
+    """The first value outside its measure's range (a rate in [0, 1], anything else at least 0), or None; names the
+    registry does not know are left to compare, which does not gate them."""
+    for name, value in metrics.items():
+        spec = spec_for(name) if isinstance(name, str) else None
+        if spec is None or not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        high = 1.0 if spec.unit == "rate" else math.inf
+        if not 0.0 <= value <= high:
+            return f"'{where}.{name}' = {value!r} is outside the range of {spec.family} [0, {high:g}]"
+    return None
+
+
 def _case_problem(row: object) -> str | None:
     """Why a case record cannot be compared ("'metrics.recall@5': Input should be ..."), or None."""
     if (problem := json_problem(row)) is not None:  # too deep, or a lone surrogate no terminal can print
         return problem
     try:
-        CaseRecord.model_validate(row)
+        case = CaseRecord.model_validate(row)
     except ValidationError as exc:
         first = exc.errors()[0]
         return f"not a valid case record: '{'.'.join(str(p) for p in first['loc'])}': {first['msg']}"
-    return None
+    return out_of_range(case.metrics)
+
+
+def _report_range(report: Report, path: Path) -> None:
+    if (problem := out_of_range(report.metrics)) is not None:
+        raise _not_comparable(Defect(str(path), None, f"not a valid report: {problem}"))
 
 
 def _not_comparable(defect: Defect) -> InvalidInput:
@@ -80,7 +103,7 @@ def _not_comparable(defect: Defect) -> InvalidInput:
 def read_cases(path: Path) -> list[dict[str, Any]]:
     """A run's cases.jsonl, each line checked as a case record; errors name the file and line (exit 2)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_input(path).decode("utf-8")
     except OSError as exc:
         raise _not_comparable(Defect(str(path), None, f"cannot read: {exc.strerror or exc}")) from None
     except UnicodeDecodeError as exc:
@@ -104,11 +127,15 @@ def read_cases(path: Path) -> list[dict[str, Any]]:
 
 def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
     """A run directory or its report.json, with the per-case records when they sit beside it; or an upstream
-    NOMAD retrieval report (or baseline) file, converted with its cases (report/upstream.py)."""
+    NOMAD retrieval report (or baseline) file, converted with its cases (report/upstream.py). A run folder whose
+    files do not match its manifest (two runs mixed, or changed since) is refused, naming the file (exit 2)."""
     report_path = path if path.suffix == ".json" else path / "report.json"
     if report_path.name != "report.json" and (upstream := _upstream_file(report_path)) is not None:
         return upstream
+    if report_path.parent.is_dir():
+        check(report_path.parent)
     report = read_report(report_path)
+    _report_range(report, report_path)
     cases_path = report_path.parent / "cases.jsonl"
     return report, read_cases(cases_path) if cases_path.exists() else None
 
@@ -130,9 +157,59 @@ def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
     return {k: c[k] for k in keep if k in c}
 
 
+Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class MatrixRow(BaseModel):
+    """One model's row of matrix.json, as report/matrix.py writes it; anything else is not filed."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    model: str
+    fingerprint: str
+    goldens_hash: str
+    suite: str
+    oracle: Rate | None
+    e2e: Rate | None
+    gap: Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None
+    refusal_correctness: Rate | None
+    leakage_rate: Rate | None
+    groundedness: Rate | None
+    mock_oracle: Rate | None = None
+    mock_e2e: Rate | None = None
+
+
+class MatrixTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    rows: list[MatrixRow] = Field(min_length=1)
+
+
+def read_matrix(path: Path) -> list[dict[str, Any]]:
+    """A sweep's matrix.json, checked row by row (exit 2 naming the file and the field)."""
+    try:
+        table = MatrixTable.model_validate_json(read_input(path))
+    except OSError as exc:
+        raise NomadError(f"{path}: cannot read the matrix: {exc.strerror or exc}", 2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(the whole file)"
+        raise _not_comparable(Defect(str(path), None, f"not a matrix table: '{loc}': {first['msg']}")) from None
+    return [r.model_dump() for r in table.rows]
+
+
+def _complete(report: Report, cases: list[dict[str, Any]] | None, run: Path) -> None:
+    """A run's cases.jsonl must hold every case its report counts: a baseline is compared case by case."""
+    expected = report.counts.get("cases", report.counts.get("goldens") if report.tier == "retrieval" else None)
+    if expected is None:
+        return
+    held = len(cases or [])
+    if held != expected:
+        raise NomadError(f"{run}: cases.jsonl holds {held} case(s) where report.json counts {expected}; a "
+                         "baseline must hold every case: re-run it", 2)
+
+
 def promote(run: Path, root: Path, variant: str | None = None) -> Path:
     if (run / "matrix.json").exists():  # a matrix sweep: its table is the baseline
-        rows = json.loads((run / "matrix.json").read_text())["rows"]
+        rows = read_matrix(run / "matrix.json")
         fps = {r["fingerprint"] for r in rows}
         if len(fps) != 1:
             raise NomadError(f"{run}: matrix rows span fingerprints {sorted(fps)}; promote one corpus at a time", 2)
@@ -142,6 +219,7 @@ def promote(run: Path, root: Path, variant: str | None = None) -> Path:
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
         raise NomadError(f"{run}: a failed run cannot become a baseline ({report.error})", 2)
+    _complete(report, cases, run)
     source = str(run if run.suffix == ".json" else run / "report.json")
     if variant:  # named on the command line: the message says so rather than blaming the report
         require_safe("promote.variant", variant=variant)
@@ -165,7 +243,7 @@ def load_baseline(path: Path) -> Baseline:
         report, cases = load_run(path)
         return Baseline(promoted_from=str(path), promoted_at="", report=report, cases=cases or [])
     try:
-        raw = json.loads(path.read_bytes())
+        raw = json.loads(read_input(path))
     except FileNotFoundError:
         raise NomadError(f"no baseline at {path}; promote one with: python -m nomad_eval tier=promote "
                          "promote.run=<run dir>", 2) from None
@@ -187,6 +265,7 @@ def load_baseline(path: Path) -> Baseline:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise _not_comparable(Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")) from None
+    _report_range(base.report, path)
     for i, case in enumerate(base.cases):
         if (problem := _case_problem(case)) is not None:
             raise _not_comparable(Defect(str(path), None, f"cases[{i}]: {problem}"))

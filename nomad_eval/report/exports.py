@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,12 @@ def write_parquet(cases: list[dict[str, Any]], path: Path, flat: list[dict[str, 
     """`flat`: the cases' flat_row()s, when the caller has them already."""
     import polars as pl
 
-    tmp = path.with_name(f".{path.name}.tmp")
+    # Built in memory and written like every other result: a full disk then says so by name and leaves no
+    # temporary file, instead of a polars error.
+    buf = io.BytesIO()
     pl.DataFrame(flat if flat is not None else [flat_row(c) for c in cases], infer_schema_length=None
-                 ).write_parquet(tmp)
-    tmp.replace(path)
+                 ).write_parquet(buf)
+    write_atomic(path, buf.getvalue())
 
 
 def write_exports(out: Path, cases: list[dict[str, Any]], flat: list[dict[str, Any]] | None = None) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from nomad_eval.base.atomic import read_jsonl, write_atomic, write_jsonl
+from nomad_eval.base.atomic import read_input, read_jsonl, write_atomic, write_jsonl
 from nomad_eval.base.errors import NomadError
 from nomad_eval.report.schema import Report
 
@@ -17,7 +17,7 @@ def read_report(path: Path) -> Report:
     if path.is_dir():
         path = path / "report.json"
     try:
-        return Report.model_validate_json(path.read_bytes())
+        return Report.model_validate_json(read_input(path))
     except FileNotFoundError:
         # Exit 2, like every other "cannot be compared": CI must not read a mistyped path as a regression.
         raise NomadError(f"{path}: no report.json here (name a run directory or its report.json)", 2) from None

@@ -14,7 +14,8 @@ from typing import Any
 from rich.table import Table
 
 from nomad_eval.base.atomic import read_jsonl, write_atomic
-from nomad_eval.base.console import console
+from nomad_eval.base.console import console, err_console
+from nomad_eval.base.runfolder import READ, problem
 from nomad_eval.core.questions import Question, questions_from_cases, stable
 from nomad_eval.core.stats import Correction, Ranked, rank_against_reference
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
@@ -22,14 +23,33 @@ from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
 def _load(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Question]] | None:
     """A finished job's report and questions; None if it failed, or is not of `tier` (then its cases go unread)."""
+    found = _job(d, tier)
+    return None if isinstance(found, str) else found
+
+
+def _job(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Question]] | str:
+    """A finished job's report and questions, or why it is left out of the ranking."""
+    if (damaged := problem(d, hash_only=READ)) is not None:
+        return damaged
     report = json.loads((d / "report.json").read_text())
-    if report.get("status") != "ok" or not (d / "cases.jsonl").exists() or tier not in (None, report.get("tier")):
-        return None
+    if tier not in (None, report.get("tier")):
+        return f"tier {report.get('tier')}"
+    if report.get("status") != "ok":
+        return f"the job failed: {report.get('error')}"
+    if not (d / "cases.jsonl").exists():
+        return f"{d / 'cases.jsonl'} is missing"
     return report, questions_from_cases(read_jsonl(d / "cases.jsonl"))
 
 
 def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:
-    loaded = {d.name: x for d in jobs if (x := _load(d)) is not None}
+    found = {d.name: _job(d) for d in jobs}
+    loaded = {n: x for n, x in found.items() if not isinstance(x, str)}
+    # A job that is not ranked is named with the reason: a configuration missing from the ranking must not look
+    # as if it had been tested and lost.
+    left_out = {n: x for n, x in found.items() if isinstance(x, str)}
+    if not quiet:
+        for name, why in left_out.items():
+            err_console.print(f"ranking: {name} left out: {why}", markup=False, highlight=False)
     if len(loaded) < 2:
         return None
     cmp = cfg.compare
@@ -39,7 +59,7 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     modes = sorted({q.mode for q in ref_q if q.mode})
     method = _correction(cmp)
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
-    result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}}
+    result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}, "left_out": left_out}
     for metric in headline_names(tier, int(cmp.headline_k), modes):
         per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
         block = _rank_metric(metric, per_job, ref, method, int(cfg.seed))
@@ -101,6 +121,8 @@ def _markdown(result: dict[str, Any]) -> str:
     lines = [f"# Configurations against {result['reference']}", "",
              f"Paired tests on the same questions, {result['correction']} correction across configurations; "
              "*real* means the difference survives it.", ""]
+    left_out = result.get("left_out") or {}
+    lines += [f"Left out: {name}: {why}" for name, why in left_out.items()] + ([""] if left_out else [])
     for metric, block in result["metrics"].items():
         lines += [f"## {metric} (n={block['n']})", "", "| job | delta | 95% CI | p | p adjusted | real |",
                   "|---|---|---|---|---|---|"]

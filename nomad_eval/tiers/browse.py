@@ -15,6 +15,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from nomad_eval.base.console import console, err_console
+from nomad_eval.base.runfolder import problem
 from nomad_eval.report.browser import MAX_CASES, RunEntry, build_page, headline_k, questions, run_entry
 from nomad_eval.report.io import write_atomic
 
@@ -57,19 +58,25 @@ def _cases(path: Path) -> tuple[list[dict[str, Any]] | None, str]:
     return rows, ""
 
 
-def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], int]:
-    """The runs the page lists (skipping files that are not reports) and how many were skipped."""
+def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], list[str]]:
+    """The runs the page lists, and why each folder it skips was skipped: a file that is not a report, or a
+    folder whose files do not match its manifest (named)."""
     out: list[RunEntry] = []
-    skipped, budget = 0, QUESTION_BUDGET
+    skipped: list[str] = []
+    budget = QUESTION_BUDGET
     for p in reports:
+        # Only the files the page reads are hashed; the rest are checked by size, so a rebuild stays cheap.
+        if (why := problem(p.parent, hash_only=("report.json", "cases.jsonl"))) is not None:
+            skipped.append(why)
+            continue
         try:
             report = json.loads(p.read_text(encoding="utf-8"))
             mtime = p.stat().st_mtime
         except (OSError, ValueError):
-            skipped += 1
+            skipped.append(f"{p}: unreadable")
             continue
         if not isinstance(report, dict) or "tier" not in report:
-            skipped += 1
+            skipped.append(f"{p}: not a report")
             continue
         html_file = p.parent / "report.html"
         link = os.path.relpath(html_file, page_dir) if html_file.exists() else ""
@@ -97,7 +104,8 @@ def rebuild(roots: list[Path], out: Path, limit: int) -> tuple[Path, int]:
     out = out.resolve()
     runs, skipped = entries(find_reports(roots, limit), out.parent)
     note = (f"{len(runs)} runs under {', '.join(str(r) for r in roots)} (the most recent {limit} at most)"
-            + (f"; {skipped} unreadable report.json skipped" if skipped else ""))
+            + (f"; {len(skipped)} skipped: {'; '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}"
+               if skipped else ""))
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, build_page(runs, note=note))
     return out, len(runs)

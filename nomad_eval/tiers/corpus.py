@@ -35,6 +35,8 @@ def check(rt: Runtime) -> int:
                 counts[path.stem] = len(goldens) - sum(counts.values())
             except InvalidInput as exc:
                 defects.extend(exc.defects)
+            if counts.get(path.stem) == 0:  # a suite that measures nothing would pass every gate
+                defects.append(Defect(str(path), None, "an empty suite: no goldens; add questions or remove it"))
     if defects:
         raise InvalidInput(defects)
     folders = [rt.settings.data.corpus_dir, *rt.settings.data.extra_corpus_dirs]  # a variant's added folders

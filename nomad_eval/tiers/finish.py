@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.runfolder import reseal, seal
 from nomad_eval.core.compare import Verdict
 from nomad_eval.report.baseline import default_variant, load_baseline
 from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line
@@ -62,10 +63,24 @@ def decide(cfg: DictConfig, report: Report, cases: list[dict[str, Any]] | None, 
                        cases, report.tier)
 
 
-def announce(cfg: DictConfig, outcome: GateOutcome, out: Path) -> int:
-    """Print the compare and the floors, write junit.xml, and end with the verdict; returns the exit code."""
+def write_gate_files(cfg: DictConfig, outcome: GateOutcome, out: Path) -> Path | None:
+    """junit.xml, when asked for: relative to the run folder (or the compared run's); returns where."""
+    if not cfg.compare.get("junit"):
+        return None
+    junit = Path(str(cfg.compare.junit))
+    target = junit if junit.is_absolute() else out / junit
+    write_junit(outcome.gate, target)
+    return target
+
+
+def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bool = True) -> int:
+    """Print the compare and the floors, write junit.xml (unless the caller did), and end with the verdict;
+    returns the exit code."""
     from nomad_eval.tiers.compare import print_cause_changes, print_verdict
 
+    # A compare writing junit.xml into a finished run's folder seals it again: its reader checked it just before.
+    if gate_files and (junit := write_gate_files(cfg, outcome, out)) and junit.parent == out:
+        reseal(out)
     g = outcome.gate
     if g.baseline:
         console.print(f"baseline: {escape(g.baseline)} ({escape(g.baseline_reason or '')})")
@@ -75,9 +90,6 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path) -> int:
             print_cause_changes(outcome.base_cases, outcome.cases)
     for f in g.floors:
         console.print(("[red]floor broken:[/] " if f.broken else "floor holds: ") + escape(f.reason + floor_spread(f)))
-    if cfg.compare.get("junit"):
-        junit = Path(str(cfg.compare.junit))
-        write_junit(g, junit if junit.is_absolute() else out / junit)
     if g.exit_code:
         step = NEXT_STEP.get(g.verdict, "")
         err_console.print(f"{g.verdict}: {g.cause}" + (f"; next: {step}" if step else ""), markup=False,
@@ -88,7 +100,10 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path) -> int:
 
 
 def finish(cfg: DictConfig, out: Path, outcome: GateOutcome) -> int:
+    """Every result written: the manifest goes last, so a folder with a matching manifest holds one whole run."""
     from nomad_eval.tiers.browse import after
 
+    write_gate_files(cfg, outcome, out)
+    seal(out)
     after(cfg, out)  # refresh runs.html (it reads the verdict from report.json); never fails the run
-    return announce(cfg, outcome, out)
+    return announce(cfg, outcome, out, gate_files=False)

@@ -31,6 +31,7 @@ from rich.markup import escape
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.runfolder import check, reseal
 from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.judges.rubric import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
@@ -243,8 +244,9 @@ def run(cfg: DictConfig) -> int:
     size = tier.sample
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise NomadError(f"tier.sample={size!r} must be a whole number of questions, at least 1", 2)
-    report = read_report(Path(tier.run))
     run_dir = Path(tier.run) if Path(tier.run).is_dir() else Path(tier.run).parent
+    check(run_dir)  # the files it labels and updates must be one finished run's
+    report = read_report(Path(tier.run))
     cases = read_jsonl(run_dir / "cases.jsonl")
     mode, name = _choose(tier, report)
     rubric = load_rubric(Path(cfg.judging.rubrics_dir), name)
@@ -283,6 +285,7 @@ def run(cfg: DictConfig) -> int:
         from nomad_eval.report.markdown import generation_markdown
 
         write_atomic(run_dir / "report.md", generation_markdown(report))
+        reseal(run_dir)
         console.print(f"updated {run_dir / 'report.json'} and report.md with the corrected estimate")
     return 0
 

@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.runfolder import seal
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.report.baseline import baseline_path
 from nomad_eval.report.io import write_atomic
@@ -60,4 +61,5 @@ def run(cfg: DictConfig) -> int:
     report = json.loads((out / "report.json").read_text())
     if report.get("status") == "ok":
         write_atomic(out / ROW_FILE, json.dumps(matrix_row(report), indent=1))
+        seal(out)  # the row is part of the run
     return code

@@ -10,7 +10,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval.base.console import console
+from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.core.runs import order_consistent, scores_from_order
@@ -234,7 +234,7 @@ def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tra
     # then cost no model time, and parallel jobs do not hold the store while a model loads.
     with rewrite_chat(cfg, rt, needs_chat(goldens, pipeline)) as chat:
         queries = [q.text for q in formed_queries(goldens, pipeline, chat, int(cfg.seed))]
-    rt.cached_embedder.embed_queries([pipeline.expand(q) for q in queries])
+    _embed_questions(rt, [pipeline.expand(q) for q in queries], bool(cfg.quiet))
     timings["embed_queries"] = time.perf_counter() - t
     retrievals: list[Retrieval] = []
     ablation: dict[str, dict[str, float | None]] = {}
@@ -243,17 +243,28 @@ def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tra
         timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
         searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
         t = time.perf_counter()
-        for g, query in zip(goldens, queries, strict=True):
-            with timed() as clock:
-                r = pipeline.retrieve(query, searcher)
-            retrievals.append(r)
-            tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, store.tag, g.id,
-                             rewritten=query if query != g.final_query else None, timings=r.timings,
-                             messages=[*g.history, {"role": "user", "content": g.final_query}])
+        with progress_bar("searching", len(goldens), bool(cfg.quiet)) as prog:
+            for g, query in zip(goldens, queries, strict=True):
+                with timed() as clock:
+                    r = pipeline.retrieve(query, searcher)
+                retrievals.append(r)
+                tracer.retrieval(clock, r.expanded_query, r.chunks, pipeline.top_k, store.tag, g.id,
+                                 rewritten=query if query != g.final_query else None, timings=r.timings,
+                                 messages=[*g.history, {"role": "user", "content": g.final_query}])
+                prog.advance(prog.task_ids[0])
         timings["search"] = time.perf_counter() - t
         if cfg.get("ablate"):
             ablation = _ablate(pipeline, searcher, goldens, queries, ks)
     return retrievals, ablation
+
+
+def _embed_questions(rt: Runtime, queries: list[str], quiet: bool) -> None:
+    """Fill the cache with every question's vector, in parts, so a long suite shows its progress."""
+    part = 2048  # large enough that the model's own batches stay full; one cache lookup per part
+    with progress_bar("embedding questions", len(queries), quiet) as prog:
+        for i in range(0, len(queries), part):
+            rt.cached_embedder.embed_queries(queries[i : i + part])
+            prog.advance(prog.task_ids[0], len(queries[i : i + part]))
 
 
 def _ablate(pipeline: Pipeline, searcher: StoreSearcher, goldens: list[Golden], queries: list[str], ks: list[int]

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.markup import escape
+from rich.table import Table
 
-from nomad_eval.base.console import progress_bar
+from nomad_eval.base.console import LineProgress, console, err_console, printable, progress_bar
 from tests.conftest import MINI, REPO
 
 
@@ -27,6 +29,38 @@ def test_off_a_terminal_progress_is_a_counted_line(capsys: pytest.CaptureFixture
     with progress_bar("in ci", 2) as prog:
         prog.advance(prog.task_ids[0], 2)
     assert capsys.readouterr().err == ""
+
+
+def test_a_long_quiet_run_still_shows_a_line_a_minute(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    for quiet, ci in ((True, None), (False, "true")):
+        if ci:
+            monkeypatch.setenv("CI", ci)
+        with progress_bar("embedding questions", 100_000, quiet=quiet) as prog:
+            assert isinstance(prog, LineProgress) and prog.every == 60
+            prog.advance(prog.task_ids[0], 10)
+            assert capsys.readouterr().err == ""  # under a minute: nothing yet
+            prog.last -= 61  # a minute has gone by since the last line
+            prog.advance(prog.task_ids[0], 10)
+            assert "embedding questions: 20/100000 in" in capsys.readouterr().err
+            prog.advance(prog.task_ids[0], 99_980)
+            assert "embedding questions: 100000/100000 in" in capsys.readouterr().err  # and the end of it
+
+
+def test_control_characters_never_reach_the_terminal() -> None:
+    evil = "mini-01\x1b]0;owned\x07\x1b[2J\x9b31m"
+    table = Table()
+    table.add_column("id")
+    table.add_row(evil)
+    for c in (console, err_console):
+        with c.capture() as cap:
+            c.print(f"went from pass to fail: {evil}", markup=False)
+            c.print(f"[red]error:[/] {escape(evil)}")
+            c.print(table)
+        out = cap.get()
+        assert not any(ch in out for ch in "\x1b\x07\x9b"), repr(out)
+        assert "mini-01\u241b]0;owned" in out
+    assert printable(evil) == "mini-01\u241b]0;owned\u2407\u241b[2J\ufffd31m"
 
 
 @pytest.mark.slow

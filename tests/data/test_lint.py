@@ -158,3 +158,20 @@ def test_a_pattern_in_a_finding_reads_as_written(tmp_path: Path) -> None:
     findings = [str(f) for f in lint(load_goldens(suite, {d.doc_id for d in docs}), docs, suite)]
     assert any(r"mustInclude '\bthe\b'" in f for f in findings), findings
     assert not any(r"\\b" in f for f in findings), findings
+
+
+def test_a_pattern_that_times_out_is_named_not_counted_as_no_match(tmp_path: Path) -> None:
+    from nomad_eval.data.corpus import load_markdown_dir
+    from nomad_eval.data.golden import load_goldens
+    from nomad_eval.data.lint import lint
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "alarm.md").write_text("# Alarm\n\nThe alarm sounds " + "a" * 30 + "b when smoke reaches it.\n")
+    suite = tmp_path / "slow.jsonl"
+    suite.write_text(json.dumps({**BASE, "id": "slow", "query": "What does the alarm do?", "tags": [],
+                                 "relevantDocIds": ["alarm"], "mustInclude": ["(a|a)+$"]}) + "\n")
+    docs = load_markdown_dir(corpus)
+    findings = [str(f) for f in lint(load_goldens(suite, {d.doc_id for d in docs}), docs, suite)]
+    assert any(f"{suite}:1 [slow]: mustInclude '(a|a)+$' ran past the 1 s match limit on 1 text(s)" in f
+               for f in findings), findings

@@ -7,6 +7,7 @@ or key where one applies. What loads must also survive what compare and merge do
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.runfolder import MANIFEST, seal
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.io import read_report
@@ -74,8 +76,13 @@ def _refused_by_name(exc: NomadError, path: Path) -> None:
     str(exc).encode("utf-8")
 
 
-def test_fuzzed_report_files_are_read_or_refused_by_name(tmp_path: Path) -> None:
-    @fuzz_settings(300)
+# The run-folder readers also run at ten times their count, as the slow suite (issue 32's fuzz run).
+TENFOLD = pytest.param(10, marks=pytest.mark.slow, id="x10")
+
+
+@pytest.mark.parametrize("times", [1, TENFOLD])
+def test_fuzzed_report_files_are_read_or_refused_by_name(tmp_path: Path, times: int) -> None:
+    @fuzz_settings(300 * times)
     @given(_blob(REPORT_LIKE))
     def prop(blob: bytes) -> None:
         tried("report.json reader")
@@ -87,12 +94,13 @@ def test_fuzzed_report_files_are_read_or_refused_by_name(tmp_path: Path) -> None
         except NomadError as exc:
             _refused_by_name(exc, path)
 
-    assert run("report.json reader", prop) >= 300
+    assert run("report.json reader", prop) >= 300 * times
 
 
 @pytest.mark.slow
-def test_fuzzed_case_files_are_compared_or_refused_by_line(tmp_path: Path) -> None:
-    @fuzz_settings(120)  # each example also runs a compare (bootstrap and tests), ~30 ms
+@pytest.mark.parametrize("times", [1, 10])
+def test_fuzzed_case_files_are_compared_or_refused_by_line(tmp_path: Path, times: int) -> None:
+    @fuzz_settings(120 * times)  # each example also runs a compare (bootstrap and tests), ~30 ms
     @given(st.lists(CASE_LIKE.map(json.dumps) | TEXT | st.integers(1, 20_000).map(lambda n: _deep(n).decode()),
                     max_size=5), st.booleans())
     def prop(lines: list[str], surrogates_as_bytes: bool) -> None:
@@ -111,7 +119,52 @@ def test_fuzzed_case_files_are_compared_or_refused_by_line(tmp_path: Path) -> No
         questions_from_cases(cases)
         verdict_for(report, cases, load_baseline(folder), CFG)  # a run against itself as the baseline
 
-    assert run("cases.jsonl reader + compare", prop) >= 120
+    assert run("cases.jsonl reader + compare", prop) >= 120 * times
+
+
+MANIFEST_LIKE = st.builds(lambda files: {"version": 1, "files": files}, st.dictionaries(
+    st.sampled_from(["report.json", "cases.jsonl", "../report.json", "", "x/y", ".."]) | TEXT,
+    st.fixed_dictionaries({"bytes": st.integers(-1, 10**6) | JSON, "sha256": st.sampled_from(["", "0" * 64]) | JSON})
+    | JSON, max_size=3))
+DAMAGE = st.sampled_from(["none", "truncate", "append", "delete", "fifo", "folder"])
+
+
+@pytest.mark.parametrize("times", [1, TENFOLD])
+def test_fuzzed_run_folders_are_read_or_refused_by_file(tmp_path: Path, times: int) -> None:
+    """A sealed run folder with its manifest fuzzed or one of its files damaged: read when whole, else refused
+    naming a file of the folder; never a traceback, never a hang on a special file."""
+    @fuzz_settings(100 * times)
+    @given(st.none() | _blob(MANIFEST_LIKE), st.sampled_from(["report.json", "cases.jsonl"]), DAMAGE)
+    def prop(manifest: bytes | None, victim: str, damage: str) -> None:
+        tried("run folder reader")
+        folder = tmp_path / uuid.uuid4().hex
+        folder.mkdir()
+        (folder / "report.json").write_text(REPORT.model_dump_json())
+        (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+        seal(folder)
+        if manifest is not None:
+            (folder / MANIFEST).write_bytes(manifest)
+        _damage(folder / victim, damage)
+        try:
+            load_run(folder)
+        except NomadError as exc:
+            assert exc.exit_code == 2 and str(folder) in str(exc), str(exc)
+            return
+        assert manifest is None and damage == "none"  # anything else must have been refused
+
+    assert run("run folder reader", prop) >= 100 * times
+
+
+def _damage(path: Path, how: str) -> None:
+    if how in ("truncate", "append"):
+        text = path.read_bytes()
+        path.write_bytes(text[: len(text) // 2] if how == "truncate" else text + b"\n")
+    elif how in ("delete", "fifo", "folder"):
+        path.unlink()
+        if how == "fifo":
+            os.mkfifo(path)
+        elif how == "folder":
+            path.mkdir()
 
 
 BASELINE_DICT = {"schema_version": 2, "promoted_from": "runs/x", "promoted_at": "2026-01-01T00:00:00", "report":

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.report.sweep_rank import rank_sweep
@@ -32,3 +33,14 @@ def test_a_lower_is_better_binary_metric_is_ranked(tmp_path: Path, make_cfg: Cal
     assert result["metrics"]["nonEmptyRateOnRefusal"]["n"] == 30
     assert row["job"] == "1_b" and abs(row["delta"] - 10 / 30) < 1e-12  # reported on the metric's own scale
     assert row["p"] < 0.01 and row["real"] is True
+
+
+def test_a_job_that_cannot_be_ranked_is_named_not_dropped(tmp_path: Path, make_cfg: Callable[..., DictConfig],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = [_job(tmp_path, "0_a", [0] * 30), _job(tmp_path, "1_b", [1] * 10 + [0] * 20),
+            _job(tmp_path, "2_c", [0] * 30)]
+    (jobs[2] / "cases.jsonl").unlink()  # its files went missing after it finished
+    result = rank_sweep(jobs, tmp_path, make_cfg())
+    assert result is not None and result["left_out"] == {"2_c": f"{jobs[2] / 'cases.jsonl'} is missing"}
+    assert f"ranking: 2_c left out: {jobs[2] / 'cases.jsonl'} is missing" in capsys.readouterr().err
+    assert f"Left out: 2_c: {jobs[2] / 'cases.jsonl'} is missing" in (tmp_path / "ranking.md").read_text()

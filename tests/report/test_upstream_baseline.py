@@ -12,6 +12,7 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.core.compare import Verdict
 from nomad_eval.report.baseline import load_baseline, load_run
@@ -195,6 +196,7 @@ def test_compare_accepts_an_upstream_baseline_and_reports_what_differs(tmp_path:
         if not c["expect_refusal"]:
             c["upstream"].update({"upstream.recall@5": 0.0})
     (run / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lost))
+    seal(run)  # as a run that lost them would have left it (an edited folder is refused)
     bad = run_cli("tier=compare", f"compare.run={run}", f"compare.baseline={path}",
                   "compare.metrics=[upstream.recall@5]")
     assert bad.returncode == 1 and "regression: upstream.recall@5" in bad.stdout, bad.stdout

@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nomad_eval.base.runfolder import seal
 from tests.conftest import FIXTURES, MINI, run_cli
 
 pytestmark = pytest.mark.slow
@@ -28,6 +29,7 @@ def _rewrite_cases(run: Path, change: dict[str, float]) -> None:
         if not c["expect_refusal"]:
             c["metrics"].update(change)
     (run / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    seal(run)  # as a run with these outcomes would have left it (an edited folder is refused)
 
 
 def _last_line(text: str) -> str:
@@ -58,6 +60,7 @@ def test_compare_promote_regress_and_refuse(tmp_path: Path, data_dir: Path) -> N
     report = json.loads((second / "report.json").read_text())
     report["metrics"]["recall@5"] = None
     (second / "report.json").write_text(json.dumps(report))
+    seal(second)
     nulled = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}")
     assert nulled.returncode == 1 and "recall@5 is null in the run" in nulled.stdout
     assert nulled.stderr.startswith("not measured: recall@5 is null in the run")
@@ -175,6 +178,7 @@ def test_promote_shows_old_and_new_and_refuses_a_regression(tmp_path: Path, data
     report = json.loads((worse / "report.json").read_text())
     report["metrics"]["recall@5"] = 0.0
     (worse / "report.json").write_text(json.dumps(report))
+    seal(worse)
     r = run_cli("tier=promote", f"promote.run={worse}", f"paths.baselines_dir={baselines}")
     assert r.returncode == 1 and "recall@5: 1.0000 → 0.0000 (regression)" in r.stdout
     assert "against that baseline: regression: recall@5" in r.stderr

@@ -106,3 +106,10 @@ def test_ingest_status_idempotent_and_fingerprint_follows_edits(tmp_path: Path, 
     doc.write_text(doc.read_text().replace("10 years", "12 years"))
     fp1, n1, held1 = status()
     assert fp1 != fp0 and n1 == n0 and held1 == "no"
+
+
+def test_check_refuses_an_empty_suite(tmp_path: Path) -> None:
+    goldens = suite_dir(tmp_path, GOOD)
+    (goldens / "blank.jsonl").write_text("\n\n")
+    code, out = check(tmp_path, goldens)
+    assert code == 1 and f"{goldens / 'blank.jsonl'}: an empty suite: no goldens" in out

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig
 
+from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.core.causes import LABELS
 from nomad_eval.tiers.compare import compare_run
@@ -109,6 +110,7 @@ def test_compare_lists_the_questions_whose_cause_changed(make_cfg: Callable[...,
     rows = [{k: v for k, v in json.loads(x).items() if k not in ("cause", "cause_evidence")}
             for x in old.read_text().splitlines()]
     old.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    seal(old.parent)  # as such an older run would have left it (an edited folder is refused)
     compare_run(tmp_path / "roomy", run_cfg, tmp_path / "tiny")
     assert "the baseline carries no failure causes" in capsys.readouterr().out
 

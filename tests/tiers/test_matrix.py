@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from nomad_eval.base.runfolder import seal
 from nomad_eval.tiers.matrix import lookup
 from tests.conftest import MINI, run_cli
 
@@ -63,6 +64,7 @@ def test_generation_runs_are_gated_per_mode(tmp_path: Path, data_dir: Path) -> N
         if c["id"] == "mini-01" and c["mode"] == "e2e":
             c["passed"], c["metrics"]["correctness"] = False, 0.0
     (second / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    seal(second)  # as a run with that outcome would have left it: an edited folder is refused otherwise
     # One question of seven flips on a deterministic model: it did flip, so the gate fails and names it, while
     # question sampling (shown beside) cannot generalise it.
     flipped = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}")
