@@ -54,10 +54,13 @@ def test_a_rerun_that_fails_part_way_leaves_one_run_and_a_failure_record(
     assert (run / MANIFEST).exists() and problem(run) is None
     earlier_cases = (run / "cases.jsonl").read_bytes()
     capsys.readouterr()
-    # Another setting, so the re-run's cases differ; its cases.jsonl, scores.json and run.trec fit under the
-    # limit, cases.parquet does not: the run dies part-way, as on a disk that fills up.
+    # Another setting, so the re-run's cases differ (a higher threshold: fewer passages, a smaller cases.jsonl);
+    # its cases.jsonl, scores.json and run.trec fit under the limit, cases.parquet does not: the run dies
+    # part-way, as on a disk that fills up.
+    limit = len(earlier_cases) + 1024
+    assert (run / "cases.parquet").stat().st_size > limit
     cfg = make_cfg(*own_data, "threshold=0.5")
-    with file_size_limit(10_000), pytest.raises(SystemExit) as exc:
+    with file_size_limit(limit), pytest.raises(SystemExit) as exc:
         run_tier(cfg)
     assert exc.value.code == 1
     err = capsys.readouterr().err
