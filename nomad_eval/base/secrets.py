@@ -18,8 +18,8 @@ from typing import Any
 
 REDACTED = "<redacted>"
 # `api_key`, `auth_token`, flat `model.api_key`, `client_secret`, `db_password`; not `max_tokens` or `num_tokens`.
-SECRET_KEY = re.compile(r"(?:^|[._-])(?:api_?key|access_?key|secret_?key|token|password|passwd|secret)$",
-                        re.IGNORECASE)
+_CREDENTIAL = r"(?:api_?key|access_?key|secret_?key|token|password|passwd|secret)"
+SECRET_KEY = re.compile(rf"(?:^|[._-]){_CREDENTIAL}$", re.IGNORECASE)
 ENV = "oc.env:"
 # An environment value this long, found inside another interpolated value, is taken to be that value. Shorter
 # ones ("1", "true") would match by chance; they are still redacted where they are interpolated directly.
@@ -30,8 +30,7 @@ MIN_KNOWN = 4
 # A sweep's overrides escape `:` as `\:` (`http\://user\:pass@host`), so an escaped colon is matched too.
 _USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*\\?://)[^/\s?#'\"<>]*@", re.IGNORECASE)
 # `model.api_key=sk-...` inside a longer text (a list of overrides in a log line): the value, up to a space.
-_ASSIGNED = re.compile(r"((?:^|(?<=[\s'\"\[(,]))[+~]?(?:[\w.@/-]*[._-])?"
-                       r"(?:api_?key|access_?key|secret_?key|token|password|passwd|secret)=)(?!\$\{)[^\s'\"]+",
+_ASSIGNED = re.compile(rf"((?:^|(?<=[\s'\"\[(,]))[+~]?(?:[\w.@/-]*[._-])?{_CREDENTIAL}=)(?!\$\{{)[^\s'\"]+",
                        re.IGNORECASE)
 _BEARER = re.compile(r"(\bBearer\s+)[^\s'\"]+", re.IGNORECASE)
 _UNKNOWN = object()  # no unresolved counterpart (inside a node that was one interpolation of a whole subtree)
