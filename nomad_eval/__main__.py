@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.group_keys import group_key_problem
+from nomad_eval.cli.readonly import run_folder_elsewhere
 from nomad_eval.cli.suggest import check_argv
 from nomad_eval.cli.where import make_project_importable, outside_project
 
@@ -64,6 +65,7 @@ def cli() -> None:
     if (problem := outside_project(sys.argv[1:], project_dir())) is not None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
+    sys.argv += run_folder_elsewhere(sys.argv[1:], Path.cwd())  # a read-only project can still check
     try:
         _hydra_main()
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 from omegaconf import DictConfig
@@ -79,26 +80,38 @@ def lint_suites(rt: Runtime) -> int:
 
 
 def status(rt: Runtime) -> int:
-    from nomad_eval.harness.index import store_state, truncated_chunks
+    from nomad_eval.harness.index import truncated_chunks
 
-    with rt.store() as store:
-        state = store_state(rt, store)
-        health = store.health()  # reads a sample of the stored vectors: a store that opens may not search
     cut = truncated_chunks(rt)
     table = Table(title="corpus status", show_header=False)
-    table.add_row("fingerprint", state.fingerprint)
+    table.add_row("fingerprint", rt.fingerprint)
     table.add_row("documents", str(len(rt.documents)))
-    table.add_row("chunks", str(state.chunks))
+    table.add_row("chunks", str(len(rt.chunks)))
     table.add_row("goldens hash", f"{rt.goldens_hash} ({rt.settings.suite}, {len(rt.all_goldens)} goldens)")
-    table.add_row("store", f"{state.tagged_points} tagged points, {state.matching_points} with this fingerprint")
-    table.add_row("store health", f"{health}; the next run or action=ingest rebuilds it" if health
-                  else "sound (a sample of stored vectors read back, one search)")
-    table.add_row("store holds this fingerprint", "yes" if state.current else "no — run action=ingest")
+    for row in _store_rows(rt):
+        table.add_row(*row)
     table.add_row("chunks cut short by the embedder", str(len(cut)))
     console.print(table)
     for chunk, n in cut:
         console.print(f"  truncated: {chunk.chunk_id} ({n} tokens > {rt.embedder.max_input_tokens})")
     return 0
+
+
+def _store_rows(rt: Runtime) -> list[tuple[str, str]]:
+    from nomad_eval.harness.index import store_state
+
+    d = rt.data_dir.resolve()
+    where = d if d.exists() else next(p for p in d.parents if p.exists())
+    if not os.access(where, os.W_OK):  # the engine writes its log even to read: a read-only project says so
+        return [("store", f"not opened: {where} cannot be written (read-only); status of the store needs a "
+                          "writable paths.data_dir")]
+    with rt.store() as store:
+        state = store_state(rt, store)
+        health = store.health()  # reads a sample of the stored vectors: a store that opens may not search
+    return [("store", f"{state.tagged_points} tagged points, {state.matching_points} with this fingerprint"),
+            ("store health", f"{health}; the next run or action=ingest rebuilds it" if health
+             else "sound (a sample of stored vectors read back, one search)"),
+            ("store holds this fingerprint", "yes" if state.current else "no — run action=ingest")]
 
 
 def reset(rt: Runtime, which: str) -> int:

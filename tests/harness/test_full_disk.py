@@ -1,4 +1,5 @@
-"""A full disk anywhere ends with "no space left on <path>" and exit 1, leaving no partial file.
+"""A full disk anywhere ends with "no space left on <path>" and exit 1, leaving no partial file; a read-only
+project can still check its corpus and show its status.
 
 A real full disk is a small tmpfs, which needs root (or passwordless sudo, as on GitHub's runners); without either
 these tests skip. The run folder's half is also covered without root by tests/harness/test_run_folder.py, through a
@@ -74,3 +75,18 @@ def test_a_full_run_folder_is_named_and_leaves_no_partial_file(small_disk: Calla
     assert "Traceback" not in r.stderr and "polars" not in r.stderr
     _no_partial_file(run)
     assert not (run / "manifest.json").exists()
+
+
+def test_a_read_only_project_can_check_and_show_status(small_disk: Callable[[str, str], Path], tmp_path: Path) -> None:
+    project = small_disk("project", "8m")
+    init = run_cli("init", str(project), cwd=tmp_path)
+    assert init.returncode == 0, init.stderr
+    r = subprocess.run([*(_mount_command() or []), "mount", "-o", "remount,ro", str(project)], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    check = run_cli("tier=corpus", "action=check", cwd=project)
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert "suite core: 3 goldens — ok" in check.stdout and "Traceback" not in check.stderr
+    status = run_cli("tier=corpus", "action=status", cwd=project)
+    assert status.returncode == 0, status.stderr[-2000:]
+    assert f"not opened: {project} cannot be written (read-only)" in status.stdout
+    assert "Traceback" not in status.stderr
