@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import MappingProxyType
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.segment import Segment
+
+if TYPE_CHECKING:  # rich's bars load with the first bar: a corpus check or --help draws none
+    from rich.progress import Progress, TaskID
 
 # Control characters in printed text (an escape sequence in a golden id, a document name, a server's error body)
 # are shown as their Unicode control pictures, one character each, so the terminal never acts on them and rich's
@@ -73,7 +68,7 @@ class LineProgress:
         self.description, self.total, self.silent, self.sparse = description, total, silent, sparse
         self.every = SPARSE_EVERY if sparse else every
         self.done, self.printed = 0, False
-        self.task_ids = [TaskID(0)]
+        self.task_ids = [cast("TaskID", 0)]
         self.started = self.last = time.monotonic()
 
     def advance(self, task_id: TaskID, advance: float = 1) -> None:
@@ -103,6 +98,15 @@ def progress_bar(description: str, total: int, quiet: bool = False) -> Iterator[
     if not err_console.is_terminal:
         yield LineProgress(description, total, silent=total <= 0, sparse=quiet or bool(os.environ.get("CI")))
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TimeRemainingColumn(), console=err_console, disable=quiet, transient=True,
@@ -110,3 +114,12 @@ def progress_bar(description: str, total: int, quiet: bool = False) -> Iterator[
     with prog:
         prog.add_task(description, total=total)
         yield prog
+
+
+def timed_load(what: str, load: Callable[[], object], quiet: bool = False) -> None:
+    """Runs `load` (a model's load) before the progress of the work it serves starts, and says once how long it
+    took: left to the work's first call, the load would be counted in the progress line's time and rate."""
+    started = time.monotonic()
+    load()
+    if not quiet and (err_console.is_terminal or not os.environ.get("CI")):
+        err_console.print(f"loading {what}... {time.monotonic() - started:.1f} s", markup=False)
