@@ -10,7 +10,9 @@ if TYPE_CHECKING:
 
 
 class Embedder(Protocol):
-    """Turns text into vectors. Prefixes are applied by the caller, so the cache sees exact inputs."""
+    """Turns text into vectors. Prefixes are applied by the caller, so the cache sees exact inputs. One whose model
+    loads in this process may also offer `load()`: it is called before the embedding's progress starts, so the
+    progress counts the work alone (harness/index.py)."""
 
     name: str
     dim: int

@@ -129,16 +129,30 @@ class CachedEmbedder:
         self._memo: dict[str, np.ndarray] = {}  # this run's lookups, so a repeated text skips SQLite
         self._head: str | None = None
 
-    def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
+    def _keys(self, texts: list[str]) -> list[str]:
         # An embedder's identity does not change while it lives (an Ollama digest is asked once, then remembered),
         # and building it reads package metadata: once per embedder, not once per question.
         if self._head is None:
             self._head = key_head(self.embedder.identity())
-        head = self._head
-        keys = [_key(head, t) for t in texts]
+        return [_key(self._head, t) for t in texts]
+
+    def _found(self, keys: list[str]) -> dict[str, np.ndarray]:
         found = {k: self._memo[k] for k in keys if k in self._memo}
         if len(found) < len(set(keys)):
             found.update(self.cache.get_many([k for k in keys if k not in found], self.embedder.dim))
+        return found
+
+    def missing_documents(self, texts: list[str]) -> int:
+        """How many distinct documents of `texts` have no vector yet: what the model would have to embed."""
+        keys = self._keys([self.embedder.document_prefix + t for t in texts])
+        found = self._found(keys)
+        if len(self._memo) < 200_000:
+            self._memo.update(found)  # the embedding that follows reads them from here, not SQLite again
+        return len(set(keys)) - len(found)
+
+    def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
+        keys = self._keys(texts)
+        found = self._found(keys)
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
         if on_progress:
             on_progress(len(texts) - len(missing))
@@ -146,7 +160,7 @@ class CachedEmbedder:
             part = missing[i : i + self.batch]
             vecs = self.embedder.embed(part)
             self.model_calls += 1
-            new = {_key(head, t): v for t, v in zip(part, vecs, strict=True)}
+            new = dict(zip(self._keys(part), vecs, strict=True))
             self.cache.put_many(new)
             found.update(new)
             if on_progress:

@@ -92,6 +92,10 @@ class MiniLMEmbedder:
         tok.no_padding()
         return tok
 
+    def load(self) -> None:
+        """Loads the model now rather than with the first text to embed, so its load is timed apart from the work."""
+        self._model  # noqa: B018
+
     def embed(self, texts: list[str]) -> np.ndarray:
         import numpy as np
 

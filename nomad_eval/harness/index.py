@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nomad_eval.backends.base import Store, StoredPoint
-from nomad_eval.base.console import console, err_console, progress_bar
+from nomad_eval.base.console import console, err_console, progress_bar, timed_load
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk
 
@@ -65,10 +65,12 @@ def embed_chunks(rt: Runtime, quiet: bool = False) -> list[np.ndarray]:
             + ("Whole documents are embedded as one passage: the model sees only their beginning."
                if rt.chunker.whole_document else "Lower pipeline.chunk_size.")
         )
+    texts, embedder = [c.text for c in rt.chunks], rt.cached_embedder
+    load = getattr(embedder.embedder, "load", None)
+    if load is not None and embedder.missing_documents(texts):  # all cached: no model loads
+        timed_load(embedder.embedder.name, load, quiet)
     with progress_bar("embedding chunks", len(rt.chunks), quiet) as prog:
-        return list(rt.cached_embedder.embed_documents(
-            [c.text for c in rt.chunks], on_progress=lambda n: prog.advance(prog.task_ids[0], n)
-        ))
+        return list(embedder.embed_documents(texts, on_progress=lambda n: prog.advance(prog.task_ids[0], n)))
 
 
 def ingest(rt: Runtime, store: Store, quiet: bool = False, vecs: list[np.ndarray] | None = None) -> int:
