@@ -81,12 +81,23 @@ def _entries(folder: Path) -> dict[str, dict[str, Any]] | None:
                          "re-run into a fresh folder") from None
     files = raw.get("files") if isinstance(raw, dict) else None
     good = isinstance(files, dict) and all(
-        isinstance(k, str) and k == Path(k).name and k not in ("", ".", "..") and isinstance(v, dict)
-        and isinstance(v.get("bytes"), int) and isinstance(v.get("sha256"), str) for k, v in files.items())
+        _plain_name(k) and isinstance(v, dict) and isinstance(v.get("bytes"), int)
+        and isinstance(v.get("sha256"), str) for k, v in files.items())
     if not good:
         raise DamagedRun(f"{path}: not a valid manifest (expected files: {{name: {{bytes, sha256}}}}); the folder "
                          "cannot be trusted: re-run into a fresh folder")
     return files
+
+
+def _plain_name(name: object) -> bool:
+    """A file name of this folder: no path, printable, and one the file system can be asked about."""
+    if not isinstance(name, str) or name in ("", ".", "..") or name != Path(name).name or not name.isprintable():
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 def _mismatch(folder: Path, name: str, entry: dict[str, Any], hashed: bool) -> str | None:
