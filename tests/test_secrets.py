@@ -165,3 +165,19 @@ def test_a_key_echoed_in_a_server_error_body_is_redacted(make_cfg: Callable[...,
     assert stop.value.code == 1
     error = (tmp_path / "run" / "report.json").read_text()
     assert "HTTP 401 " in error and "Incorrect API key provided: <redacted>" in error and key not in error
+
+
+def test_a_hydra_file_is_rewritten_only_when_it_holds_a_credential(tmp_path: Path) -> None:
+    """The quick read that leaves a clean file alone still finds a credential held as a number, and the rewrite
+    keeps every other value's type."""
+    from nomad_eval.cli.callbacks import _rewrite
+
+    clean = tmp_path / "clean.yaml"
+    clean.write_text("a: 1\nurl: http://host/v1\nwhen: 2024-01-01\nkey_count: null\n")
+    _rewrite(clean, {"sk-known-value"})
+    assert clean.read_text() == "a: 1\nurl: http://host/v1\nwhen: 2024-01-01\nkey_count: null\n"
+    held = tmp_path / "held.yaml"
+    held.write_text("model:\n  api_key: 12345678\n  base_url: http://u:pw-9@h/v1\n  top_k: 3\n  note: sk-known-value\n")
+    _rewrite(held, {"sk-known-value"})
+    text = held.read_text()
+    assert "12345678" not in text and "pw-9" not in text and "sk-known-value" not in text and "top_k: 3" in text

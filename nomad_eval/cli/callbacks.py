@@ -121,6 +121,14 @@ def _known(config: DictConfig) -> set[str]:
 def _rewrite(path: Path, known: set[str]) -> None:
     if not path.is_file():
         return
+    import yaml
+
+    # Most files hold nothing to redact: libyaml reads one quickly with every scalar as text, which redacts at
+    # least what the typed values would (a number or null under a credential's key becomes text that is), so a
+    # file unchanged that way is left as Hydra wrote it without building OmegaConf nodes on every start-up.
+    plain = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+    if redact_tree(plain, known) == plain:
+        return
     tree = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
     clean = redact_tree(tree, known)
     if clean != tree:

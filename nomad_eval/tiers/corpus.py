@@ -7,7 +7,6 @@ from collections import Counter
 
 from omegaconf import DictConfig
 from rich.markup import escape
-from rich.table import Table
 
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
@@ -80,6 +79,8 @@ def lint_suites(rt: Runtime) -> int:
 
 
 def status(rt: Runtime) -> int:
+    from rich.table import Table  # a check prints no table
+
     from nomad_eval.harness.index import truncated_chunks
 
     cut = truncated_chunks(rt)
