@@ -160,7 +160,7 @@ def _reads_config(text: str) -> bool:
 
 # Key names the composed config always has that also name fields of stored reports, cases and calibrations,
 # which older files may lack: only a read from the config itself is a doubled default.
-REPORT_FIELDS = {"name", "n", "run", "metrics", "mode", "tier", "suite", "tags", "model", "config", "status"}
+REPORT_FIELDS = {"name", "n", "run", "metrics", "mode", "tier", "suite", "tags", "model", "config", "status", "gate"}
 
 
 def test_no_code_reads_a_key_the_config_always_has_with_a_fallback() -> None:

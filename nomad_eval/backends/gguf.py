@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from types import MappingProxyType
 from typing import BinaryIO
 
 # The sizes of GGUF's scalar value types, by type id (8 is a string, 9 an array).
-_SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-_INTS = {4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
+_SCALAR = MappingProxyType({0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8})
+_INTS = MappingProxyType({4: "<I", 5: "<i", 10: "<Q", 11: "<q"})
 
 
 def _u64(f: BinaryIO) -> int:

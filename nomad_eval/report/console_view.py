@@ -74,7 +74,8 @@ def misses(cases: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
 
 
 def print_misses(cases: list[dict[str, Any]], headline: int, verbose: bool) -> None:
-    ks = sorted({int(n.split("@")[1]) for c in cases for n in c["metrics"] if n.startswith("recall@")})
+    names = [MetricName.try_parse(n) for c in cases for n in c["metrics"]]
+    ks = sorted({m.k for m in names if m is not None and m.family == "recall" and m.mode is None and m.k})
     if not ks:
         return
     k = headline if headline in ks else ks[0]

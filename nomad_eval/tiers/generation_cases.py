@@ -147,8 +147,8 @@ def _answer_length(c: dict[str, Any]) -> float | None:
     return None if c.get("answer") is None else float(len(str(c["answer"])))
 
 
-SIZES: dict[str, Callable[[dict[str, Any]], float | None]] = {  # upstream's names
-    "meanPromptTokens": _prompt_tokens, "meanAnswerLength": _answer_length}
+SIZES: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (  # upstream's names
+    ("meanPromptTokens", _prompt_tokens), ("meanAnswerLength", _answer_length))
 
 
 def sizes(cases: list[dict[str, Any]], resamples: int, seed: int) -> dict[str, dict[str, SizeSummary]]:
@@ -159,7 +159,7 @@ def sizes(cases: list[dict[str, Any]], resamples: int, seed: int) -> dict[str, d
 
     out: dict[str, dict[str, SizeSummary]] = {}
     for mode in dict.fromkeys(str(c["mode"]) for c in cases):
-        for name, value in SIZES.items():
+        for name, value in SIZES:
             by_question: dict[str, list[float]] = {}
             for c in cases:
                 v = value(c) if c["mode"] == mode else None
