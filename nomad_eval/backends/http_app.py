@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nomad_eval.backends.retry import Transient, with_retries
+from nomad_eval.backends.retry import Transient, with_retries, within
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.secrets import redact_text
 
 Message = dict[str, str]
 # Header names that carry credentials: their values must come from the environment (headers_env), never the config.
@@ -137,7 +138,7 @@ class HttpApp:
 
     def send(self, req: AppRequest) -> tuple[Any, float]:
         """The response's JSON and the latency of the call that gave it; bounded retries on transient failures."""
-        where = f"the app at {self.url} (golden {req.golden_id})"
+        where = redact_text(f"the app at {self.url} (golden {req.golden_id})")
 
         def once() -> tuple[Any, float]:
             return self._once(req, where)
@@ -160,11 +161,13 @@ class HttpApp:
         wait = min(self.timeout, self._remaining(where))
         t0 = time.perf_counter()
         try:
-            r = self._client.request(req.method, req.url, json=req.body,
-                                     timeout=httpx.Timeout(wait, connect=min(self.connect_timeout, wait)))
+            # `within`: a wall-clock limit on the whole answer, which httpx's per-read timeout is not.
+            r = within(wait, lambda: self._client.request(
+                req.method, req.url, json=req.body,
+                timeout=httpx.Timeout(wait, connect=min(self.connect_timeout, wait))))
         except httpx.ConnectError as exc:
-            raise NomadError(f"{where} is unreachable: {exc}. Set app.url.") from None
-        except httpx.TimeoutException:
+            raise NomadError(redact_text(f"{where} is unreachable: {exc}. Set app.url.")) from None
+        except (httpx.TimeoutException, TimeoutError):
             self._remaining(where)
             raise NomadError(f"{where} did not answer within {wait:g} s (app.timeout)") from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:

@@ -123,3 +123,29 @@ def test_a_credential_in_the_plain_headers_is_refused(header: str) -> None:
     with pytest.raises(NomadError, match=f"app.headers names {header}, which carry credentials") as exc:
         _app("http://unused", headers={header: "abc", "X-Client": "eval"})
     assert exc.value.exit_code == 2
+
+
+def test_app_timeout_is_a_deadline_and_a_password_in_its_url_is_never_shown() -> None:
+    class Trickle(JsonHandler):
+        def do_POST(self) -> None:
+            self._body()
+            data = b'{"answer": "eventually"}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for byte in data:  # one byte a second: each read is quick, the answer never is
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(1.0)
+
+    with running(Trickle) as url:
+        app = _app(url.replace("http://", "http://user:pw-MARK@"), timeout=2.0, retries=1)
+        app.open()
+        t = time.monotonic()
+        try:
+            with pytest.raises(NomadError, match=r"did not answer within 2 s") as err:
+                app.send(app.request("g", "q", []))
+        finally:
+            app.close()
+        assert time.monotonic() - t < 3.0
+        assert "pw-MARK" not in str(err.value)
