@@ -181,3 +181,12 @@ def test_a_hydra_file_is_rewritten_only_when_it_holds_a_credential(tmp_path: Pat
     _rewrite(held, {"sk-known-value"})
     text = held.read_text()
     assert "12345678" not in text and "pw-9" not in text and "sk-known-value" not in text and "top_k: 3" in text
+
+
+def test_http_headers_that_carry_a_credential_are_secret_keys() -> None:
+    from nomad_eval.base.secrets import is_secret_key
+
+    assert all(is_secret_key(k) for k in ("Authorization", "app.headers.X-Api-Key", "Cookie", "Proxy-Authorization"))
+    assert not any(is_secret_key(k) for k in ("max_tokens", "tokens", "app.headers.Accept", "cookies_dir"))
+    tree = {"app": {"headers": {"Authorization": "Bearer abc123secretvalue", "Accept": "application/json"}}}
+    assert redact_tree(tree)["app"]["headers"] == {"Authorization": REDACTED, "Accept": "application/json"}

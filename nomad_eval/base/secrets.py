@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 REDACTED = "<redacted>"
-# `api_key`, `auth_token`, flat `model.api_key`, `client_secret`, `db_password`; not `max_tokens` or `num_tokens`.
-_CREDENTIAL = r"(?:api_?key|access_?key|secret_?key|token|password|passwd|secret)"
+# `api_key`, `auth_token`, flat `model.api_key`, `client_secret`, `db_password`, and HTTP headers that carry one
+# (`Authorization`, `X-Api-Key`, `Cookie`, typed under an app's headers); not `max_tokens` or `num_tokens`.
+_CREDENTIAL = r"(?:api[_-]?key|access[_-]?key|secret[_-]?key|token|password|passwd|secret|authorization|cookie)"
 SECRET_KEY = re.compile(rf"(?:^|[._-]){_CREDENTIAL}$", re.IGNORECASE)
 ENV = "oc.env:"
 # An environment value this long, found inside another interpolated value, is taken to be that value. Shorter
