@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from nomad_eval.base.paths import REPO
+from tests.conftest import MINI, run_cli
 
 HEAVY = ("torch", "scipy", "sentence_transformers", "transformers", "qdrant_edge", "qdrant_client", "polars",
          "xllamacpp", "numpy")
@@ -24,10 +27,23 @@ def _loaded(code: str, *args: str) -> str:
 @pytest.mark.parametrize("args", [["--help"], ["--help", "hydra.run.dir=/tmp/nomad-startup-test"],
                                   ["tier=corpus", "action=check", "hydra.run.dir=/tmp/nomad-startup-test"]])
 def test_no_heavy_imports(args: list[str]) -> None:
-    code = ("import sys, runpy; sys.argv = ['nomad_eval', *sys.argv[1:]]\n"
-            "try:\n    runpy.run_module('nomad_eval', run_name='__main__')\n"
-            "except SystemExit:\n    pass")
-    assert _loaded(code, *args) == "[]"
+    assert _loaded(RUN, *args) == "[]"
+
+
+RUN = ("import sys, runpy; sys.argv = ['nomad_eval', *sys.argv[1:]]\n"
+       "try:\n    runpy.run_module('nomad_eval', run_name='__main__')\n"
+       "except SystemExit:\n    pass")
+
+
+@pytest.mark.slow
+def test_a_warm_retrieval_run_loads_no_model_stack(tmp_path: Path, data_dir: Path) -> None:
+    """Every chunk and query vector cached and the store filled: the run reads vectors, so torch, transformers
+    and sentence-transformers never load."""
+    args = ["tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}", "quiet=true"]
+    first = run_cli(*args)  # fills the store and the embedding cache
+    assert first.returncode == 0, first.stderr[-2000:]
+    loaded = set(ast.literal_eval(_loaded(RUN, *args)))
+    assert "qdrant_edge" in loaded and not loaded & {"torch", "transformers", "sentence_transformers"}, loaded
 
 
 def test_importing_the_entry_points_loads_nothing_heavy() -> None:
