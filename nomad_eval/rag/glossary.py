@@ -17,9 +17,9 @@ def load_glossary(path: Path) -> dict[str, str]:
 
 def expand(query: str, glossary: dict[str, str]) -> str:
     """Case-sensitive on the acronym, so the word 'co' in 'cook' or 'co-op' is not taken for CO."""
-    out = query
+    out, lowered = query, query.lower()
     for acronym, spelled in glossary.items():
-        if spelled.lower() in query.lower():
+        if acronym not in out or spelled.lower() in lowered:  # the pattern below can only match the acronym's text
             continue
         out = re.sub(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", f"{acronym} ({spelled})", out)
     return out
