@@ -54,3 +54,11 @@ def require_room(folder: Path, need: int, what: str) -> None:
         raise NomadError(f"no space left on {folder}: {what} may need up to {need / MIB:.0f} MiB, "
                          f"{free / MIB:.0f} MiB free; free space there (or set paths.data_dir to a larger disk) "
                          "and run again", 1)
+
+
+def out_of_room(folder: Path, what: str, exc: BaseException) -> str | None:
+    """The message for a failure met on a file system with (almost) nothing free, where SQLite reports the full
+    disk as a generic I/O error: named as a full disk. None when there is room, so the failure is something else."""
+    if shutil.disk_usage(_existing(folder)).free >= MIB:
+        return None
+    return f"no space left on {folder} ({what}: {exc}); free space there and run again"

@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.space import out_of_room
 
 # SQLite's own verdicts on a file's contents; every other failure (CANTOPEN, READONLY, PERM, BUSY, IOERR, FULL)
 # says nothing about them, and moving the file aside would lose a good cache.
@@ -106,7 +107,8 @@ def open_rebuildable(path: Path, schema: str, what: str, check_same_thread: bool
             return db
         try:
             if not is_corruption(exc):
-                raise NomadError(f"cannot open the {what} at {path}: {exc}; it was left as it is")
+                raise NomadError(out_of_room(path.parent, f"opening the {what}", exc)
+                                 or f"cannot open the {what} at {path}: {exc}; it was left as it is")
             # A parallel job that found the same damage may have replaced the file already: keep its new one.
             if path.exists() and path.stat().st_ino == inode:
                 # Moved while the failed connection is still open: closing it deletes the write-ahead log by

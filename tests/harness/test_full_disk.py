@@ -65,6 +65,15 @@ def test_a_full_data_dir_is_named_not_a_sigbus(small_disk: Callable[[str, str], 
     _no_partial_file(data)
 
 
+def test_a_data_dir_too_full_for_the_embedding_cache_is_named(small_disk: Callable[[str, str], Path],
+                                                              tmp_path: Path) -> None:
+    data = small_disk("tiny", "24k")  # not even room for SQLite's shared-memory file
+    r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data}", f"paths.run_dir={tmp_path / 'run'}",
+                "quiet=true")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert f"no space left on {data} (opening the embedding cache: " in r.stderr and "Traceback" not in r.stderr
+
+
 def test_a_full_run_folder_is_named_and_leaves_no_partial_file(small_disk: Callable[[str, str], Path],
                                                                 data_dir: Path) -> None:
     # Room for Hydra's own files and the first results, not for all of them.
