@@ -8,6 +8,7 @@ file size limit.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -99,3 +100,24 @@ def test_a_read_only_project_can_check_and_show_status(small_disk: Callable[[str
     assert status.returncode == 0, status.stderr[-2000:]
     assert f"not opened: {project} cannot be written (read-only)" in status.stdout
     assert "Traceback" not in status.stderr
+
+
+def test_a_rerun_into_a_good_run_on_a_full_disk_leaves_one_run(small_disk: Callable[[str, str], Path],
+                                                                data_dir: Path, tmp_path: Path) -> None:
+    """Issue 32's case: the disk fills during a re-run into a folder holding a good run; the folder must not end
+    as new results beside the old report, which promote accepted."""
+    run = small_disk("run", "1m")
+    common = ("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true")
+    assert run_cli(*common).returncode == 0
+    # Room for the re-run's first results, not for all of them.
+    room = (run / "cases.jsonl").stat().st_size + 8 * 1024
+    with (run / ".filler").open("wb") as f:
+        f.write(b"\0" * max(0, shutil.disk_usage(run).free - room))
+    r = run_cli(*common, "threshold=0.5")
+    (run / ".filler").unlink()
+    assert r.returncode == 1 and f"no space left on {run} (writing " in r.stderr, r.stderr[-2000:]
+    assert json.loads((run / "report.json").read_text())["status"] == "failed"
+    assert not (run / "manifest.json").exists() and not (run / "report.html").exists()  # the earlier run's
+    promote = run_cli("tier=promote", f"promote.run={run}", f"paths.baselines_dir={tmp_path / 'b'}")
+    assert promote.returncode == 2 and "a failed run cannot become a baseline" in promote.stderr
+    assert not (tmp_path / "b").exists()
