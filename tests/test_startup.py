@@ -44,6 +44,8 @@ def test_a_warm_retrieval_run_loads_no_model_stack(tmp_path: Path, data_dir: Pat
     assert first.returncode == 0, first.stderr[-2000:]
     loaded = set(ast.literal_eval(_loaded(RUN, *args)))
     assert "qdrant_edge" in loaded and not loaded & {"torch", "transformers", "sentence_transformers"}, loaded
+    assert not _browse(tmp_path) & {"scipy", "torch", "polars", "qdrant_edge"}
+    assert 'href="run/report.html"' in (tmp_path / "runs.html").read_text()  # the page lists that run
 
 
 def test_importing_the_entry_points_loads_nothing_heavy() -> None:
@@ -56,3 +58,15 @@ def test_the_public_api_loads_on_first_use() -> None:
             "from nomad_eval.data.golden import Golden as G\nprint('SAME', Golden is G and evaluate is e)")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert "PYDANTIC False" in r.stdout and "SAME True" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+def _browse(root: Path) -> set[str]:
+    """What `tier=browse` over `root` loads of HEAVY; the page it writes is `root/runs.html`."""
+    out = _loaded(RUN, "tier=browse", f"browse.roots=[{root}]", f"browse.out={root / 'runs.html'}",
+                  f"hydra.run.dir={root / 'hydra'}")
+    assert (root / "runs.html").is_file()
+    return set(ast.literal_eval(out))
+
+
+def test_the_run_browser_computes_no_statistics(tmp_path: Path) -> None:
+    assert not _browse(tmp_path) & {"scipy", "torch", "polars", "qdrant_edge", "sentence_transformers"}

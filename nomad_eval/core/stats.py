@@ -15,7 +15,9 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+
+# scipy.stats is imported where a statistic is computed, not here: the report views reach this module through
+# the gate's types (report/gate -> core/compare), and the run browser computes no statistic (tests/test_startup.py).
 
 Array = NDArray[np.float64]
 Alternative = Literal["two-sided", "worse_if_lower", "worse_if_higher"]
@@ -64,6 +66,8 @@ def _row_intervals(data: Array, how: BootstrapMethod, level: float, resamples: i
     """scipy's bootstrap interval of the mean of each row of `data` (rows x questions), every row from the same
     resampled questions; a row whose `how` interval is undefined (BCa of a sample whose bias or acceleration
     cannot be estimated) takes the percentile interval of the same resamples."""
+    from scipy import stats
+
     common = dict(axis=-1, vectorized=True, confidence_level=level, batch=max(1, BLOCK // data.size))
     with warnings.catch_warnings():
         # Degenerate samples show up as NaN ends, handled below.
@@ -112,6 +116,8 @@ def _interval(
     if clusters is None and method != "studentized":
         lows, highs = _row_intervals(values[None], method, level, resamples, seed)
         return Interval(float(lows[0]), float(highs[0]), level)
+
+    from scipy import stats
 
     def run(how: BootstrapMethod) -> tuple[float, float]:
         common = dict(n_resamples=resamples, vectorized=True, paired=True, rng=np.random.default_rng(seed))
@@ -247,6 +253,8 @@ def paired_p_value(
             raise ValueError("binary=True needs every value to be 0 or 1")
         # Under the null each discordant pair is a win or a loss with probability 1/2.
         wins, discordant = int(np.sum(deltas > 0)), int(np.sum(deltas != 0))
+        from scipy import stats
+
         return float(stats.binomtest(wins, discordant, 0.5, alternative=side).pvalue)
     data = deltas if clusters is None else _cluster_sums(deltas, clusters)[0]
     return sign_flip_p_value(data, side, resamples, seed)
