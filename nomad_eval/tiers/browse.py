@@ -19,6 +19,7 @@ from nomad_eval.base.runfolder import problem
 from nomad_eval.report.browser import MAX_CASES, RunEntry, build_page, headline_k, questions, run_entry
 from nomad_eval.report.io import write_atomic
 
+HASHED_CASES_BYTES = 64 * 2**20  # far above what MAX_CASES cases take: a larger file is never read by the page
 QUESTION_BUDGET = 50_000  # per-question rows embedded over all runs, newest first: the page stays openable
 
 
@@ -58,6 +59,14 @@ def _cases(path: Path) -> tuple[list[dict[str, Any]] | None, str]:
     return rows, ""
 
 
+def _read_here(folder: Path) -> tuple[str, ...]:
+    try:
+        small = (folder / "cases.jsonl").stat().st_size <= HASHED_CASES_BYTES
+    except OSError:
+        small = True  # missing: the manifest check names it
+    return ("report.json", "cases.jsonl") if small else ("report.json",)
+
+
 def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], list[str]]:
     """The runs the page lists, and why each folder it skips was skipped: a file that is not a report, or a
     folder whose files do not match its manifest (named)."""
@@ -65,8 +74,9 @@ def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], list[s
     skipped: list[str] = []
     budget = QUESTION_BUDGET
     for p in reports:
-        # Only the files the page reads are hashed; the rest are checked by size, so a rebuild stays cheap.
-        if (why := problem(p.parent, hash_only=("report.json", "cases.jsonl"))) is not None:
+        # Only the files the page reads are hashed, the rest checked by size, so a rebuild stays cheap; a
+        # cases.jsonl too large for the page is not read, so not hashed either.
+        if (why := problem(p.parent, hash_only=_read_here(p.parent))) is not None:
             skipped.append(why)
             continue
         try:
