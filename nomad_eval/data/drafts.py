@@ -28,6 +28,14 @@ CHECKS = (MALFORMED, NOT_IN_SOURCE, TOO_COMMON, DUPLICATE, TOPIC_IN_CORPUS)
 
 KINDS = ("answerable", "follow-up", "refusal")
 SYSTEM = "You write test questions about a collection of documents. Follow the reply format exactly."
+# One worked reply: a small model follows a shown reply far more often than a described one.
+EXAMPLE = ("\n\nExample, for a passage saying \"Boil the water for one minute\":\n"
+           "QUESTION: How long should the water boil?\nANSWER: one minute")
+EXAMPLE_FOLLOW_UP = ("\n\nExample, for a passage saying \"Boil the water for one minute\":\n"
+                     "FIRST: Is boiling a safe way to treat water?\nREPLY: Yes, boiling kills germs.\n"
+                     "FOLLOW-UP: How long should I do it for?\nANSWER: one minute")
+EXAMPLE_REFUSAL = ("\n\nExample, for a passage about boiling water:\nQUESTION: How deep should a well be dug?\n"
+                   "TOPIC: well digging")
 _WORD = re.compile(r"\w+")
 
 
@@ -50,6 +58,7 @@ class Draft:
     answer: str = ""       # the words of the source that answer the question (answerable, follow-up)
     topic: str = ""        # what a refusal question asks about
     problem: str | None = None  # the first check it failed; None while kept
+    reply: str = ""        # the model's reply as written, for a reviewer asking why a draft was dropped
 
     @property
     def pattern(self) -> str:
@@ -69,26 +78,38 @@ def prompt(kind: str, s: Source) -> list[Message]:
     passage = f'Passage from "{s.title}":\n{s.text}\n\n'
     if kind == "answerable":
         ask = ("Write one question that this passage answers, then copy the few words of the passage that answer "
-               "it.\nReply in exactly two lines:\nQUESTION: <the question>\nANSWER: <words copied from the passage>")
+               "it.\nReply in exactly two lines:\nQUESTION: <the question>\nANSWER: <words copied from the passage>"
+               + EXAMPLE)
     elif kind == "follow-up":
         ask = ("Write a short conversation about this passage: a first question, a one-sentence reply, and a "
                "follow-up question that refers back with a word such as \"it\" or \"that\" and that the passage "
                "answers. Then copy the few words of the passage that answer the follow-up.\nReply in exactly four "
                "lines:\nFIRST: <first question>\nREPLY: <one-sentence reply>\nFOLLOW-UP: <the follow-up>\n"
-               "ANSWER: <words copied from the passage>")
+               "ANSWER: <words copied from the passage>" + EXAMPLE_FOLLOW_UP)
     else:
         ask = ("Write one question on the same general subject that this passage does NOT answer, and name in one "
                "to three words the thing it asks about, a term that does not appear in the passage.\nReply in "
-               "exactly two lines:\nQUESTION: <the question>\nTOPIC: <the term>")
+               "exactly two lines:\nQUESTION: <the question>\nTOPIC: <the term>" + EXAMPLE_REFUSAL)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": passage + ask}]
 
 
+# Labels a small model writes instead of the format's ("Q:", "The answer is:"), read as the format's.
+_ALIASES = {"Q": "QUESTION", "A": "ANSWER", "FOLLOW UP": "FOLLOW-UP", "FOLLOWUP": "FOLLOW-UP"}
+
+
+def _label(raw: str) -> str:
+    label = " ".join(raw.strip("*_# ").upper().split())
+    label = label.removeprefix("THE ").removesuffix(" IS")
+    return _ALIASES.get(label, label)
+
+
 def fields(reply: str) -> dict[str, str]:
-    """`LABEL: value` lines of a reply, labels upper-cased; markdown emphasis and quotes around values dropped."""
+    """`LABEL: value` lines of a reply, labels upper-cased (and read through _ALIASES); markdown emphasis and
+    quotes around values dropped; the first line with a label wins."""
     out: dict[str, str] = {}
     for line in reply.splitlines():
-        label, sep, value = line.strip().strip("*_ ").partition(":")
-        label = label.strip("*_ ").upper()
+        raw, sep, value = line.strip().strip("*_ ").partition(":")
+        label = _label(raw)
         if sep and label and label not in out:
             out[label] = value.strip().strip("*_ ").strip().strip('"').strip()
     return out
@@ -97,7 +118,7 @@ def fields(reply: str) -> dict[str, str]:
 def read_reply(kind: str, source: Source, reply: str) -> Draft:
     """The draft a reply describes; MALFORMED when a line the format asks for is missing or empty."""
     f = fields(reply)
-    d = Draft(kind, source)
+    d = Draft(kind, source, reply=reply)
     if kind == "follow-up":
         first, said, d.query, d.answer = (f.get(k, "") for k in ("FIRST", "REPLY", "FOLLOW-UP", "ANSWER"))
         d.turns = [{"role": "user", "content": first}, {"role": "assistant", "content": said}]

@@ -126,8 +126,8 @@ def run(cfg: DictConfig) -> int:
     write_jsonl(candidates_path(out), [{"id": d.golden()["id"], "candidates": review_candidates(d, documents, titles)}
                                        for d in kept])
     summary = {"model": str(cfg.model.name), "out": str(out), **counts_of(drafts, kept),
-               "dropped": [{"kind": d.kind, "source": d.source.chunk_id, "query": d.query, "why": d.problem}
-                           for d in drafts if d.problem]}
+               "dropped": [{"kind": d.kind, "source": d.source.chunk_id, "query": d.query, "why": d.problem,
+                            "reply": d.reply[:400]} for d in drafts if d.problem]}
     write_atomic(run / "synthesize.json", json.dumps(summary, indent=2))
     _print(summary, out, bool(cfg.quiet))
     return 0

@@ -78,6 +78,8 @@ def test_planted_bad_drafts_are_dropped_by_the_right_check(make_cfg: Callable[..
     assert why[("rope-storage", False)] == TOO_COMMON
     assert why[("kettle-descaling", True)] == TOPIC_IN_CORPUS
     assert why[("rope-storage", True)] == MALFORMED
+    # Each dropped draft keeps the model's reply, for the reviewer.
+    assert "I cannot help with that." in [d["reply"] for d in summary["dropped"]]
     # Of the two identical questions, the later one goes.
     assert [w for (doc, _), w in why.items() if doc in ("bread-starter", "garden-compost")] == [DUPLICATE]
     assert summary["drafted"] == 10 and summary["kept"] == 5 == len(drafts)
@@ -120,6 +122,9 @@ def test_drafts_never_land_in_a_suite_or_over_a_file(make_cfg: Callable[..., Dic
 
 def test_reply_fields_and_answer_patterns() -> None:
     assert fields('**Question:** "Why?"\nANSWER: 3 hours\nANSWER: again') == {"QUESTION": "Why?", "ANSWER": "3 hours"}
+    # What a small model writes instead of the labels asked for.
+    assert fields("The question is: Why?\n\nThe answer is: because\nQ: Again?") == {"QUESTION": "Why?",
+                                                                                   "ANSWER": "because"}
     p = answer_pattern("0.8 litre")
     assert search(p, "to the 0.8\nlitre mark") and not search(p, "10.8 litres") and not search(p, "0x8 litre")
 
@@ -131,11 +136,11 @@ def test_smollm2_drafts_from_the_shipped_corpus(make_cfg: Callable[..., DictConf
     from tests.tiers.test_generation_tier import needs_smollm2
 
     needs_smollm2()
-    cfg = make_cfg("tier=synthesize", "model=smollm2", "tier.questions=4", "tier.follow_ups=2", "tier.refusals=2")
+    cfg = make_cfg("tier=synthesize", "model=smollm2", "tier.questions=2", "tier.follow_ups=1", "tier.refusals=1")
     assert run_tier(cfg) == 0
     summary = json.loads((Path(cfg.paths.run_dir) / "synthesize.json").read_text())
     kept = [json.loads(x) for x in Path(summary["out"]).read_text().splitlines()]
-    assert summary["drafted"] == 8 == summary["kept"] + sum(summary["rejected"].values())
+    assert summary["drafted"] == 4 == summary["kept"] + sum(summary["rejected"].values())
     assert len(kept) == summary["kept"]
     texts = {p.stem: p.read_text() for p in (Path(cfg.data.corpus_dir)).glob("*.md")}
     for d in kept:
