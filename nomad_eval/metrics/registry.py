@@ -63,7 +63,7 @@ class MetricSpec:
 
 REGISTRY: dict[str, MetricSpec] = {}
 # The upstream view (metrics/upstream/): upstream NOMAD's own definitions under its own names, reported as
-# `upstream.<name>` (`upstream.<mode>.<name>` for answers). Kept out of REGISTRY, so no run scores them as ours.
+# `upstream.<name>` (`upstream.<mode>.<name>` for answers). Left out of REGISTRY, so no run scores them as ours.
 UPSTREAM: dict[str, MetricSpec] = {}
 UPSTREAM_MODE = "upstream"
 

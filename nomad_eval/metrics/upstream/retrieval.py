@@ -1,6 +1,6 @@
 """Upstream NOMAD's retrieval metrics, as its harness defines them (the upstream view).
 
-Kept apart from this project's TREC measures, which keep their own definitions: here the @k window is the first
+Apart from this project's TREC measures, which keep their own definitions: here the @k window is the first
 k *chunks* as returned (a document's second chunk takes a rank of its own), precision divides by the chunks
 actually in that window (0 when nothing came back), the reciprocal rank is that of the first relevant chunk,
 and only nDCG ranks distinct documents. A chunk with no document (None) holds a rank but is never relevant.
