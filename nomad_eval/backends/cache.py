@@ -142,13 +142,20 @@ class CachedEmbedder:
             found.update(self.cache.get_many([k for k in keys if k not in found], self.embedder.dim))
         return found
 
-    def missing_documents(self, texts: list[str]) -> int:
-        """How many distinct documents of `texts` have no vector yet: what the model would have to embed."""
-        keys = self._keys([self.embedder.document_prefix + t for t in texts])
+    def _missing(self, texts: list[str]) -> int:
+        keys = self._keys(texts)
         found = self._found(keys)
         if len(self._memo) < 200_000:
             self._memo.update(found)  # the embedding that follows reads them from here, not SQLite again
         return len(set(keys)) - len(found)
+
+    def missing_documents(self, texts: list[str]) -> int:
+        """How many distinct documents of `texts` have no vector yet: what the model would have to embed."""
+        return self._missing([self.embedder.document_prefix + t for t in texts])
+
+    def missing_queries(self, texts: list[str]) -> int:
+        """How many distinct queries of `texts` have no vector yet."""
+        return self._missing([self.embedder.query_prefix + t for t in texts])
 
     def _embed(self, texts: list[str], on_progress: Callable[[int], None] | None) -> np.ndarray:
         keys = self._keys(texts)

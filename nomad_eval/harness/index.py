@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from nomad_eval.backends.base import Store, StoredPoint
 from nomad_eval.base.console import console, err_console, progress_bar, timed_load
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk
+
+if TYPE_CHECKING:
+    from nomad_eval.backends.cache import CachedEmbedder
 
 _NS = uuid.UUID("6f1b8d2e-4c47-4b8a-9d5e-2f0a7c3e9b11")
 
@@ -53,6 +57,14 @@ def store_state(rt: Runtime, store: Store) -> StoreState:
     return StoreState(rt.fingerprint, len(rt.chunks), store.count(), store.count(rt.fingerprint))
 
 
+def load_model(embedder: CachedEmbedder, missing: int, quiet: bool) -> None:
+    """The embedder's model loaded, in a timed line of its own, before the progress of embedding `missing` texts
+    starts, so that progress counts embedding alone; nothing when every vector is cached (no model loads)."""
+    load = getattr(embedder.embedder, "load", None)
+    if load is not None and missing:
+        timed_load(embedder.embedder.name, load, quiet)
+
+
 def embed_chunks(rt: Runtime, quiet: bool = False) -> list[np.ndarray]:
     """Every chunk's vector, from the cache or the model. Called without the store (or its lock) held, so a cold
     pass of one job never makes another job wait."""
@@ -66,9 +78,7 @@ def embed_chunks(rt: Runtime, quiet: bool = False) -> list[np.ndarray]:
                if rt.chunker.whole_document else "Lower pipeline.chunk_size.")
         )
     texts, embedder = [c.text for c in rt.chunks], rt.cached_embedder
-    load = getattr(embedder.embedder, "load", None)
-    if load is not None and embedder.missing_documents(texts):  # all cached: no model loads
-        timed_load(embedder.embedder.name, load, quiet)
+    load_model(embedder, embedder.missing_documents(texts), quiet)
     with progress_bar("embedding chunks", len(rt.chunks), quiet) as prog:
         return list(embedder.embed_documents(texts, on_progress=lambda n: prog.advance(prog.task_ids[0], n)))
 

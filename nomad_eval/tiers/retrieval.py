@@ -15,7 +15,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.core.runs import order_consistent, scores_from_order
 from nomad_eval.data.golden import Golden
-from nomad_eval.harness.index import ready_store
+from nomad_eval.harness.index import load_model, ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
@@ -261,6 +261,7 @@ def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tra
 def _embed_questions(rt: Runtime, queries: list[str], quiet: bool) -> None:
     """Fill the cache with every question's vector, in parts, so a long suite shows its progress."""
     part = 2048  # large enough that the model's own batches stay full; one cache lookup per part
+    load_model(rt.cached_embedder, rt.cached_embedder.missing_queries(queries), quiet)
     with progress_bar("embedding questions", len(queries), quiet) as prog:
         for i in range(0, len(queries), part):
             rt.cached_embedder.embed_queries(queries[i : i + part])

@@ -34,3 +34,23 @@ def test_the_model_load_is_a_line_of_its_own_and_only_when_a_vector_is_missing(
 
     embed_chunks(runtime(make_cfg(*MINI, f"paths.data_dir={tmp_path / 'cold2'}")), quiet=True)
     assert capsys.readouterr().err == ""  # quiet: neither line
+
+
+def test_embedding_the_questions_loads_the_model_before_its_progress(
+        make_cfg: Callable[..., DictConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reported case: a suite's questions embedded in one call, its line counting the model's load."""
+    from nomad_eval.tiers.retrieval import _embed_questions
+
+    monkeypatch.delenv("CI", raising=False)
+    rt = runtime(make_cfg(*MINI, f"paths.data_dir={tmp_path / 'cold'}"))
+    queries = [g.query for g in rt.goldens]
+    _embed_questions(rt, queries, quiet=False)
+    lines = capsys.readouterr().err.splitlines()
+    n = len(queries)
+    loads = [i for i, line in enumerate(lines) if line.startswith(f"loading {rt.embedder.name}... ")]
+    work = [i for i, line in enumerate(lines) if line.startswith(f"embedding questions: {n}/{n} in ")]
+    assert len(loads) == 1 and work and loads[0] < work[0], lines
+    _embed_questions(rt, queries, quiet=False)  # every question cached now
+    err = capsys.readouterr().err
+    assert "loading" not in err and f"embedding questions: {n}/{n} in " in err
