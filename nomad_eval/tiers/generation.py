@@ -257,9 +257,11 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
     mock_cases = cases if is_mock else _mock_cases(w.goldens, w.contexts, w.plans, modes)
     ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
                                                       "judges": [r.key for r in rubrics(judge_settings(cfg))]})
+    # model.num_ctx: null (model=smollm2) is the model file's own context: the report names the number used.
+    system = system_settings(rt.resolved_config(), "generation") | {"model.num_ctx": str(s.model.num_ctx)}
     return Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
-        system=system_settings(rt.resolved_config(), "generation"),
+        system=system,
         counts={"goldens": len(w.goldens), "cases": len(cases), "repeats": repeats, "model_calls": s.chat.calls,
                 "cache_hits": s.chat.hits, "unstable": len(unstable),
                 "rewritten_queries": sum(c.rewritten for c in w.contexts)},

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
 
 from nomad_eval.backends.gguf import context_length
 from nomad_eval.backends.llamacpp import LlamaCppModel, smollm2_path
 from nomad_eval.base.paths import CONF
+from nomad_eval.cli.entry import run_tier
+from tests.conftest import MINI
 
 
 def _string(s: str) -> bytes:
@@ -38,3 +44,12 @@ def test_values_before_the_key_are_skipped_whatever_their_type(tmp_path: Path) -
     assert context_length(path) is None  # it does not say
     path.write_bytes(b"not a gguf file")
     assert context_length(path) is None
+
+
+@pytest.mark.slow  # generates with SmolLM2
+def test_a_generation_report_names_the_context_it_used(make_cfg: Callable[..., DictConfig]) -> None:
+    cfg = make_cfg(*MINI, "tier=generation", "model=smollm2", "mode=e2e", "repeats=1", "limit=1",
+                   "tier.max_tokens=8")
+    assert run_tier(cfg) == 0
+    report = json.loads((Path(cfg.paths.run_dir) / "report.json").read_text())
+    assert report["config"]["model"]["num_ctx"] is None and report["system"]["model.num_ctx"] == "8192"
