@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.group_keys import group_key_problem
@@ -13,26 +12,17 @@ from nomad_eval.cli.readonly import run_folder_elsewhere
 from nomad_eval.cli.suggest import check_argv
 from nomad_eval.cli.where import make_project_importable, outside_project
 
-if TYPE_CHECKING:
-    from omegaconf import DictConfig
-
-
-def main(cfg: DictConfig) -> int:
-    """One job: what Hydra calls with the composed config (see `_hydra_main`)."""
-    from nomad_eval.cli.entry import run_tier
-
-    return run_tier(cfg)
-
 
 def _hydra_main() -> None:
     """Hydra, its resolvers and the tiers load here, after `--help` had its chance to answer without them."""
     import hydra
 
+    from nomad_eval.cli.entry import run_tier
     from nomad_eval.cli.resolvers import register_resolvers
 
     register_resolvers()
     # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
-    hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(main)()
+    hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(run_tier)()
 
 
 def _conf_dirs() -> list[Path]:
