@@ -81,6 +81,8 @@ def _open(path: Path, schema: str, check_same_thread: bool) -> tuple[sqlite3.Con
         db.commit()
     except sqlite3.DatabaseError as exc:
         return db, exc
+    except UnicodeDecodeError as exc:  # SQLite quoting a damaged schema's bytes, which are not UTF-8, in a message
+        return db, _Damaged(f"text that is not UTF-8 ({exc.reason} at byte {exc.start})")
     except BaseException:
         db.close()
         raise
