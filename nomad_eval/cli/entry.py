@@ -42,7 +42,7 @@ def _record_failure(cfg: DictConfig, message: str) -> None:
     from nomad_eval.report.schema import Report
 
     try:
-        out = run_dir(cfg)
+        out = run_dir(cfg.paths.run_dir)
         unresolved = OmegaConf.to_container(cfg, resolve=False)
     except Exception:  # the failure may be in the config itself; then there is nothing safe to write
         return
@@ -147,7 +147,7 @@ def _resumable(cfg: DictConfig) -> bool:
     if not cfg.get("resume") or cfg.tier.name in ("compare", "promote", "corpus", "dataset", "calibrate"):
         return False
     try:
-        out = run_dir(cfg)
+        out = run_dir(cfg.paths.run_dir)
         old = json.loads((out / "report.json").read_text())
     except (OSError, ValueError):
         return False  # nothing finished here yet
@@ -183,7 +183,7 @@ def run_tier(cfg: DictConfig) -> int:
     try:
         names = suite_names(cfg)
         code = _run_one(cfg, multirun) if names is None else \
-            run_suites(cfg, names, run_dir(cfg), lambda one: _run_one(one, multirun))
+            run_suites(cfg, names, run_dir(cfg.paths.run_dir), lambda one: _run_one(one, multirun))
     except NomadError as exc:  # several suites refused before any ran
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         code = exc.exit_code
@@ -251,7 +251,7 @@ def _brief(cfg: DictConfig, multirun: bool) -> Iterator[None]:
 def _last_line(cfg: DictConfig, multirun: bool, started: float) -> None:
     """A run ends naming its HTML report; a sweep job, with one line of its verdict and headline numbers."""
     try:
-        out = run_dir(cfg)
+        out = run_dir(cfg.paths.run_dir)
     except Exception:  # the config itself failed: there is no run folder to name
         return
     html = out / "report.html"

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 
 def _hydra() -> object | None:
     from hydra.core.hydra_config import HydraConfig
@@ -14,8 +12,8 @@ def _hydra() -> object | None:
     return HydraConfig.get() if HydraConfig.initialized() else None
 
 
-def run_dir(cfg: DictConfig) -> Path:
-    explicit = cfg.paths.get("run_dir")
+def run_dir(explicit: str | None) -> Path:
+    """`paths.run_dir` when set, else the folder Hydra made for this job; created."""
     hc = _hydra()
     if explicit:
         path = Path(explicit)

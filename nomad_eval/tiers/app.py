@@ -60,7 +60,7 @@ def run(cfg: DictConfig) -> int:
     check_judge_gates(judge_settings(cfg))
     rt = runtime(cfg)
     goldens = rt.goldens
-    out = run_dir(cfg)
+    out = run_dir(cfg.paths.run_dir)
     outputs = collect(cfg, rt.data_dir, rt.all_goldens, goldens)
     timings = {"app": time.perf_counter() - t0}
     records = [outputs.records[(g.id, r)] for g in goldens for r in range(outputs.repeats)]

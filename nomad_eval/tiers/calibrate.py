@@ -254,7 +254,7 @@ def run(cfg: DictConfig) -> int:
     ok, why = gate_rule(result, judging_rules(cfg.judging))  # as this config's gate would decide; a gate decides again
     result.update({"min_agreement": float(cfg.judging.min_agreement), "gate_on": str(cfg.judging.gate_on),
                    "calibrated": ok, "reason": why})
-    out = run_dir(cfg)
+    out = run_dir(cfg.paths.run_dir)
     write_jsonl(out / "calibration_cases.jsonl", rows)
     if battery_rows:
         write_jsonl(out / "calibration_battery.jsonl", battery_rows)

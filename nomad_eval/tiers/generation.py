@@ -167,7 +167,7 @@ def run(cfg: DictConfig) -> int:
     if unknown := set(modes) - set(MODES):
         raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
     repeats = max(1, int(cfg.repeats))
-    out = run_dir(cfg)
+    out = run_dir(cfg.paths.run_dir)
     check_judge_gates(judge_settings(cfg))  # an uncalibrated judge in a gate is refused before any model time is spent
     s = open_chat(cfg, rt, "generation")
     tracer = Tracer()

@@ -57,7 +57,7 @@ def run(cfg: DictConfig) -> int:
     with open_dict(gen_cfg):
         gen_cfg.tier.name = "generation"
     code = generation_run(gen_cfg)  # type: ignore[arg-type]
-    out = run_dir(cfg)
+    out = run_dir(cfg.paths.run_dir)
     report = json.loads((out / "report.json").read_text())
     if report.get("status") == "ok":
         write_atomic(out / ROW_FILE, json.dumps(matrix_row(report), indent=1))

@@ -136,7 +136,7 @@ def run(cfg: DictConfig) -> int:
     n = int(cfg.tier.passages)
     positions = _positions(cfg, n)
     repeats = max(1, int(cfg.repeats))
-    out = run_dir(cfg)
+    out = run_dir(cfg.paths.run_dir)
     s = open_chat(cfg, rt, "position")
     skipped: dict[str, list[str]] = {}
     est, setups = _prepare(cfg, rt, s, n, skipped)

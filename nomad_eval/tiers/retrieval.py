@@ -140,7 +140,7 @@ def run(cfg: DictConfig) -> int:
     rt = runtime(cfg)
     goldens = rt.goldens
     pipeline = instantiate(cfg.pipeline)
-    out = run_dir(cfg)
+    out = run_dir(cfg.paths.run_dir)
     timings["load"] = time.perf_counter() - t_start
 
     retrievals: list[Retrieval] = []

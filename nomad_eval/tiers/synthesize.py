@@ -105,7 +105,7 @@ def _out_path(cfg: DictConfig, goldens_dir: Path, run: Path) -> Path:
 def run(cfg: DictConfig) -> int:
     t = cfg.tier
     rt = runtime(cfg)
-    run = run_dir(cfg)
+    run = run_dir(cfg.paths.run_dir)
     out = _out_path(cfg, rt.settings.data.goldens_dir, run)
     counts = {"answerable": int(t.questions), "follow-up": int(t.follow_ups), "refusal": int(t.refusals)}
     sources = sample_sources(rt, counts, int(cfg.seed))
