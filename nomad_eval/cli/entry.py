@@ -258,7 +258,8 @@ def _last_line(cfg: DictConfig, multirun: bool, started: float) -> None:
     if not html.is_file() or html.stat().st_mtime < started - 1:
         return  # no report from this run (a corpus check, a promote, a compare of another run)
     if not multirun:
-        console.print(f"report: {html}", markup=False, highlight=False)
+        if '"verdict"' not in (out / "report.json").read_text(errors="replace"):  # a gated run named it already
+            console.print(f"report: {html}", markup=False, highlight=False)
         return
     from hydra.core.hydra_config import HydraConfig
 

@@ -94,6 +94,8 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bo
         step = NEXT_STEP.get(g.verdict, "")
         err_console.print(f"{g.verdict}: {g.cause}" + (f"; next: {step}" if step else ""), markup=False,
                           highlight=False)
+    if (html := out / "report.html").is_file():  # named before the verdict, which stays the last line for CI
+        console.print(f"report: {html}", markup=False, highlight=False)
     style = "green" if g.exit_code == 0 else "red"
     console.print(f"[{style}]{escape(verdict_line(g))}[/]")
     return g.exit_code

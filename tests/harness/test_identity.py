@@ -162,10 +162,10 @@ def test_llamacpp_identity_is_the_files_hash(tmp_path: Path) -> None:
     a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
     a.write_bytes(b"weights-1")
     b.write_bytes(b"weights-1")
-    ida, idb = (build("model", "smollm2", model_path=str(p)).identity() for p in (a, b))
+    ida, idb = (build("model", "smollm2", model_path=str(p), num_ctx=2048).identity() for p in (a, b))
     assert ida["sha256"] == idb["sha256"]
     a.write_bytes(b"weights-2")  # replaced in place under the same name
-    assert build("model", "smollm2", model_path=str(a)).identity()["sha256"] != ida["sha256"]
+    assert build("model", "smollm2", model_path=str(a), num_ctx=2048).identity()["sha256"] != ida["sha256"]
 
 
 @pytest.mark.slow
