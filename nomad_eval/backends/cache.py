@@ -58,6 +58,7 @@ class EmbeddingCache:
         # Shared by parallel sweep jobs (WAL mode); a damaged file is moved aside and the cache refilled, since
         # every vector in it can be computed again.
         self.path = path
+        self._damaged: set[str] = set()  # keys whose rows failed their check, so each is named once
         self._db = open_rebuildable(path, _SCHEMA, "embedding cache")
 
     def get_many(self, keys: list[str], dim: int | None = None) -> dict[str, np.ndarray]:
@@ -76,7 +77,8 @@ class EmbeddingCache:
                     key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
                     vec = _vector(key, n, blob, digest, dim)
                     if vec is None or key not in part:
-                        damaged += 1
+                        damaged += key not in self._damaged  # asked again before it is recomputed: named once
+                        self._damaged.add(key)
                     else:
                         found[key] = vec
         except sqlite3.DatabaseError as exc:
