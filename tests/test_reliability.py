@@ -118,7 +118,8 @@ def test_empty_suite_and_unknown_suite_are_clear(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
     r = run_cli(f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={tmp_path}", "suite=empty",
                 f"hydra.run.dir={tmp_path / 'o'}")
-    assert r.returncode == 1 and "no goldens" in r.stderr and "Traceback" not in r.stderr
+    # An empty suite is bad input (exit 2), not a regression.
+    assert r.returncode == 2 and "holds no goldens" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_suite_of_only_refusals_reports_nulls_not_zeros(make_cfg: Callable[..., DictConfig]) -> None:

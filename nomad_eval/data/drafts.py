@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from nomad_eval.backends.chat import Message
@@ -94,7 +95,7 @@ def prompt(kind: str, s: Source) -> list[Message]:
 
 
 # Labels a small model writes instead of the format's ("Q:", "The answer is:"), read as the format's.
-_ALIASES = {"Q": "QUESTION", "A": "ANSWER", "FOLLOW UP": "FOLLOW-UP", "FOLLOWUP": "FOLLOW-UP"}
+_ALIASES = MappingProxyType({"Q": "QUESTION", "A": "ANSWER", "FOLLOW UP": "FOLLOW-UP", "FOLLOWUP": "FOLLOW-UP"})
 
 
 def _label(raw: str) -> str:

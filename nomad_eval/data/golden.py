@@ -350,6 +350,8 @@ def select_or_refuse(goldens: list[Golden], tags: list[str], limit: int | None, 
     chosen = select(goldens, tags, limit)
     if chosen:
         return chosen
+    if not goldens:
+        raise NomadError(f"{source} holds no goldens: add questions to it (`action=check` lists every suite)", 2)
     counts = Counter(t for g in goldens for t in g.tags)
     have = ", ".join(f"{t} ({n})" for t, n in sorted(counts.items())) or "none"
     hint = "".join(_nearest(t, list(counts)) for t in tags if t not in counts)

@@ -35,12 +35,13 @@ NO_VECTOR_SETTINGS = {
     "minilm": {"batch_size", "threads"},
     # base_url: the digest says which weights answered, wherever the server is; timeouts and batching change
     # nothing embedded; chars_per_token feeds only the truncation warning's estimate.
-    "ollama": {"base_url", "timeout", "batch_size", "chars_per_token"},
+    "ollama": {"base_url", "timeout", "retries", "batch_size", "chars_per_token"},
 }
 CHUNKER_SETTINGS = {"chunk_size", "chunk_overlap", "whole_document"}
 # Pipeline keys that act on queries and rankings, never on what is stored.
 NOT_STORED = {"top_k", "candidate_multiplier", "min_final_score", "glossary", "glossary_file", "rerank",
-              "term_boost", "keyword_boost", "heading_boost", "same_doc_penalty", "_target_"}
+              "term_boost", "keyword_boost", "heading_boost", "same_doc_penalty", "_target_",
+              "history", "history_turns"}  # how a conversation becomes the retrieval query
 
 
 def _group_keys(group: str, name: str) -> set[str]:

@@ -77,6 +77,6 @@ def test_a_file_that_cannot_be_looked_at_still_gets_the_loaders_message(make_cfg
 
     corpus = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "corpus", corpus)
-    (corpus / "broken.md").symlink_to(tmp_path / "nowhere.md")
+    (corpus / "broken.md").symlink_to(corpus / "nowhere.md")  # inside the corpus folder, dangling
     with pytest.raises(InvalidInput, match="broken.md: not a regular file"):
         _ = runtime(make_cfg(*MINI, f"data.corpus_dir={corpus}")).corpus_documents

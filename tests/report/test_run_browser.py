@@ -32,12 +32,17 @@ def _cases(run: Path) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in map(json.loads, (run / "cases.jsonl").read_text().splitlines())}
 
 
+def _outcome(c: dict[str, Any]) -> tuple[Any, ...]:
+    """pass/fail, hit@5 and recall@5; for a refusal question, whether anything was retrieved at all."""
+    if c["expect_refusal"]:
+        return ("refusal", bool(c["retrieved"]))
+    return (c["passed"], c["metrics"]["hit@5"], c["metrics"]["recall@5"])
+
+
 def _changed(a: Path, b: Path) -> int:
-    """Questions in both runs whose retrieval outcome differs: pass/fail, hit@5 or recall@5."""
+    """Questions in both runs whose retrieval outcome differs."""
     ca, cb = _cases(a), _cases(b)
-    return sum(1 for q in ca.keys() & cb.keys()
-               if (ca[q]["passed"], ca[q]["metrics"]["hit@5"], ca[q]["metrics"]["recall@5"])
-               != (cb[q]["passed"], cb[q]["metrics"]["hit@5"], cb[q]["metrics"]["recall@5"]))
+    return sum(1 for q in ca.keys() & cb.keys() if _outcome(ca[q]) != _outcome(cb[q]))
 
 
 def _section(dom: str, start: str, end: str) -> str:

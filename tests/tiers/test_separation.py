@@ -23,6 +23,7 @@ from nomad_eval.report.html_charts import BINS, separation_histograms
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.schema import Report
+from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import separation
 from nomad_eval.tiers.settings import runtime
 from tests.conftest import MINI
@@ -67,8 +68,9 @@ def test_raw_cosine_covers_every_chunk_and_reaches_below_threshold(make_cfg: Cal
     assert isinstance(pipeline, Pipeline)
     want: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
     with rt.store() as store:
-        for g in answerable:
-            vec = rt.cached_embedder.embed_queries([pipeline.expand(g.final_query)])[0]
+        for g, formed in zip(answerable, formed_queries(answerable, pipeline, None, 0), strict=True):
+            # The query the run searched for: the question with its conversation's last user turns (pipeline.history).
+            vec = rt.cached_embedder.embed_queries([pipeline.expand(formed.text)])[0]
             for h in store.search(vec, len(chunks), None, None):
                 want["relevant" if h.payload["doc_id"] in g.relevant_doc_ids else "irrelevant"].append(h.score)
     for label in ("relevant", "irrelevant"):
