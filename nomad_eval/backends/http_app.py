@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nomad_eval.backends.retry import Transient, with_retries, within
+from nomad_eval.backends.retry import Transient, retried, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
 
@@ -143,10 +143,7 @@ class HttpApp:
         def once() -> tuple[Any, float]:
             return self._once(req, where)
 
-        try:
-            return with_retries(once, max(1, self.retries))
-        except Transient as exc:
-            raise NomadError(f"{where} kept failing after {self.retries} tries: {exc}") from None
+        return retried(once, self.retries, where)
 
     def _remaining(self, where: str) -> float:
         left = (self._ends_at or time.monotonic()) - time.monotonic()

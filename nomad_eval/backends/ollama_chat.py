@@ -7,7 +7,7 @@ from typing import Any
 
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob, count
 from nomad_eval.backends.ollama_digest import ollama_digest
-from nomad_eval.backends.retry import Transient, malformed, with_retries, within
+from nomad_eval.backends.retry import Transient, malformed, retried, within
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.secrets import redact_text
 
@@ -67,10 +67,7 @@ class OllamaChat:
             except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 raise Transient(malformed(exc)) from None
 
-        try:
-            return with_retries(once, self.retries)
-        except Transient as exc:
-            raise NomadError(f"{self._where()} kept failing after {self.retries} tries: {exc}") from None
+        return retried(once, self.retries, self._where())
 
     def _models(self) -> str:
         try:

@@ -6,7 +6,7 @@ import threading
 from typing import Any
 
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Malformed, Message, openai_answer
-from nomad_eval.backends.retry import Transient, with_retries, within
+from nomad_eval.backends.retry import Transient, retried, within
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.secrets import redact_text
 
@@ -78,10 +78,7 @@ class OpenAIChat:
                             f"{self._clean(r.text[:120])!r}") from None
 
     def _retrying(self, once: Any) -> Any:
-        try:
-            return with_retries(once, self.retries)
-        except Transient as exc:
-            raise NomadError(f"{self._where()} kept failing after {self.retries} tries: {exc}") from None
+        return retried(once, self.retries, self._where())
 
     def preflight(self) -> None:
         def once() -> list[str]:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
 
 T = TypeVar("T")
@@ -27,6 +28,15 @@ def with_retries(fn: Callable[[], T], attempts: int = 3, backoff: float = 0.5) -
                 raise
             time.sleep(backoff * 2**i)
     raise AssertionError("unreachable")
+
+
+def retried(fn: Callable[[], T], attempts: int, where: str) -> T:
+    """`with_retries`, ending in a NomadError naming the server (`where`) and the last failure once the tries
+    are spent: what every backend says of a server that keeps failing."""
+    try:
+        return with_retries(fn, attempts)
+    except Transient as exc:
+        raise NomadError(f"{where} kept failing after {max(1, attempts)} tries: {exc}") from None
 
 
 def within(seconds: float, fn: Callable[[], T]) -> T:
