@@ -3,10 +3,12 @@ of both, and every reader refuses a folder whose files do not match its manifest
 
 from __future__ import annotations
 
+import gc
 import html
 import json
 import resource
 import shutil
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +62,15 @@ def test_a_rerun_that_fails_part_way_leaves_one_run_and_a_failure_record(
     limit = len(earlier_cases) + 1024
     assert (run / "cases.parquet").stat().st_size > limit
     cfg = make_cfg(*own_data, "threshold=0.5")
+    # The limit is for the run folder's files. The embedding cache is in WAL mode: a connection held open here keeps
+    # its shared-memory index in place, so the re-run opens the cache without creating a file past the limit.
+    gc.collect()
+    keep = sqlite3.connect(Path(cfg.paths.data_dir) / "embeddings.sqlite")
+    keep.execute("PRAGMA journal_mode=WAL")
+    keep.execute("SELECT count(*) FROM vectors").fetchone()
     with file_size_limit(limit), pytest.raises(SystemExit) as exc:
         run_tier(cfg)
+    keep.close()
     assert exc.value.code == 1
     err = capsys.readouterr().err
     assert f"file size limit reached in {run} (writing cases.parquet)" in err

@@ -72,5 +72,8 @@ def test_a_run_ends_naming_its_html_report(tmp_path: Path) -> None:
     r = run_cli(f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={FIXTURES / 'goldens'}", "suite=mini",
                 f"paths.data_dir={tmp_path / 'data'}", f"paths.run_dir={run}", "quiet=true")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.rstrip().splitlines()[-1] == f"report: {run / 'report.html'}"
+    lines = r.stdout.rstrip().splitlines()
+    # A run with a gate ends with its verdict (CI reads the last line), its report named just before it.
+    assert lines[-1] == "verdict: pass" and lines[-2] == f"report: {run / 'report.html'}"
+    assert sum(line.startswith("report: ") for line in lines) == 1
     assert (run / "report.html").is_file()
