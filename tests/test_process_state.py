@@ -35,7 +35,6 @@ TABLES = {
     "nomad_eval.backends.mock._UNESCAPE": "constant: entity -> character",
     "nomad_eval.rag.prompt._UNESCAPE": "constant: entity -> character",
     "nomad_eval.base.sqlite_store._CORRUPT": "constant: sqlite's result codes for a damaged file",
-    "nomad_eval.cli.config_check._GROUPS": "constant: the config groups",
     "nomad_eval.report.merge.UNMEASURED": "constant: keys that never change what is measured",
     "nomad_eval.cli.init.RENAMES": "constant: scaffold files renamed when written",
     "nomad_eval._LAZY": "constant: the public API's names -> their modules, imported on first use",

@@ -234,7 +234,7 @@ def gate_name_problem(name: str) -> str | None:
     return None
 
 
-_GROUPS = {"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app", "hydra"}
+_GROUPS = frozenset({"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app", "hydra"})
 
 
 def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
