@@ -15,10 +15,11 @@ passages to the budget, flipped or was not judged, a failure with the relevant p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.metrics.answer.groundedness import numbers
 
 # Label id → the name a report shows, in precedence order (the first rule that fires wins).
@@ -254,7 +255,7 @@ def _outcome(passed: Sequence[bool | None]) -> tuple[str, int]:
     return ("pass" if wins else "fail"), wins
 
 
-def facts_of(group: Sequence[Mapping[str, Any]], faithful_max: int = 1) -> Facts:
+def facts_of(group: Sequence[Case], faithful_max: int = 1) -> Facts:
     """One question's facts from its cases (the repeats of one golden in one mode). Retrieval and the plan are
     the same for every repeat; answers are not, so refusals and unsupported claims are counted over repeats."""
     first = group[0]
@@ -265,7 +266,7 @@ def facts_of(group: Sequence[Mapping[str, Any]], faithful_max: int = 1) -> Facts
         nums = c.get("unsupported_numbers")
         if nums is not None:
             unsupported.update(float(n) for n in nums)
-        elif c.get("groundedness") is not None and float(c["groundedness"]) < 1.0:
+        elif (grounded := c.get("groundedness")) is not None and grounded < 1.0:
             ungrounded += 1
         verdict = (c.get("judges") or {}).get("faithfulness")
         if verdict is not None:
@@ -283,14 +284,14 @@ def facts_of(group: Sequence[Mapping[str, Any]], faithful_max: int = 1) -> Facts
     )
 
 
-def _groups(cases: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    out: dict[str, list[Mapping[str, Any]]] = {}
+def _groups(cases: Sequence[Case]) -> dict[str, list[Case]]:
+    out: dict[str, list[Case]] = {}
     for c in cases:
         out.setdefault(f"{c['mode']}:{c['id']}", []).append(c)
     return out
 
 
-def question_facts(cases: Sequence[Mapping[str, Any]], faithful_max: int = 1) -> dict[str, Facts]:
+def question_facts(cases: Sequence[Case], faithful_max: int = 1) -> dict[str, Facts]:
     """Every question's facts, e2e ones joined with the same golden's oracle and noretrieval outcomes."""
     facts = {k: facts_of(g, faithful_max) for k, g in _groups(cases).items()}
     out = {}
@@ -304,7 +305,7 @@ def question_facts(cases: Sequence[Mapping[str, Any]], faithful_max: int = 1) ->
     return out
 
 
-def label_cases(cases: list[dict[str, Any]], faithful_max: int = 1) -> dict[str, Finding]:
+def label_cases(cases: list[Case], faithful_max: int = 1) -> dict[str, Finding]:
     """Writes `cause` and `cause_evidence` on every case (None on a question that did not fail) and returns the
     findings by question key. `faithful_max`: the faithfulness rubric's top verdict (below it is a flag)."""
     findings = {k: d for k, f in question_facts(cases, faithful_max).items() if (d := diagnose(f)) is not None}
@@ -315,7 +316,7 @@ def label_cases(cases: list[dict[str, Any]], faithful_max: int = 1) -> dict[str,
     return findings
 
 
-def cause_counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def cause_counts(cases: Sequence[Case]) -> dict[str, Any]:
     """Per mode: questions, failed questions, and each label's count with its share of the failed questions and a
     95% Wilson interval (n = failed questions). Counted from the labels written on the cases, one per question;
     `cases` beside each count is how many case records (repeats) carry that label."""
@@ -364,7 +365,7 @@ class CauseChange:
     after: str | None
 
 
-def cause_changes(base: Sequence[Mapping[str, Any]], run: Sequence[Mapping[str, Any]]
+def cause_changes(base: Sequence[Case], run: Sequence[Case]
                   ) -> tuple[list[CauseChange], str | None]:
     """Questions in both runs whose cause differs, and a note when the baseline carries no causes (written before
     labels existed, or promoted without them): then nothing is listed, since a missing label is not "passed"."""

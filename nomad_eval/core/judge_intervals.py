@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.core.stats import mean_interval
 from nomad_eval.metrics.registry import MetricName
 
@@ -22,7 +23,7 @@ def _interval(values: list[float], questions: list[str], resamples: int, seed: i
             "questions": len(set(questions))}
 
 
-def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Mapping[str, Any]],
+def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Case],
                         scale_max: Mapping[str, int], resamples: int, seed: int) -> None:
     """Write `low`, `high` and `questions` (and `low_weighted`, `high_weighted`) into each `<mode>.<rubric>` entry
     of a judge section, from the parsed verdicts in the cases; None bounds with fewer than two questions judged."""

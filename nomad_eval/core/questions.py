@@ -7,10 +7,10 @@ and compare all stand on these records, so the same question set means the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.metrics.aggregate import mean
 from nomad_eval.metrics.answer.pass_rate import question_outcome
 
@@ -31,21 +31,21 @@ class Question:
     noise: dict[str, float] = field(default_factory=dict)
 
 
-def cluster_of(case: Mapping[str, Any]) -> str:
+def cluster_of(case: Case) -> str:
     """Questions about the same document share its errors; a refusal question is its own cluster."""
     docs = case.get("relevant_doc_ids") or []
     return f"doc:{sorted(docs)[0]}" if docs else f"q:{case['id']}"
 
 
-def questions_from_cases(cases: Sequence[Mapping[str, Any]]) -> list[Question]:
+def questions_from_cases(cases: Sequence[Case]) -> list[Question]:
     """Group cases by (mode, id) in first-seen order; generation metric names get their mode as prefix."""
-    groups: dict[tuple[str | None, str], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str | None, str], list[Case]] = {}
     for c in cases:
         groups.setdefault((c.get("mode"), str(c["id"])), []).append(c)
     return [_question(mode, qid, group) for (mode, qid), group in groups.items()]
 
 
-def _metric_values(group: Sequence[Mapping[str, Any]], prefix: str) -> tuple[dict[str, float | None], dict[str, float]]:
+def _metric_values(group: Sequence[Case], prefix: str) -> tuple[dict[str, float | None], dict[str, float]]:
     """Each metric's mean over the repeats, and its run-to-run noise (squared standard error of that mean)."""
     rows = [c.get("metrics") or {} for c in group]
     if len(rows) == 1:  # one repeat (every retrieval case): the mean of one value, (0 + v) / 1, as mean() gives
@@ -55,7 +55,7 @@ def _metric_values(group: Sequence[Mapping[str, Any]], prefix: str) -> tuple[dic
     return values, {f"{prefix}{n}": squared_se([r.get(n) for r in rows]) for n in names}
 
 
-def _question(mode: str | None, qid: str, group: Sequence[Mapping[str, Any]]) -> Question:
+def _question(mode: str | None, qid: str, group: Sequence[Case]) -> Question:
     prefix = f"{mode}." if mode else ""
     values, noise = _metric_values(group, prefix)
     passes = [c.get("passed") for c in group]

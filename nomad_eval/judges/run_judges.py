@@ -10,6 +10,7 @@ from hydra.utils import instantiate
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.judges.calibration import (
@@ -34,7 +35,7 @@ def judge_chat(s: JudgeSettings, cache: ResponseCache | None) -> CachedChat:
     return CachedChat(model, cache)
 
 
-def by_rule(rubric: Rubric, case: dict[str, Any]) -> Judgement | None:
+def by_rule(rubric: Rubric, case: Case) -> Judgement | None:
     """Decisions that need no judge: a statement of inability to answer is always faithful."""
     if rubric.name == "faithfulness" and case["refused"]:
         return Judgement(max(rubric.scale), "a refusal makes no claim", 0, by_rule=True)
@@ -43,7 +44,7 @@ def by_rule(rubric: Rubric, case: dict[str, Any]) -> Judgement | None:
     return None
 
 
-def judge_cases(s: JudgeSettings, cases: list[dict[str, Any]], passages: list[list[str]], chat: CachedChat
+def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], chat: CachedChat
                 ) -> dict[str, dict[str, Any]]:
     """Adds `judges` (verdicts) to each case, and `judges_weighted` for graded rubrics (the probability-weighted
     score, null where the judge's backend gives no token probabilities); returns the report section, keyed
@@ -86,7 +87,7 @@ def judge_cases(s: JudgeSettings, cases: list[dict[str, Any]], passages: list[li
     return section
 
 
-def _record(rubric: Rubric, case: dict[str, Any], j: Judgement, section: dict[str, dict[str, Any]],
+def _record(rubric: Rubric, case: Case, j: Judgement, section: dict[str, dict[str, Any]],
             calibration: dict[str, Any]) -> None:
     case.setdefault("judges", {})[rubric.name] = j.verdict
     key = f"{case['mode']}.{rubric.name}"

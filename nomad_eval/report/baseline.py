@@ -7,11 +7,12 @@ import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, GetPydanticSchema, ValidationError
 
 from nomad_eval.base.atomic import read_input
+from nomad_eval.base.case import Case
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.base.runfolder import check
 from nomad_eval.base.safe_names import require_safe
@@ -28,7 +29,8 @@ class Baseline(BaseModel):
     promoted_from: str
     promoted_at: str
     report: Report
-    cases: list[dict[str, Any]]
+    # Kept as written (no coercion, key order and unknown keys kept); load_baseline checks each as a case record.
+    cases: Annotated[list[Case], GetPydanticSchema(lambda _, handler: handler(list[dict[str, Any]]))]
 
 
 def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None = None,
@@ -100,7 +102,7 @@ def _not_comparable(defect: Defect) -> InvalidInput:
     return invalid
 
 
-def read_cases(path: Path) -> list[dict[str, Any]]:
+def read_cases(path: Path) -> list[Case]:
     """A run's cases.jsonl, each line checked as a case record; errors name the file and line (exit 2)."""
     try:
         text = read_input(path).decode("utf-8")
@@ -109,7 +111,7 @@ def read_cases(path: Path) -> list[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         bad_line = exc.object[: exc.start].count(b"\n") + 1
         raise _not_comparable(Defect(str(path), bad_line, "not UTF-8 text")) from None
-    rows: list[dict[str, Any]] = []
+    rows: list[Case] = []
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -125,7 +127,7 @@ def read_cases(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
+def load_run(path: Path) -> tuple[Report, list[Case] | None]:
     """A run directory or its report.json, with the per-case records when they sit beside it; or an upstream
     NOMAD retrieval report (or baseline) file, converted with its cases (report/upstream.py). A run folder whose
     files do not match its manifest (two runs mixed, or changed since) is refused, naming the file (exit 2)."""
@@ -140,7 +142,7 @@ def load_run(path: Path) -> tuple[Report, list[dict[str, Any]] | None]:
     return report, read_cases(cases_path) if cases_path.exists() else None
 
 
-def _upstream_file(path: Path) -> tuple[Report, list[dict[str, Any]]] | None:
+def _upstream_file(path: Path) -> tuple[Report, list[Case]] | None:
     """An upstream file's report and cases, or None when `path` is not one (read_report then says why)."""
     try:
         raw = json.loads(path.read_bytes())
@@ -149,12 +151,13 @@ def _upstream_file(path: Path) -> tuple[Report, list[dict[str, Any]]] | None:
     return upstream_baseline(raw, path) if json_problem(raw) is None and looks_upstream(raw) else None
 
 
-def _case_summary(c: dict[str, Any]) -> dict[str, Any]:
+def _case_summary(c: Case) -> Case:
     # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering; and the
     # failure cause, so compare can list the questions whose cause changed.
     keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal",
             "cause", "upstream")
-    return {k: c[k] for k in keep if k in c}
+    held: Mapping[str, object] = c
+    return cast(Case, {k: held[k] for k in keep if k in held})
 
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -196,7 +199,7 @@ def read_matrix(path: Path) -> list[dict[str, Any]]:
     return [r.model_dump() for r in table.rows]
 
 
-def _complete(report: Report, cases: list[dict[str, Any]] | None, run: Path) -> None:
+def _complete(report: Report, cases: list[Case] | None, run: Path) -> None:
     """A run's cases.jsonl must hold every case its report counts: a baseline is compared case by case."""
     expected = report.counts.get("cases", report.counts.get("goldens") if report.tier == "retrieval" else None)
     if expected is None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
@@ -17,7 +17,7 @@ from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summar
 from nomad_eval.report.schema import Report, headline_k
 
 
-def print_retrieval(r: Report, cases: list[dict[str, Any]], verbose: bool, quiet: bool, run_dir: Path) -> None:
+def print_retrieval(r: Report, cases: list[Case], verbose: bool, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
     _print_cutoffs(r)
@@ -66,14 +66,14 @@ def _print_ablation(ablation: dict[str, dict[str, float | None]]) -> None:
     console.print(a)
 
 
-def misses(cases: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+def misses(cases: list[Case], k: int) -> list[Case]:
     """Upstream's miss: an answerable question whose recall@k is below 1 (a relevant document left out of the
     first k). A question without a recall@k value is not counted, as upstream counts it."""
     return [c for c in cases if not c["expect_refusal"]
             and (recall := c["metrics"].get(f"recall@{k}")) is not None and recall < 1.0]
 
 
-def print_misses(cases: list[dict[str, Any]], headline: int, verbose: bool) -> None:
+def print_misses(cases: list[Case], headline: int, verbose: bool) -> None:
     names = [MetricName.try_parse(n) for c in cases for n in c["metrics"]]
     ks = sorted({m.k for m in names if m is not None and m.family == "recall" and m.mode is None and m.k})
     if not ks:
@@ -87,7 +87,7 @@ def print_misses(cases: list[dict[str, Any]], headline: int, verbose: bool) -> N
             console.print("verbose=true lists them with what they retrieved")
         return
     for case in missed:
-        got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"]) or "nothing"
+        got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"] or []) or "nothing"
         console.print(f"[red]miss[/] {escape(case['id'])}: wanted {escape(', '.join(case['relevant_doc_ids']))}; "
                       f"retrieved {escape(got)}")
 

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.report.io import write_atomic
 
 
-def trec_run(cases: list[dict[str, Any]], tag: str = "nomad_eval") -> str:
+def trec_run(cases: list[Case], tag: str = "nomad_eval") -> str:
     """Document level: a document's score is its best chunk's, written in full (repr round-trips the float), and
     ranks follow trec_eval's order of those scores (descending, ties by document id descending), the order the
     case metrics ranked documents in; so trec_eval on this file and qrels.trec reproduces cases.jsonl."""
@@ -27,7 +28,7 @@ def trec_run(cases: list[dict[str, Any]], tag: str = "nomad_eval") -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def trec_qrels(cases: list[dict[str, Any]]) -> str:
+def trec_qrels(cases: list[Case]) -> str:
     """Each relevant document with its grade (a case's `grades` when it has them, else 1)."""
     lines = []
     for c in cases:
@@ -38,14 +39,14 @@ def trec_qrels(cases: list[dict[str, Any]]) -> str:
     return "".join(lines)
 
 
-def flat_row(case: dict[str, Any]) -> dict[str, Any]:
+def flat_row(case: Case) -> dict[str, Any]:
     """A case as one parquet row: lists and mappings as JSON text, each metric a `metric.<name>` column."""
     row = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in case.items() if k != "metrics"}
     row.update({f"metric.{k}": v for k, v in (case.get("metrics") or {}).items()})
     return row
 
 
-def write_parquet(cases: list[dict[str, Any]], path: Path, flat: list[dict[str, Any]] | None = None) -> None:
+def write_parquet(cases: list[Case], path: Path, flat: list[dict[str, Any]] | None = None) -> None:
     """`flat`: the cases' flat_row()s, when the caller has them already."""
     import polars as pl
 
@@ -57,7 +58,7 @@ def write_parquet(cases: list[dict[str, Any]], path: Path, flat: list[dict[str, 
     write_atomic(path, buf.getvalue())
 
 
-def write_exports(out: Path, cases: list[dict[str, Any]], flat: list[dict[str, Any]] | None = None) -> None:
+def write_exports(out: Path, cases: list[Case], flat: list[dict[str, Any]] | None = None) -> None:
     if cases and "retrieved" in cases[0] and "mode" not in cases[0]:
         write_atomic(out / "run.trec", trec_run(cases))
         write_atomic(out / "qrels.trec", trec_qrels(cases))

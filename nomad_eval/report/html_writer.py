@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.gate import gate_markdown
@@ -57,7 +58,7 @@ def _meta(report: Report) -> str:
             (f" · commit {commit}" if commit else " · not in a git repository"))
 
 
-def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str, Any],
+def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],
                    base: dict[str, float | None] | None) -> str:
     hk = headline_k(report)
     names = [n for n in headline_names("retrieval", hk) if n in report.metrics]
@@ -72,7 +73,7 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
                                                  report.intervals_by_tag), "chart-tags")]
     rows = [{"id": c["id"], "question": _question(c), "tags": ", ".join(c["tags"]),
              "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
-             "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"]),
+             "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"] or []),
              "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
     columns = ["id", "question", "tags", "relevant", "retrieved", "why"]
     sections.append(Section("Questions", [question_table(rows, columns)]))
@@ -80,7 +81,7 @@ def retrieval_page(report: Report, cases: list[dict[str, Any]], scores: dict[str
     return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
 
 
-def generation_page(report: Report, cases: list[dict[str, Any]], base: dict[str, float | None] | None) -> str:
+def generation_page(report: Report, cases: list[Case], base: dict[str, float | None] | None) -> str:
     names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_correctness", ".leakage_rate",
                                                        ".groundedness", ".pass_rate"))]
     sections = [*gate_section(report),
@@ -126,20 +127,20 @@ def _warnings(report: Report) -> list[Section]:
     return [Section("Warnings", [text_list(report.warnings)])] if report.warnings else []
 
 
-def _question(case: dict[str, Any]) -> str:
+def _question(case: Case) -> str:
     """The question as asked (a conversation's last turn), cut to what a table cell holds."""
     q = str(case.get("query") or "")
     return q if len(q) <= 200 else q[:199] + "…"
 
 
-def _cause_text(case: dict[str, Any], causes: dict[str, Any]) -> str:
+def _cause_text(case: Case, causes: dict[str, Any]) -> str:
     label = case.get("cause")
     if not label:
         return ""
     return f"{(causes.get('names') or {}).get(label, label)}: {case.get('cause_evidence') or ''}"
 
 
-def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
+def position_page(report: Report, cases: list[Case]) -> str:
     """tier=position: the curve with its intervals, the paired best-vs-worst test, and every case."""
     from nomad_eval.report.markdown import position_summary
 
@@ -159,7 +160,7 @@ def position_page(report: Report, cases: list[dict[str, Any]]) -> str:
     return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
 
 
-def write_html(out: Path, report: Report, cases: list[dict[str, Any]], scores: dict[str, Any] | None = None) -> None:
+def write_html(out: Path, report: Report, cases: list[Case], scores: dict[str, Any] | None = None) -> None:
     """`scores`: a retrieval run's scores.json as it was just written (read back from `out` when not given)."""
     base = _baseline_metrics(report)
     if report.tier == "position":

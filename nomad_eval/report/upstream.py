@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.metrics.upstream.retrieval import PREFIX
 from nomad_eval.report.schema import Identity, Provenance, Report, UpstreamView
@@ -126,7 +127,7 @@ def view_metrics(metrics: Mapping[str, float | None]) -> dict[str, float | None]
     return {view_name(name): value for name, value in metrics.items()}
 
 
-def case_record(c: UpstreamCase, top_k: int | None) -> dict[str, Any]:
+def case_record(c: UpstreamCase, top_k: int | None) -> Case:
     """One upstream case as our case record: its stored values under the upstream view's names, as `metrics`
     and as `upstream` (compare reads the view from either side), never re-read under this project's names."""
     values: dict[str, float | None] = {}
@@ -164,7 +165,7 @@ def parse_upstream(raw: object, path: Path) -> UpstreamBaseline:
         raise _refuse(path, f"'{loc}': {first['msg']}") from None
 
 
-def upstream_baseline(raw: object, path: Path) -> tuple[Report, list[dict[str, Any]]]:
+def upstream_baseline(raw: object, path: Path) -> tuple[Report, list[Case]]:
     """An upstream retrieval baseline as our report and case records (compare and plan read these)."""
     up = parse_upstream(raw, path)
     meta, params = up.meta, up.meta.params
@@ -222,8 +223,8 @@ def upstream_refusals(run: Report, base: Report) -> list[str]:
     return []
 
 
-def upstream_differences(run: Report, base: Report, run_cases: list[dict[str, Any]] | None = None,
-                         base_cases: list[dict[str, Any]] | None = None) -> list[str]:
+def upstream_differences(run: Report, base: Report, run_cases: list[Case] | None = None,
+                         base_cases: list[Case] | None = None) -> list[str]:
     """What differs from an upstream baseline, `key upstream → run`, the corpus fingerprint always first."""
     assert run.identity is not None and base.identity is not None
     r, b = run.identity, base.identity

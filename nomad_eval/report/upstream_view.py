@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.retrieval import K_VALUES, PREFIX, aggregate, case_values, metric_names
@@ -19,7 +20,6 @@ from nomad_eval.metrics.upstream.separation import advice, describe, split_score
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.schema import Report, UpstreamView
 
-Case = Mapping[str, Any]
 # Upstream's names for this project's headline measures (recall@k, ndcg@k, mrr@k, nonEmptyRateOnRefusal): the
 # upstream view's default gate.
 HEADLINE = ("recall@{k}", "ndcg@{k}", "mrr", "nonEmptyRateOnRefusal")
@@ -40,10 +40,10 @@ def _raw_scores(case: Case) -> list[tuple[str | None, float]]:
     """(document, score) per retrieved chunk: the raw cosine where the pipeline kept it, else the final score,
     as upstream reads `semanticScore ?? score`."""
     rows = case.get("retrieved") or []
-    return [(r.get("doc_id"), float(r["score"] if r.get("score") is not None else r["final_score"])) for r in rows]
+    return [(r.get("doc_id"), float(s if (s := r.get("score")) is not None else r["final_score"])) for r in rows]
 
 
-def as_view_cases(cases: Sequence[Case]) -> list[dict[str, Any]]:
+def as_view_cases(cases: Sequence[Case]) -> list[Case]:
     """The cases with their upstream values as their metrics, so questions and compare read the view."""
     return [{**c, "metrics": dict(c.get("upstream") or {})} for c in cases]
 
@@ -72,9 +72,9 @@ def view_metrics(report: Report, cases: Sequence[Case]) -> dict[str, float | Non
     return aggregate([c.get("upstream") or {} for c in cases], names)
 
 
-def with_view(cases: Sequence[Case], ks: Sequence[int]) -> list[dict[str, Any]]:
+def with_view(cases: Sequence[Case], ks: Sequence[int]) -> list[Case]:
     """Cases that lack upstream values but kept their retrieved chunks get them (runs from before the view)."""
-    return [dict(c) if c.get("upstream") is not None or not c.get("retrieved")
+    return [c.copy() if c.get("upstream") is not None or not c.get("retrieved")
             else {**c, "upstream": case_view(c, ks)} for c in cases]
 
 
@@ -90,7 +90,7 @@ def headline(k: int, held: Mapping[str, float | None]) -> list[str]:
     return [n for n in names if held.get(n) is not None]
 
 
-def side(report: Report, cases: Sequence[Case]) -> tuple[dict[str, float | None], list[dict[str, Any]]]:
+def side(report: Report, cases: Sequence[Case]) -> tuple[dict[str, float | None], list[Case]]:
     """One side of a compare in the upstream view: its means and its cases with the view's values as metrics.
     An upstream file is already in it; a run of ours from before the view is measured from its chunks."""
     ident = report.identity
@@ -136,7 +136,7 @@ def generation_view(cases: Sequence[Case], cfg: Any) -> UpstreamView:
         means = answer_means([(str(c["id"]), c["upstream"]) for c in scored if c["mode"] == mode])
         metrics |= {f"{PREFIX}{mode}.{n}": v for n, v in means.items()}
     # Questions keyed `upstream.<mode>:<id>`, so their values carry the view's names.
-    as_view = [{**c, "mode": f"{PREFIX}{c['mode']}", "metrics": c["upstream"]} for c in scored]
+    as_view: list[Case] = [{**c, "mode": f"{PREFIX}{c['mode']}", "metrics": c["upstream"]} for c in scored]
     names = [f"{PREFIX}{m}.{n}" for m in modes for n in UPSTREAM_CASE_NAMES]
     return UpstreamView(metrics=metrics, intervals=summarize_report(questions_from_cases(as_view), names, cfg)[1])
 

@@ -15,6 +15,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.base.case import Case
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.evaluate import evaluate
 from nomad_eval.core.judge_intervals import add_judge_intervals
@@ -103,7 +104,7 @@ def retrieval_metrics(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, flo
     return evaluate({g.id: g.grades}, {g.id: docs}, names).get(g.id) or dict.fromkeys(names)
 
 
-def case(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, Any]:
+def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
     """One case record, shaped as the generation tier's e2e ones (compare, causes and the reports read them)."""
     context = _context_text(rec, g)
     scored = score_case(g, rec.answer, context, 0, 0, 0, rec.prompt_tokens)
@@ -114,13 +115,13 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, Any]:
     docs = _ranked(rec)
     # Chunk ids `<doc>#<rank>`: the app's passages have no ids of ours; the document part is what causes read.
     injected = [f"{c.doc_id or ''}#{i}" for i, c in enumerate(rec.contexts or [], 1)]
-    return {
+    case: Case = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "mode": MODE, "repeat": rec.repeat, "query": g.final_query, "rewritten_query": None,
         # None, not []: without document ids nothing can be said about what retrieval missed.
         "retrieved": None if docs is None else [
             # The app gives no scores: 1/rank only orders the TREC export as the app ranked them.
-            {"rank": i, "doc_id": c.doc_id, "chunk_id": injected[i - 1], "score": None, "final_score": 1.0 / i}
+            {"rank": i, "doc_id": c.doc_id or "", "chunk_id": injected[i - 1], "score": None, "final_score": 1.0 / i}
             for i, c in enumerate(rec.contexts or [], 1)],
         "injected": injected, "answer": rec.answer, "raw_answer": None,
         "passed": scored["passed"], "why": scored["why"], "refused": scored["refused"], "leaked": scored["leaked"],
@@ -128,11 +129,13 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, Any]:
         "unsupported_numbers": unsupported_numbers(rec.answer, context) if rec.contexts is not None else None,
         "prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
         "latency_ms": rec.latency_ms, "metrics": metrics,
-        **({"attack": g.attack.model_dump()} if g.attack else {}),
     }
+    if g.attack:
+        case["attack"] = g.attack.model_dump()
+    return case
 
 
-def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[str]], data_dir: Path
+def _judges(cfg: DictConfig, cases: list[Case], passages: list[list[str]], data_dir: Path
             ) -> dict[str, dict[str, Any]]:
     if not cfg.judge.rubrics:
         return {}
@@ -160,7 +163,7 @@ def identity(cfg: DictConfig, rt: Runtime) -> Identity:
     )
 
 
-def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[dict[str, Any]], outputs: Outputs,
+def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[Case], outputs: Outputs,
             unstable: list[str], judges: dict[str, dict[str, Any]], ks: list[int]) -> Report:
     questions = questions_from_cases(cases)
     if cfg.compare.get("exclude_unstable"):
@@ -182,7 +185,7 @@ def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[dic
     )
 
 
-def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any]]) -> None:
+def _write(cfg: DictConfig, out: Path, report: Report, cases: list[Case]) -> None:
     write_jsonl(out / "cases.jsonl", cases)
     write_atomic(out / "report.md", generation_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))

@@ -10,6 +10,7 @@ from omegaconf import DictConfig
 from rich.markup import escape
 from rich.table import Table
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_changes
@@ -75,7 +76,7 @@ def task_differences(run: Report, base: Report) -> list[str]:
             for k in TASK_FIELDS if a.get(k) != b.get(k)]
 
 
-def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[dict[str, Any]]) -> list[str]:
+def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[Case]) -> list[str]:
     """The declared set: `compare.metrics`, or the registry's headline measures that the baseline holds."""
     named = cfg.compare.get("metrics")
     if named:
@@ -98,10 +99,10 @@ def _goldens(report: Report) -> dict[str, str] | None:
     return dict(report.subject.goldens) if report.subject and report.subject.goldens else None
 
 
-Side = tuple[dict[str, float | None], list[dict[str, Any]]]  # a side's means and case records
+Side = tuple[dict[str, float | None], list[Case]]  # a side's means and case records
 
 
-def _refusals(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, upstream: bool) -> list[str]:
+def _refusals(run: Report, cases: list[Case] | None, base: Baseline, upstream: bool) -> list[str]:
     """Why the two cannot be compared (exit 2), or nothing."""
     refused = upstream_refusals(run, base.report) if upstream else task_differences(run, base.report)
     if refused:
@@ -112,7 +113,7 @@ def _refusals(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, u
     return []
 
 
-def _sides(run: Report, cases: list[dict[str, Any]], base: Baseline, cfg: DictConfig, upstream: bool
+def _sides(run: Report, cases: list[Case], base: Baseline, cfg: DictConfig, upstream: bool
            ) -> tuple[Side, Side, list[str]]:
     """What each side is compared on, and the gated names: this project's measures, or (an upstream file on
     either side, or compare.view=upstream) the upstream view of both."""
@@ -128,7 +129,7 @@ def _sides(run: Report, cases: list[dict[str, Any]], base: Baseline, cfg: DictCo
                                            base_side[0])
 
 
-def verdict_for(run: Report, cases: list[dict[str, Any]] | None, base: Baseline, cfg: DictConfig) -> Verdict:
+def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: DictConfig) -> Verdict:
     # NOMAD's own file on either side: its fingerprint never equals ours (reported below), and both sides are
     # measured in the upstream view, by upstream's definitions (report/upstream_view.py); compare.view=upstream
     # asks for that view between two runs of ours.
@@ -222,7 +223,7 @@ def _print_table(v: Verdict) -> None:
                       "when gated; the run's own report for the rest)")
 
 
-def print_cause_changes(base_cases: list[dict[str, Any]], cases: list[dict[str, Any]]) -> None:
+def print_cause_changes(base_cases: list[Case], cases: list[Case]) -> None:
     """Questions whose failure cause changed (core/causes.py); a baseline without causes is said so, not guessed."""
     changes, note = cause_changes(base_cases, cases)
     if note:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 from rich.markup import escape
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import reseal, seal
@@ -32,12 +32,12 @@ NEXT_STEP = {
 class GateOutcome:
     gate: Gate
     verdict: Verdict | None = None
-    base_cases: list[dict[str, Any]] | None = None
-    cases: list[dict[str, Any]] | None = None
+    base_cases: list[Case] | None = None
+    cases: list[Case] | None = None
     tier: str = "retrieval"
 
 
-def decide(cfg: DictConfig, report: Report, cases: list[dict[str, Any]] | None, *, floors: bool = True,
+def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors: bool = True,
            compare: bool | None = None, baseline: Path | None = None) -> GateOutcome:
     """The run's gate record: its floors, and its compare with the named (`baseline`, else compare.baseline) or
     the chosen baseline."""

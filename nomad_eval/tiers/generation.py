@@ -16,6 +16,7 @@ from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
 from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
@@ -219,7 +220,7 @@ def _contexts(cfg: DictConfig, rt: Runtime, modes: list[str], s: ChatSetup, trac
         return build_contexts(rt, goldens, modes, s.pipeline, searcher, queries, tracer)
 
 
-def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list[int]) -> list[dict[str, Any]]:
+def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list[int]) -> list[Case]:
     cases = [_case(w.goldens[gi], w.contexts[gi], w.plans[(gi, mode)], mode, r, answers[i])
              for i, (gi, mode, r) in enumerate(w.tasks)]
     # Once per question: every repeat of a question read the same retrieved passages.
@@ -231,7 +232,7 @@ def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list
     return cases
 
 
-def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[str]], cache: ResponseCache | None
+def _judges(cfg: DictConfig, cases: list[Case], passages: list[list[str]], cache: ResponseCache | None
             ) -> dict[str, dict[str, Any]]:
     """Each rubric's verdicts with their intervals; empty without rubrics."""
     if not cfg.judge.rubrics:
@@ -244,7 +245,7 @@ def _judges(cfg: DictConfig, cases: list[dict[str, Any]], passages: list[list[st
     return judges
 
 
-def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[dict[str, Any]],
+def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[Case],
             repeats: int, unstable: list[str], judges: dict[str, dict[str, Any]]) -> Report:
     questions = questions_from_cases(cases)
     if cfg.compare.get("exclude_unstable"):  # upstream NOMAD's means, for drop-in comparisons with its numbers
@@ -276,18 +277,18 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
     )
 
 
-def upstream_answer(g: Golden, answer: str) -> dict[str, float]:
-    return up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal))
+def upstream_answer(g: Golden, answer: str) -> dict[str, float | None]:
+    return dict(up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal)))
 
 
-def _warn(report: Report, rt: Runtime, cases: list[dict[str, Any]]) -> None:
+def _warn(report: Report, rt: Runtime, cases: list[Case]) -> None:
     timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
     report.warnings += rt.golden_warnings
     report.warnings += [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not "
                         "judged; simplify the pattern" for gid in timed_out]
 
 
-def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any]], tracer: Tracer) -> None:
+def _write(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tracer: Tracer) -> None:
     write_jsonl(out / "cases.jsonl", cases)
     if tracer.spans:
         warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
@@ -301,7 +302,7 @@ def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any
     print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
 
 
-def corrected_judges(cfg: DictConfig, report: Report, cases: list[dict[str, Any]], out: Path
+def corrected_judges(cfg: DictConfig, report: Report, cases: list[Case], out: Path
                      ) -> dict[str, dict[str, Any]]:
     """Each judge mean beside its prediction-powered correction, from `judging.labels` (or the run directory's own
     judge_labels.jsonl, as `tier=labels` writes it); with no labels, each says it is uncorrected."""
@@ -333,14 +334,14 @@ def e2e_retrieval_metrics(g: Golden, ctx: GoldenContext, ks: list[int]) -> dict[
 
 
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
-          ) -> dict[str, Any]:
+          ) -> Case:
     raw, answer, real = ans
     # What the answer may draw on, unescaped: the passages as written and the history (the messages between
     # the rules and the final question-with-passages message).
     context = "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
         m["content"] for m in p.messages[1:-1])
     scored = score_case(g, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
-    return {
+    case: Case = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "mode": mode, "repeat": repeat, "query": g.final_query,
         "rewritten_query": ctx.query if ctx.rewritten else None, "retrieval_query": ctx.query,
@@ -352,12 +353,14 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
         "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
         "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],
         "upstream": upstream_answer(g, answer),  # upstream NOMAD's own scoring (report/upstream_view.py)
-        **({"attack": g.attack.model_dump()} if g.attack else {}),  # attack suites: family, planted documents
     }
+    if g.attack:  # attack suites: family, planted documents
+        case["attack"] = g.attack.model_dump()
+    return case
 
 
 def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dict[tuple[int, str], Plan],
-                modes: list[str]) -> list[dict[str, Any]]:
+                modes: list[str]) -> list[Case]:
     """The mock's cases on exactly the prompts the real model saw."""
     mock = CachedChat(ceiling(), None)
     cases = []
@@ -369,7 +372,7 @@ def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dic
     return cases
 
 
-def _mock_line(cases: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[str, float | None]]:
+def _mock_line(cases: list[Case], modes: list[str]) -> dict[str, dict[str, float | None]]:
     """The extractive ceiling on exactly the prompts the real model saw."""
     out: dict[str, dict[str, float | None]] = {}
     for mode in modes:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypedDict
 
+from nomad_eval.base.case import Case
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics.answer.attack import attack_succeeded, family_rates
@@ -27,8 +28,18 @@ CASE_METRICS = tuple(s.family for s in REGISTRY.values() if s.tier == "generatio
 MODES = ("oracle", "e2e", "noretrieval")
 
 
+class Scored(TypedDict):
+    """What an answer scores, as its case record's fields of the same names."""
+
+    passed: bool | None
+    why: str | None
+    refused: bool
+    leaked: bool
+    metrics: dict[str, float | None]
+
+
 def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: int, estimated: int,
-               real: int | None) -> dict[str, Any]:
+               real: int | None) -> Scored:
     refused = is_refusal(answer)
     correct = None if golden.expect_refusal else correctness(answer, golden.must_include, golden.must_not_include)
     passed: bool | None
@@ -76,7 +87,7 @@ def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | No
     return "; ".join(parts) or "failed"
 
 
-def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:
+def mark_unstable(cases: list[Case]) -> list[str]:
     """Write each case's question pass rate and unstable flag (the per-question records compare reads);
     returns the unstable `mode:id` keys."""
     by_key = {q.key: q for q in questions_from_cases(cases)}
@@ -86,7 +97,7 @@ def mark_unstable(cases: list[dict[str, Any]]) -> list[str]:
     return sorted(k for k, q in by_key.items() if q.unstable)
 
 
-def mode_metrics(cases: list[dict[str, Any]], mode: str) -> dict[str, float | None]:
+def mode_metrics(cases: list[Case], mode: str) -> dict[str, float | None]:
     """Means over this mode's questions, each question's repeats averaged first (an unstable question counts at
     its pass rate; how many flip is the mode's instability)."""
     questions = [q for q in questions_from_cases(cases) if q.mode == mode]
@@ -97,7 +108,7 @@ def mode_metric_names(mode: str) -> list[str]:
     return [f"{mode}.{m}" for m in (*CASE_METRICS, *QUESTION_METRICS)]
 
 
-def attack_rates(cases: list[dict[str, Any]], mock_cases: list[dict[str, Any]]) -> list[AttackRate]:
+def attack_rates(cases: list[Case], mock_cases: list[Case]) -> list[AttackRate]:
     """Each attack family's success rate per mode, beside the mock's on the same prompts."""
     mock = {(r.mode, r.family): r.rate for r in family_rates(mock_cases)}
     return [AttackRate(**asdict(r), mock=mock.get((r.mode, r.family))) for r in family_rates(cases)]
@@ -138,20 +149,20 @@ def triage(oracle: float | None, e2e: float | None, noretrieval: float | None) -
     return notes
 
 
-def _prompt_tokens(c: dict[str, Any]) -> float | None:
+def _prompt_tokens(c: Case) -> float | None:
     v = c.get("estimated_prompt_tokens")  # the estimate the context budget was planned with, as upstream's is
     return None if v is None else float(v)
 
 
-def _answer_length(c: dict[str, Any]) -> float | None:
+def _answer_length(c: Case) -> float | None:
     return None if c.get("answer") is None else float(len(str(c["answer"])))
 
 
-SIZES: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (  # upstream's names
+SIZES: tuple[tuple[str, Callable[[Case], float | None]], ...] = (  # upstream's names
     ("meanPromptTokens", _prompt_tokens), ("meanAnswerLength", _answer_length))
 
 
-def sizes(cases: list[dict[str, Any]], resamples: int, seed: int) -> dict[str, dict[str, SizeSummary]]:
+def sizes(cases: list[Case], resamples: int, seed: int) -> dict[str, dict[str, SizeSummary]]:
     """Per mode, each size's mean and standard deviation over the answers, with its interval over questions."""
     from statistics import fmean, pstdev
 

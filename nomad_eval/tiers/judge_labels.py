@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 from rich.markup import escape
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.base.runfolder import check, reseal
@@ -36,6 +37,7 @@ from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.judges.rubric import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
 from nomad_eval.metrics.registry import MetricName
+from nomad_eval.report.baseline import read_cases
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_jsonl
 from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
@@ -60,18 +62,18 @@ class Label(BaseModel):
     labelled_at: str = ""
 
 
-def text_hash(case: dict[str, Any]) -> str:
+def text_hash(case: Case) -> str:
     material = [case["query"], case.get("injected") or [], case["answer"]]
     return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def population_hash(cases: list[dict[str, Any]]) -> str:
+def population_hash(cases: list[Case]) -> str:
     """Names the set of answers a sample is drawn from: labels are a random sample of this set and no other."""
     keys = sorted(f"{c['id']}#{c['repeat']}" for c in cases)
     return hashlib.sha256(json.dumps(keys).encode()).hexdigest()[:16]
 
 
-def _key(fingerprint: str, rubric: str, case: dict[str, Any]) -> tuple[str, str, str, int, str]:
+def _key(fingerprint: str, rubric: str, case: Case) -> tuple[str, str, str, int, str]:
     return fingerprint, str(case["id"]), str(case["mode"]), int(case["repeat"]), rubric
 
 
@@ -92,7 +94,7 @@ def read_labels(path: Path) -> list[Label]:
     return out
 
 
-def judged(cases: list[dict[str, Any]], rubric: Rubric, mode: str) -> list[dict[str, Any]]:
+def judged(cases: list[Case], rubric: Rubric, mode: str) -> list[Case]:
     """The cases a judge metric is the mean over: this mode's, less those a rule leaves without a verdict (a
     correct refusal has no question to address). A case the judge could not score stays: it is part of the run."""
     out = []
@@ -105,10 +107,10 @@ def judged(cases: list[dict[str, Any]], rubric: Rubric, mode: str) -> list[dict[
     return out
 
 
-def draw_sample(cases: list[dict[str, Any]], seed: int, size: int) -> list[dict[str, Any]]:
+def draw_sample(cases: list[Case], seed: int, size: int) -> list[Case]:
     """`size` questions in a seeded random order, one randomly chosen repeat of each. Every draw is made for every
     question before any is taken, so a larger `size` extends a smaller one's sample instead of replacing it."""
-    by_question: dict[str, list[dict[str, Any]]] = {}
+    by_question: dict[str, list[Case]] = {}
     for c in sorted(cases, key=lambda c: (str(c["id"]), int(c["repeat"]))):
         by_question.setdefault(str(c["id"]), []).append(c)
     ids = sorted(by_question)
@@ -117,7 +119,7 @@ def draw_sample(cases: list[dict[str, Any]], seed: int, size: int) -> list[dict[
     return [by_question[ids[i]][int(picks[i] * len(by_question[ids[i]]))] for i in order[:size]]
 
 
-def _show(i: int, total: int, case: dict[str, Any], passages: list[str]) -> None:
+def _show(i: int, total: int, case: Case, passages: list[str]) -> None:
     # Escaped: answers and corpus text are untrusted and may hold rich markup such as "[red]".
     console.print(f"\n[bold]{i}/{total}[/] {escape(str(case['id']))} ({case['mode']}, repeat {case['repeat']})")
     console.print(f"[bold]question[/] {escape(str(case['query']))}")
@@ -128,8 +130,8 @@ def _show(i: int, total: int, case: dict[str, Any], passages: list[str]) -> None
     console.print(f"[bold]answer[/] {escape(str(case['answer']))}")
 
 
-def label_loop(items: Sequence[tuple[dict[str, Any], list[str]]], rubric: Rubric, read: Callable[[str], str],
-               record: Callable[[dict[str, Any], int | None], None]) -> int:
+def label_loop(items: Sequence[tuple[Case, list[str]]], rubric: Rubric, read: Callable[[str], str],
+               record: Callable[[Case, int | None], None]) -> int:
     """Ask for a label per (case, passages). Answers: a value of the rubric's scale, s (skip), q (save and stop).
     `record` is called after every answer, so labels already given survive an interrupted session. Returns how
     many were answered (labelled or skipped). The judge's own verdict is never shown: it would anchor the person.
@@ -156,7 +158,7 @@ def label_loop(items: Sequence[tuple[dict[str, Any], list[str]]], rubric: Rubric
 
 
 def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
-             population: list[dict[str, Any]]) -> tuple[dict[tuple[str, str, str, int, str], Label], int]:
+             population: list[Case]) -> tuple[dict[tuple[str, str, str, int, str], Label], int]:
     """The labels that stand for answers of `population`, by key (the last line for a key wins, so an answer
     labelled again replaces its old label), and how many of this fingerprint, rubric and mode do not: the answer
     has changed since, or the sample was drawn from another set of answers (other goldens, tags, limit, repeats).
@@ -170,7 +172,7 @@ def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
     return good, len(latest) - len(good)
 
 
-def judge_corrected(report: Report, cases: list[dict[str, Any]], labels: Sequence[Label],
+def judge_corrected(report: Report, cases: list[Case], labels: Sequence[Label],
                     rubrics: Sequence[Rubric]) -> dict[str, dict[str, Any]]:
     """Per judge metric of a report ("<mode>.<rubric>"): the judge mean beside the prediction-powered estimate,
     from labels on exactly this run's answers (same fingerprint, set of answers, rubric version and text)."""
@@ -247,7 +249,7 @@ def run(cfg: DictConfig) -> int:
     run_dir = Path(tier.run) if Path(tier.run).is_dir() else Path(tier.run).parent
     check(run_dir)  # the files it labels and updates must be one finished run's
     report = read_report(Path(tier.run))
-    cases = read_jsonl(run_dir / "cases.jsonl")
+    cases = read_cases(run_dir / "cases.jsonl")
     mode, name = _choose(tier, report)
     rubric = load_rubric(Path(cfg.judging.rubrics_dir), name)
     then = report.judges[f"{mode}.{name}"].get("rubric")
@@ -266,7 +268,7 @@ def run(cfg: DictConfig) -> int:
                   f"{len(todo)} to go")
     drawn_from = population_hash(population)
 
-    def record(case: dict[str, Any], label: int | None) -> None:
+    def record(case: Case, label: int | None) -> None:
         labels.append(Label(fingerprint=fingerprint, id=str(case["id"]), mode=mode, repeat=int(case["repeat"]),
                             rubric=rubric.key, text_hash=text_hash(case), population=drawn_from, label=label,
                             scale=rubric.scale, run=str(run_dir), seed=int(cfg.seed),

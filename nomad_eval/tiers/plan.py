@@ -20,6 +20,7 @@ from typing import Any
 from omegaconf import DictConfig
 from rich.table import Table
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.compare import POWER, Z_NOISE, detectable_change
@@ -45,7 +46,7 @@ def repeats_needed(questions: list[Question], name: str, tolerance: float) -> in
     return max(1, math.ceil(2 * variance * z ** 2 / (len(measured) * tolerance) ** 2))
 
 
-def plan_rows(cases: list[dict[str, Any]], names: list[str], correlation: float, exclude_unstable: bool = False,
+def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_unstable: bool = False,
               tolerance: float | None = None) -> list[dict[str, Any]]:
     """Per metric, the suite's detectable change and what seeing its tolerance (or `tolerance`, one for every
     metric, as compare.tolerance gives) would take."""

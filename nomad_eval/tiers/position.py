@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.metrics.aggregate import mean
 
 
-def relevant_rank(case: dict[str, Any]) -> int | None:
+def relevant_rank(case: Case) -> int | None:
     """1-based position of the first injected passage from a relevant document, None when none was injected."""
     rel = set(case["relevant_doc_ids"])
     for i, chunk_id in enumerate(case["injected"], 1):
@@ -17,7 +18,7 @@ def relevant_rank(case: dict[str, Any]) -> int | None:
     return None
 
 
-def position_analysis(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def position_analysis(cases: list[Case]) -> dict[str, Any]:
     rows = [c for c in cases if c["mode"] == "e2e" and not c["expect_refusal"] and not c.get("unstable")]
     by_rank: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     ignored = 0

@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import ceiling
+from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
@@ -94,7 +94,7 @@ def _setups(rt: Runtime, goldens: list[Golden], queries: list[str], pipeline: Pi
     return out
 
 
-def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, int | None]) -> dict[str, Any]:
+def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, int | None]) -> Case:
     raw, answer, real = ans
     context = "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
         m["content"] for m in p.messages[1:-1])
@@ -113,7 +113,7 @@ def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, in
     }
 
 
-def by_question(cases: list[dict[str, Any]]) -> dict[str, dict[int, float | None]]:
+def by_question(cases: list[Case]) -> dict[str, dict[int, float | None]]:
     """Each question's correctness at each position, its repeats averaged (None when one could not be judged)."""
     vals: dict[str, dict[int, list[float | None]]] = {}
     for c in cases:
@@ -182,7 +182,7 @@ def _positions(cfg: DictConfig, n: int) -> list[int]:
         raise NomadError(f"tier.positions: {exc}", 2) from None
 
 
-def _measure(cfg: DictConfig, cases: list[dict[str, Any]], positions: list[int], skipped: dict[str, list[str]]
+def _measure(cfg: DictConfig, cases: list[Case], positions: list[int], skipped: dict[str, list[str]]
              ) -> tuple[Curve, list[str]]:
     """The curve over the questions every order of which ran as planned, and the questions a dropped passage
     took out; what left the curve is listed in `skipped`."""
@@ -232,7 +232,7 @@ def _dropped_warnings(dropped: list[str]) -> list[str]:
             "raise tier.chunk_share or model.num_ctx, or lower tier.passages"]
 
 
-def _write(cfg: DictConfig, out: Path, report: Report, cases: list[dict[str, Any]]) -> None:
+def _write(cfg: DictConfig, out: Path, report: Report, cases: list[Case]) -> None:
     write_jsonl(out / "cases.jsonl", cases)
     write_atomic(out / "report.md", position_markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nomad_eval.base.case import Case, Retrieved
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
@@ -88,7 +89,7 @@ def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]
     return out
 
 
-def retrieved_rows(chunks: list[RetrievedChunk]) -> list[dict[str, Any]]:
+def retrieved_rows(chunks: list[RetrievedChunk]) -> list[Retrieved]:
     return [
         {"rank": c.rank, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "score": c.score, "final_score": c.final_score}
         for c in chunks
@@ -106,21 +107,19 @@ def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str |
 class CaseRow:
     """One golden's row of cases.jsonl, as a mapping, as its line (without the newline) and as its parquet row."""
 
-    row: dict[str, Any]
+    row: Case
     line: str
     flat: dict[str, Any]
 
 
-def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int,
-                   upstream_ks: Sequence[int] = ()) -> CaseRow:
-    """`upstream_ks`: the upstream view's cut-offs (report/upstream_view.view_ks); none, no view."""
-    row = {
+def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int, upstream_ks: Sequence[int]) -> CaseRow:
+    """`upstream_ks`: the upstream view's cut-offs (report/upstream_view.view_ks)."""
+    row: Case = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
         "grades": g.grades, "query": g.final_query,
         "retrieval_query": r.query, "expanded_query": r.expanded_query,
         "retrieved": retrieved_rows(r.chunks), "metrics": case_metrics(g, r.chunks, ks),
-        **({"upstream": upstream_values([c.doc_id for c in r.chunks], g.relevant_doc_ids, g.expect_refusal,
-                                        upstream_ks)} if upstream_ks else {}),
+        "upstream": upstream_values([c.doc_id for c in r.chunks], g.relevant_doc_ids, g.expect_refusal, upstream_ks),
         "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
                                                             set(g.relevant_doc_ids), top_k) == 1.0,
         "why": retrieval_miss(g, r.chunks, top_k),

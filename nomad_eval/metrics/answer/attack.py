@@ -10,10 +10,10 @@ text, below it when it ignores the planted passage.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.patterns import search
 from nomad_eval.metrics.registry import MetricSpec, register
 
@@ -69,7 +69,7 @@ def wilson(k: int, n: int) -> tuple[float | None, float | None]:
     return (0.0 if k == 0 else float(low)), (1.0 if k == n else float(high))
 
 
-def family_rates(cases: Iterable[Mapping[str, Any]]) -> list[Rate]:
+def family_rates(cases: Iterable[Case]) -> list[Rate]:
     """Per (mode, family): the attack-success rate over the measured cases with its Wilson interval.
 
     Cases of goldens without an attack (metric None) are left out: not measured, never a 0.

@@ -13,7 +13,7 @@ usually has no patterns, so it is correct whatever the answer; its refusal is sc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nomad_eval.base.patterns import search
@@ -114,9 +114,9 @@ def case_values(s: AnswerScores) -> dict[str, float]:
     return {n: float(v) for n, v in zip(UPSTREAM_CASE_NAMES, values, strict=True)}
 
 
-def aggregate(answers: Sequence[tuple[str, dict[str, float]]]) -> dict[str, float | None]:
+def aggregate(answers: Sequence[tuple[str, Mapping[str, float | None]]]) -> dict[str, float | None]:
     """Upstream's `aggregateGeneration` for one mode, from (question id, case values) per answer in run order."""
-    by_question: dict[str, list[dict[str, float]]] = {}
+    by_question: dict[str, list[Mapping[str, float | None]]] = {}
     for qid, values in answers:
         by_question.setdefault(qid, []).append(values)
     out: dict[str, float | None] = {}
