@@ -22,11 +22,6 @@ _PICTURES = MappingProxyType({c: chr(0x2400 + c) for c in range(0x20) if c not i
     0x7F: "\u2421"} | {c: "\ufffd" for c in range(0x80, 0xA0)})
 
 
-def printable(text: str) -> str:
-    """`text` with its control characters made visible, as every console line shows them."""
-    return text.translate(_PICTURES)
-
-
 class _Printable:
     """A renderable shown with every content segment made printable; tables and panels nested in it render
     through it too. rich's own cursor and style codes are control segments or styles, applied after this."""

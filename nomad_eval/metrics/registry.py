@@ -135,10 +135,6 @@ def is_upstream_view(name: MetricName) -> bool:
     return name.mode is not None and name.mode.split(".")[0] == UPSTREAM_MODE
 
 
-def parse_k(name: str) -> int | None:
-    return MetricName.parse(name).k
-
-
 def headline_names(tier: Tier, k: int, modes: Sequence[str] = ()) -> list[str]:
     """The default gate: the registry's headline measures, ranking ones at cutoff `k`, per mode for generation."""
     specs = [s for s in REGISTRY.values() if s.headline and s.tier == tier]

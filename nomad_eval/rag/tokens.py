@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
-
-from nomad_eval.base.atomic import write_atomic
 
 PER_MESSAGE = 4  # role markers and separators a chat template adds around each message
 
@@ -29,17 +25,3 @@ def calibrate(samples: list[tuple[list[dict[str, str]], int]]) -> TokenEstimator
     if chars <= 0 or tokens <= 0:
         return TokenEstimator()
     return TokenEstimator(chars / tokens)
-
-
-def load_calibration(path: Path, model_key: str) -> TokenEstimator | None:
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    ratio = data.get(model_key)
-    return TokenEstimator(float(ratio)) if ratio else None
-
-
-def save_calibration(path: Path, model_key: str, est: TokenEstimator) -> None:
-    data = json.loads(path.read_text()) if path.exists() else {}
-    data[model_key] = est.chars_per_token
-    write_atomic(path, json.dumps(data, indent=1, sort_keys=True))

@@ -131,11 +131,6 @@ def gate_rows(metrics: list[GateMetric]) -> Table:
     return Table("gate", head, rows)
 
 
-def gate_table(metrics: list[GateMetric]) -> str:
-    """The gate's table as HTML, on its own."""
-    return render("block.html", block=gate_rows(metrics))
-
-
 def question_table(rows: list[dict[str, Any]], columns: list[str], causes: dict[str, str] | None = None) -> Questions:
     """`causes` (label → name): rows carry `_cause` (a label, or None when the question did not fail), and a select
     filters the table by it, alongside the text filter."""

@@ -45,16 +45,6 @@ UPSTREAM_TO_OURS: dict[str, str] = {
     "chunksDroppedRate": "chunks_dropped_rate",
     "promptTokenError": "prompt_token_error",
 }
-# What differs in meaning between upstream's figure and ours under the mapped name (docs/upstream-nomad.md too);
-# the upstream view (metrics/upstream/) measures upstream's own.
-MAPPING_NOTES: dict[str, str] = {
-    "recall": "first k chunks upstream, first k distinct documents here",
-    "hitRate": "first k chunks upstream, first k distinct documents here",
-    "precision": "relevant chunks over min(k, returned) upstream; distinct relevant documents over k here (P_k)",
-    "ndcg": "upstream gain is binary; equal to ours on binary goldens (NOMAD's relevantDocIds)",
-    "mrr": "first relevant chunk upstream, first relevant document here (recip_rank); no cut-off in either",
-    "correctness": "every golden upstream (refusal goldens by their patterns), answerable goldens here",
-}
 # Upstream case fields holding {k: value}.
 _BY_K_FIELDS = ("recall", "hitRate", "precision", "ndcg")
 SOURCE = "nomad-upstream"  # report.config["source"] of a converted upstream baseline

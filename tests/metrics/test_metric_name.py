@@ -9,7 +9,7 @@ import pytest
 
 import nomad_eval
 from nomad_eval.cli.config_check import gate_name_problem
-from nomad_eval.metrics.registry import REGISTRY, MetricName, parse_k, spec_for
+from nomad_eval.metrics.registry import REGISTRY, MetricName, spec_for
 
 PACKAGE = Path(nomad_eval.__file__).parent
 
@@ -40,7 +40,7 @@ def test_every_name_the_registry_reports_round_trips_to_its_spec() -> None:
                 assert MetricName.parse(name) == MetricName(mode, spec.family, k)
                 assert str(MetricName.parse(name)) == name
                 assert spec_for(name) is spec
-                assert parse_k(name) == k
+                assert MetricName.parse(name).k == k
 
 
 @pytest.mark.parametrize("name", ["", "recall@", "recall@x", "recall@0", "recall@05", "recall@-1", "recall@+5",

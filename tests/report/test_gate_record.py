@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.report.gate import floor_rows, gate_markdown, gate_record, run_floors, verdict_line
-from nomad_eval.report.html import direction_class, gate_table
+from nomad_eval.report.html import direction_class, gate_rows, render
 from nomad_eval.report.junit import write_junit
 from nomad_eval.report.schema import MetricInterval, Report
 
@@ -68,5 +68,5 @@ def test_the_html_colours_a_change_by_the_metrics_direction() -> None:
     assert direction_class("e2e.leakage_rate", 0.1) == "down"
     assert direction_class("recall@5", 0.0) == "" and direction_class("no-such-metric", -1.0) == ""
     gate = gate_record([], _verdict([1.0] * 14, [0.0] * 4 + [1.0] * 10))
-    html = gate_table(gate.metrics)
+    html = render("block.html", block=gate_rows(gate.metrics))
     assert "<td class='down'>-0.2857</td>" in html and "<tr class='fail'>" in html
