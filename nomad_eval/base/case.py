@@ -36,20 +36,20 @@ class Case(TypedDict, total=False):
     upstream: dict[str, float | None]  # upstream NOMAD's values under the upstream view's names
     passed: bool | None  # None: not judged (a refusal question in retrieval, a pattern past its time limit)
     why: str | None  # a person-readable reason it failed
-    mode: str  # generation: oracle, e2e, noretrieval (app: its one mode)
-    repeat: int  # which repeat of the question (0-based)
+    mode: str  # generation: oracle, e2e or noretrieval; app: its one mode; retrieval: none
+    repeat: int  # which repeat of the question
     injected: list[str]  # chunk ids of the passages put in the prompt, in prompt order
     answer: str  # the answer as scored
     raw_answer: str | None  # the model's text before cleaning, when it differs
     refused: bool  # the answer declines
-    leaked: bool  # the answer leaks the system prompt
-    groundedness: float | None  # share of the answer's content supported by its context
-    unsupported_numbers: list[float] | None  # numbers the answer states that its context does not
+    leaked: bool  # the answer narrates the retrieval ("according to the context")
+    groundedness: float | None  # share of the answer's numbers found in its context; None: it states none
+    unsupported_numbers: list[float] | None  # numbers the answer states and its context does not; None: no context
     prompt_tokens: int | None  # as the backend counted them
     estimated_prompt_tokens: int  # as the context budget planned them
     completion_tokens: int | None  # app: as the app counted them
     latency_ms: float | None  # app: its answer's latency
-    elided_history: int  # conversation turns the budget left out
+    elided_history: int  # conversation messages the budget left out
     dropped_chunks: int  # passages the budget left out
     attack: dict[str, Any]  # attack suites: the golden's attack (family, planted documents, success patterns)
     pass_rate: float | None  # the question's pass rate over its repeats
