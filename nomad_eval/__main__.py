@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
+from nomad_eval.cli.check_only import check_only
 from nomad_eval.cli.group_keys import group_key_problem
 from nomad_eval.cli.readonly import run_folder_elsewhere
 from nomad_eval.cli.suggest import check_argv
@@ -23,6 +24,15 @@ def _hydra_main() -> None:
     register_resolvers()
     # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
     hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(run_tier)()
+
+
+def _check_only(argv: list[str]) -> int | None:
+    """A corpus check or lint, run without Hydra's job machinery (cli/check_only.py); None: not one after all."""
+    from nomad_eval.cli.check_only import run_check_only
+    from nomad_eval.cli.resolvers import register_resolvers
+
+    register_resolvers()
+    return run_check_only(argv)
 
 
 def _conf_dirs() -> list[Path]:
@@ -55,8 +65,10 @@ def cli() -> None:
     if (problem := outside_project(sys.argv[1:], project_dir())) is not None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
-    sys.argv += run_folder_elsewhere(sys.argv[1:], Path.cwd())  # a read-only project can still check
     try:
+        if check_only(sys.argv[1:]) and (code := _check_only(sys.argv[1:])) is not None:
+            sys.exit(code)
+        sys.argv += run_folder_elsewhere(sys.argv[1:], Path.cwd())  # a read-only project can still check
         _hydra_main()
     except KeyboardInterrupt:
         print("interrupted; finished results are kept, re-run the same command to continue", file=sys.stderr)
