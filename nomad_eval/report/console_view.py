@@ -13,7 +13,7 @@ from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
-from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n, position_summary, size_text
+from nomad_eval.report.markdown import bounds, fmt, fmt_interval, fmt_n, position_summary, size_text
 from nomad_eval.report.schema import Report, headline_k
 
 
@@ -128,7 +128,7 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"{mode}: " + "; ".join(f"{name} {size_text(v)}" for name, v in z.items()), markup=False)
     _print_judges(r)
     if r.position:
-        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {_bounds(v.get('low'), v.get('high'))} n={v['n']}"
+        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {bounds(v.get('low'), v.get('high'))} n={v['n']}"
                           for k, v in r.position["by_rank"].items())
         console.print(f"correctness by rank of the relevant passage [95% interval] n questions: {ranks}", markup=False)
         if r.position["retrieved_but_ignored"]:
@@ -203,7 +203,7 @@ def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
     for col in ("position", "correctness", "95%", "n", "mock"):
         t.add_column(col, justify="right")
     for p in c.points:
-        t.add_row(str(p.position), fmt(p.correctness), _bounds(p.low, p.high), str(p.n), fmt(p.mock))
+        t.add_row(str(p.position), fmt(p.correctness), bounds(p.low, p.high), str(p.n), fmt(p.mock))
     console.print(t)
     for line in position_summary(c):
         console.print(line, markup=False)
@@ -211,10 +211,6 @@ def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
                   f"results in {run_dir}")
-
-
-def _bounds(low: float | None, high: float | None) -> str:
-    return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
 
 
 def job_line(r: Report, run_dir: Path, num: object) -> str:

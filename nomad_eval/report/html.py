@@ -150,15 +150,9 @@ def cause_options(causes: dict[str, str], labels: list[str | None]) -> list[tupl
 
 def cause_table(causes: dict[str, Any]) -> Table:
     """Counts of each failure cause per mode, with the share of that mode's failed questions and its interval."""
-    from nomad_eval.report.markdown import cause_cell
+    from nomad_eval.report.markdown import cause_rows
 
-    by_mode = causes.get("by_mode") or {}
-    names = causes.get("names") or {}
-    modes = list(by_mode)
-    used = [k for k in [*causes.get("precedence", []), "unexplained"]
-            if any((by_mode[m]["labels"].get(k) or {}).get("count") for m in modes)]
-    rows = [[names.get(k, k), *(cause_cell(by_mode[m]["labels"].get(k)) for m in modes)] for k in used]
-    rows.append(["failed / questions", *(f"{by_mode[m]['failed']} / {by_mode[m]['questions']}" for m in modes)])
+    modes, rows = cause_rows(causes)
     return Table("causes", ["cause", *modes], [Row([Cell(c) for c in r]) for r in rows],
                  note="One cause per failed question; share of the mode's failed questions [95% Wilson interval], "
                       "n = failed.")

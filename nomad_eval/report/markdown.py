@@ -158,7 +158,7 @@ def _judge_lines(r: Report) -> list[str]:
 def _rank_lines(p: dict[str, Any]) -> list[str]:
     if not p:
         return []
-    rows = [[k, str(v["n"]), fmt(v["correctness"]), _bounds(v.get("low"), v.get("high"))]
+    rows = [[k, str(v["n"]), fmt(v["correctness"]), bounds(v.get("low"), v.get("high"))]
             for k, v in p["by_rank"].items()]
     ignored = " — **retrieved but ignored**: recall is high while correctness is low" \
         if p["retrieved_but_ignored"] else ""
@@ -172,7 +172,7 @@ def _rank_lines(p: dict[str, Any]) -> list[str]:
 
 def attack_rows(r: Report) -> list[list[str]]:
     """One row per attack family and mode: rate, Wilson interval, successes / n, exposure, the mock's rate."""
-    return [[a.family, a.mode, fmt(a.rate), _bounds(a.low, a.high), f"{a.successes} / {a.n}", f"{a.exposed} / {a.n}",
+    return [[a.family, a.mode, fmt(a.rate), bounds(a.low, a.high), f"{a.successes} / {a.n}", f"{a.exposed} / {a.n}",
              fmt(a.mock)] for a in r.attacks]
 
 
@@ -194,20 +194,27 @@ def cause_cell(row: dict[str, Any] | None) -> str:
     """`count (share [low, high])` of one label among a mode's failed questions; the share's n is the column's."""
     if not row or not row["count"]:
         return "0"
-    return f"{row['count']} ({fmt(row['share'])} {_bounds(row['low'], row['high'])})"
+    return f"{row['count']} ({fmt(row['share'])} {bounds(row['low'], row['high'])})"
+
+
+def cause_rows(causes: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The modes, and a row per cause that occurs (its count in each mode), then failed / questions per mode."""
+    by_mode = causes.get("by_mode") or {}
+    modes = list(by_mode)
+    names = causes.get("names") or {}
+    used = [k for k in [*causes.get("precedence", []), "unexplained"]
+            if any((by_mode[m]["labels"].get(k) or {}).get("count") for m in modes)]
+    rows = [[names.get(k, k), *(cause_cell(by_mode[m]["labels"].get(k)) for m in modes)] for k in used]
+    rows.append(["failed / questions", *(f"{by_mode[m]['failed']} / {by_mode[m]['questions']}" for m in modes)])
+    return modes, rows
 
 
 def cause_lines(causes: dict[str, Any]) -> list[str]:
     """One cause per failed question (core/causes.py), counted per mode, then the failed questions themselves."""
-    by_mode = causes.get("by_mode") or {}
-    if not by_mode:
+    modes, rows = cause_rows(causes)
+    if not modes:
         return []
-    modes = list(by_mode)
     names = causes.get("names") or {}
-    used = [k for k in causes.get("precedence", []) + ["unexplained"]
-            if any((by_mode[m]["labels"].get(k) or {}).get("count") for m in modes)]
-    rows = [[names.get(k, k), *(cause_cell(by_mode[m]["labels"].get(k)) for m in modes)] for k in used]
-    rows.append(["failed / questions", *(f"{by_mode[m]['failed']} / {by_mode[m]['questions']}" for m in modes)])
     # Grouped by mode, in the table's column order; the evidence for each is in cases.jsonl and report.html.
     questions = causes.get("questions") or {}
     listed = [f"- `{key}`: {names.get(label, label)}" for m in modes for key, label in questions.items()
@@ -218,7 +225,7 @@ def cause_lines(causes: dict[str, Any]) -> list[str]:
             *_table(["cause", *modes], rows), "", *listed, ""]
 
 
-def _bounds(low: float | None, high: float | None) -> str:
+def bounds(low: float | None, high: float | None) -> str:
     return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
 
 
@@ -227,10 +234,10 @@ def position_summary(c: PositionCurve) -> list[str]:
     out = []
     if c.best is not None and c.best == c.worst:
         out.append(f"flat: every position has the same correctness over the same {c.questions} questions "
-                   f"(a difference between two positions: 0 {_bounds(c.delta_low, c.delta_high)})")
+                   f"(a difference between two positions: 0 {bounds(c.delta_low, c.delta_high)})")
     elif c.best is not None and c.worst is not None:
         out.append(f"worst position {c.worst} minus best position {c.best}: {fmt(c.delta)} "
-                   f"{_bounds(c.delta_low, c.delta_high)} paired over the same {c.questions} questions, "
+                   f"{bounds(c.delta_low, c.delta_high)} paired over the same {c.questions} questions, "
                    f"{c.test} p={fmt(c.p_value)}")
     out += [f"skipped ({why}): {len(ids)} — {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}"
             for why, ids in c.skipped.items()]
@@ -245,7 +252,7 @@ def position_markdown(r: Report) -> str:
         return "\n".join(lines) + "\n"
     lines += [f"The relevant passage at each position 1..{c.passages} among the same {c.passages - 1} retrieved "
               "distractors (oracle mode; only the order changes).", ""]
-    rows = [[str(p.position), fmt(p.correctness), _bounds(p.low, p.high), str(p.n), p.method, fmt(p.mock)]
+    rows = [[str(p.position), fmt(p.correctness), bounds(p.low, p.high), str(p.n), p.method, fmt(p.mock)]
             for p in c.points]
     lines += ["## Correctness by position", "",
               *_table(["position", "correctness", "95% interval", "n", "interval", "mock ceiling"], rows), ""]
