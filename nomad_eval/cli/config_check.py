@@ -280,10 +280,9 @@ def _section(tree: dict[str, Any], path: str) -> tuple[Any, bool]:
     return node, True
 
 
-def _resolved(cfg: DictConfig) -> Any:
+def _resolved(raw: Any, resolved: Any) -> Any:
     """The config with interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes);
-    where one cannot be resolved here, its text, which the type check then names."""
-    raw, resolved = config_trees(cfg)
+    where one cannot be resolved here, its text, which the type check then names. The arguments: `config_trees`."""
     return raw if isinstance(resolved, Exception) else resolved
 
 
@@ -292,7 +291,7 @@ def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
     @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above. `tree`:
     the config as `_resolved` gives it, when the caller has it already."""
     if tree is None:
-        tree = _resolved(cfg)
+        tree = _resolved(*config_trees(cfg))
     (tier, _), (pipe, _) = _section(tree, "tier"), _section(tree, "pipeline")
     if not isinstance(tier, dict) or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), list):
         return []
@@ -335,10 +334,10 @@ def section_problems(tree: dict[str, Any]) -> list[str]:
 
 
 def check_config(cfg: DictConfig) -> None:
-    tree, _ = config_trees(cfg)
+    tree, resolved = config_trees(cfg)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
-    resolved = _resolved(cfg)
+    resolved = _resolved(tree, resolved)
     problems = section_problems(resolved)
     fail_under, _ = _section(tree, "gate.fail_under")
     for name in fail_under if isinstance(fail_under, dict) else {}:  # a wrong type is named above

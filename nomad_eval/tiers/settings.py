@@ -25,12 +25,11 @@ def config_trees(cfg: DictConfig) -> tuple[Any, Any]:
         return raw, exc
 
 
-def recorded_config(cfg: DictConfig) -> dict[str, Any]:
-    """The config as a report records it: resolved, with secrets redacted (base/secrets.py), because reports
-    and baselines are shared and committed."""
+def _recorded(raw: Any, resolved: Any) -> dict[str, Any]:
+    """The config as a report records it, from `config_trees`: resolved, with secrets redacted
+    (base/secrets.py), because reports and baselines are shared and committed."""
     from nomad_eval.base.secrets import redact
 
-    raw, resolved = config_trees(cfg)
     if isinstance(resolved, Exception):
         raise resolved
     return redact(raw, resolved)  # type: ignore[no-any-return]
@@ -67,7 +66,8 @@ def _data(data: dict[str, Any]) -> DataSettings:
 
 
 def run_settings(cfg: DictConfig) -> RunSettings:
-    tree = OmegaConf.to_container(cfg, resolve=True)
+    raw, tree = config_trees(cfg)  # resolved once: each resolution parses every interpolation again
+    config = _recorded(raw, tree)
     assert isinstance(tree, dict)
     c: dict[str, Any] = {str(k): v for k, v in tree.items()}
     limit = c.get("limit")
@@ -76,7 +76,7 @@ def run_settings(cfg: DictConfig) -> RunSettings:
         chunker=_chunker(c["pipeline"]), embedder=c["embedder"], data=_data(c["data"]), store=_store(c["store"]),
         distractor_sets=c["distractor_sets"], suite=str(c["suite"]),
         tags=tuple(str(t) for t in c.get("tags") or []), limit=None if limit is None else int(limit),
-        quiet=bool(c.get("quiet")), config=recorded_config(cfg))
+        quiet=bool(c.get("quiet")), config=config)
 
 
 def runtime(cfg: DictConfig) -> Runtime:
