@@ -18,7 +18,7 @@ from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.retrieval import K_VALUES, PREFIX, aggregate, case_values, metric_names
 from nomad_eval.metrics.upstream.separation import advice, describe, split_scores
 from nomad_eval.report.intervals import summarize_report
-from nomad_eval.report.schema import Report, UpstreamView
+from nomad_eval.report.schema import MetricInterval, Report, UpstreamView
 
 # Upstream's names for this project's headline measures (recall@k, ndcg@k, mrr@k, nonEmptyRateOnRefusal): the
 # upstream view's default gate.
@@ -48,8 +48,16 @@ def as_view_cases(cases: Sequence[Case]) -> list[Case]:
     return [{**c, "metrics": dict(c.get("upstream") or {})} for c in cases]
 
 
-def retrieval_view(cases: Sequence[Case], ks: Sequence[int], cfg: Any) -> UpstreamView:
-    """The report's upstream section from case records that hold `upstream` (see `case_view`)."""
+def with_view_metrics(cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """The cases with their upstream values beside their own metrics (the view's names carry its prefix), so one
+    summary of their questions gives both views' intervals from one resampling of the questions."""
+    return [{**c, "metrics": {**(c.get("metrics") or {}), **(c.get("upstream") or {})}} for c in cases]
+
+
+def retrieval_view(cases: Sequence[Case], ks: Sequence[int], intervals: Mapping[str, MetricInterval]
+                   ) -> UpstreamView:
+    """The report's upstream section from case records that hold `upstream` (see `case_view`); `intervals` holds
+    the view's names (`metric_names(ks)`), summarised over the questions of `with_view_metrics(cases)`."""
     names = metric_names(ks)
     per_case = [c.get("upstream") or {} for c in cases]
     tags = sorted({t for c in cases for t in c.get("tags") or []})
@@ -59,7 +67,7 @@ def retrieval_view(cases: Sequence[Case], ks: Sequence[int], cfg: Any) -> Upstre
     rel_d, irr_d = describe(rel), describe(irr)
     return UpstreamView(
         ks=list(ks), metrics=aggregate(per_case, names),
-        intervals=summarize_report(questions_from_cases(as_view_cases(cases)), names, cfg)[1],
+        intervals={n: intervals[n] for n in names if n in intervals},
         metrics_by_tag=by_tag, relevant_scores=rel_d, irrelevant_scores=irr_d, advice=advice(rel_d, irr_d),
     )
 

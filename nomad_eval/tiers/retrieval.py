@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.core.questions import Question, questions_from_cases
 from nomad_eval.core.runs import order_consistent, scores_from_order
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import load_model, ready_store
@@ -25,6 +25,7 @@ from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import SeparationRow, separation_row
+from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.exports import write_exports
@@ -33,8 +34,8 @@ from nomad_eval.report.intervals import summarize_report, tag_intervals
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks
+from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
+from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks, with_view_metrics
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.queries import formed_queries, needs_chat, rewrite_chat
 from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
@@ -167,8 +168,7 @@ def run(cfg: DictConfig) -> int:
     rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(goldens, retrievals, strict=True)]
     cases = [c.row for c in rows]
     per_case = [row["metrics"] for row in cases]
-    questions = questions_from_cases(cases)
-    metrics, intervals = summarize_report(questions, names, cfg)
+    questions, metrics, intervals, view_intervals = _summaries(cases, names, upstream_names(up_ks), cfg)
     resolved = rt.resolved_config()
     report = Report(
         tier="retrieval",
@@ -197,7 +197,7 @@ def run(cfg: DictConfig) -> int:
         sweep_id=sweep_id(),
     )
     report.intervals_by_tag = tag_intervals(questions, tag_columns(report), cfg)
-    report.upstream = retrieval_view(cases, up_ks, cfg)
+    report.upstream = retrieval_view(cases, up_ks, view_intervals)
     report.warnings += rt.golden_warnings
     if warning := custom_order_warning(rescored, len(goldens)):
         report.warnings.append(warning)
@@ -223,6 +223,20 @@ def run(cfg: DictConfig) -> int:
         console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
                       markup=False, highlight=False)
     return finish(cfg, out, outcome)
+
+
+Intervals = dict[str, MetricInterval]
+
+
+def _summaries(cases: list[dict[str, Any]], names: list[str], view_names: list[str], cfg: DictConfig
+               ) -> tuple[list[Question], dict[str, float | None], Intervals, Intervals]:
+    """The questions; this project's means and intervals of `names`; the upstream view's intervals of `view_names`.
+    One resampling of the questions serves both views (one bootstrap per set of questions a metric is measured on)."""
+    questions = questions_from_cases(with_view_metrics(cases))
+    means, every = summarize_report(questions, [*names, *view_names], cfg)
+    ours = set(names)
+    return (questions, {n: means[n] for n in names}, {n: iv for n, iv in every.items() if n in ours},
+            {n: iv for n, iv in every.items() if n not in ours})
 
 
 def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tracer: Tracer,
