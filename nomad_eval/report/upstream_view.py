@@ -48,7 +48,7 @@ def as_view_cases(cases: Sequence[Case]) -> list[Case]:
     return [{**c, "metrics": dict(c.get("upstream") or {})} for c in cases]
 
 
-def with_view_metrics(cases: Sequence[Case]) -> list[dict[str, Any]]:
+def with_view_metrics(cases: Sequence[Case]) -> list[Case]:
     """The cases with their upstream values beside their own metrics (the view's names carry its prefix), so one
     summary of their questions gives both views' intervals from one resampling of the questions."""
     return [{**c, "metrics": {**(c.get("metrics") or {}), **(c.get("upstream") or {})}} for c in cases]

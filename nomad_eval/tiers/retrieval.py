@@ -10,6 +10,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import Question, questions_from_cases
@@ -228,7 +229,7 @@ def run(cfg: DictConfig) -> int:
 Intervals = dict[str, MetricInterval]
 
 
-def _summaries(cases: list[dict[str, Any]], names: list[str], view_names: list[str], cfg: DictConfig
+def _summaries(cases: list[Case], names: list[str], view_names: list[str], cfg: DictConfig
                ) -> tuple[list[Question], dict[str, float | None], Intervals, Intervals]:
     """The questions; this project's means and intervals of `names`; the upstream view's intervals of `view_names`.
     One resampling of the questions serves both views (one bootstrap per set of questions a metric is measured on)."""
