@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -287,3 +288,23 @@ def test_sign_flip_rejects_a_true_null_at_its_level() -> None:
     deltas = rng.choice([-1.0, -0.5, 0.5, 1.0], size=(400, 40)) * rng.random((400, 1))
     rejected = np.mean([sign_flip_p_value(d, "two-sided", 999, seed) < 0.05 for seed, d in enumerate(deltas)])
     assert 0.02 <= rejected <= 0.085, rejected
+
+
+def test_equal_rows_are_resampled_once_and_get_what_scipy_gives_every_row() -> None:
+    rng = np.random.default_rng(8)
+    distinct = [(rng.random(150) < 0.9).astype(float), rng.random(150).round(2), (rng.random(150) < 0.5).astype(float)]
+    rows = [distinct[i % 3] for i in range(10)] + [np.full(150, 1.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        ci = stats.bootstrap((np.asarray(rows[:10]),), np.mean, axis=-1, vectorized=True, method="BCa",
+                             n_resamples=2000, rng=np.random.default_rng(6)).confidence_interval
+    got = mean_intervals(rows, seed=6)
+    assert got[:10] == [Interval(float(lo), float(hi)) for lo, hi in zip(ci.low, ci.high, strict=True)]
+    assert got[10] == Interval(1.0, 1.0)
+    # Rows all equal: still what scipy gives each of them resampled together.
+    same = mean_intervals([distinct[1]] * 4, seed=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        ci = stats.bootstrap((np.asarray([distinct[1]] * 4),), np.mean, axis=-1, vectorized=True, method="BCa",
+                             n_resamples=2000, rng=np.random.default_rng(6)).confidence_interval
+    assert same == [Interval(float(ci.low[0]), float(ci.high[0]))] * 4
