@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nomad_eval.backends.chat import count
 from nomad_eval.backends.retry import Transient, retried, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
@@ -199,7 +200,7 @@ class HttpApp:
             raise NomadError(f"the app's answer for golden {golden_id} at app.answer_path={self.paths['answer']!r} "
                              f"is {type(answer).__name__}, not text")
         return AppReply(answer, self._contexts(field("contexts", required=True), golden_id), latency_ms,
-                        _count(field("prompt_tokens")), _count(field("completion_tokens")))
+                        count(field("prompt_tokens")), count(field("completion_tokens")))
 
     def _contexts(self, raw: Any, golden_id: str) -> list[tuple[str | None, str | None]] | None:
         if self.paths["contexts"] is None:
@@ -236,7 +237,3 @@ def _text_at(item: Any, path: str | None) -> str | None:
     except KeyError:
         return None
     return None if value is None else str(value)
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

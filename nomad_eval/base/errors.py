@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pydantic loads with the first model, not with every error class
+    from pydantic import ValidationError
 
 
 class NomadError(Exception):
@@ -39,9 +43,16 @@ class Defect:
 
 
 class InvalidInput(NomadError):
-    """Raised with every defect found, so one run shows the whole list."""
+    """Raised with every defect found, so one run shows the whole list. Exit 2 for input refused as not
+    comparable (an unreadable run, baseline or app output), never read as a regression."""
 
-    def __init__(self, defects: list[Defect]) -> None:
+    def __init__(self, defects: list[Defect], exit_code: int = 1) -> None:
         self.defects = defects
         lines = "\n".join(f"  {d}" for d in defects)
-        super().__init__(f"{len(defects)} defect(s) found:\n{lines}", exit_code=1)
+        super().__init__(f"{len(defects)} defect(s) found:\n{lines}", exit_code=exit_code)
+
+
+def first_error(exc: ValidationError) -> str:
+    """A pydantic error's first problem as `'<dotted.location>': <message>` (the whole input when it has none)."""
+    first = exc.errors()[0]
+    return f"'{'.'.join(map(str, first['loc'])) or '(the whole file)'}': {first['msg']}"

@@ -11,7 +11,6 @@ scored, so a half-read file can never pass for a whole one.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -21,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, mode
 
 from nomad_eval.base.atomic import write_jsonl
 from nomad_eval.base.errors import Defect, InvalidInput
-from nomad_eval.data.golden import Golden, json_problem
+from nomad_eval.data.golden import Golden, describe, json_object
 
 # A line past this is refused unread: an answer with a few dozen passages is a few hundred kB, so a longer line is
 # a broken export (a whole file on one line, a binary blob) rather than a record.
@@ -76,7 +75,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | Defect]]:
     try:
         f = path.open("rb")
     except OSError as exc:
-        raise _refused([Defect(name, None, f"cannot read the app's outputs: {exc.strerror}")]) from None
+        raise InvalidInput([Defect(name, None, f"cannot read the app's outputs: {exc.strerror}")], 2) from None
     with f:
         lineno = 0
         while True:
@@ -100,31 +99,14 @@ def _record(raw: bytes, name: str, lineno: int) -> AppOutput | Defect | None:
         return Defect(name, lineno, "not UTF-8 text")
     if not line.strip() or line.lstrip().startswith("//"):
         return None
-    try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
-        return Defect(name, lineno, f"not valid JSON ({why}): {line[:80]!r}")
-    if (problem := json_problem(obj)) is not None:
-        return Defect(name, lineno, f"{problem}: {line[:80]!r}")
-    if not isinstance(obj, dict):
-        return Defect(name, lineno, f"expected a JSON object, got {type(obj).__name__}")
-    gid = obj.get("id") if isinstance(obj.get("id"), str) else None
+    obj = json_object(line, name, lineno)
+    if isinstance(obj, Defect):
+        return obj
     try:
         return AppOutput.model_validate(obj)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "missing":
-            return Defect(name, lineno, f"missing key '{loc}'", gid)
-        if err["type"] == "extra_forbidden":
-            return Defect(name, lineno, f"unknown key '{loc}'", gid)
-        return Defect(name, lineno, f"'{loc}': {err['msg']} (got {_short(err.get('input'))})", gid)
-
-
-def _short(value: object, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        gid = obj.get("id")
+        return Defect(name, lineno, describe(exc.errors()[0]), gid if isinstance(gid, str) else None)
 
 
 def load_answers(path: Path, suite: Iterable[Golden], selected: Iterable[Golden]) -> dict[tuple[str, int], AppOutput]:
@@ -154,14 +136,8 @@ def load_answers(path: Path, suite: Iterable[Golden], selected: Iterable[Golden]
             out[key] = rec
     defects += _coverage(name, out, [g.id for g in selected])
     if defects:
-        raise _refused(defects)
+        raise InvalidInput(defects, 2)  # bad input: refused, never a regression
     return out
-
-
-def _refused(defects: list[Defect]) -> InvalidInput:
-    invalid = InvalidInput(defects)
-    invalid.exit_code = 2  # bad input: refused, never a regression
-    return invalid
 
 
 def _coverage(name: str, records: Mapping[tuple[str, int], AppOutput], ids: list[str]) -> list[Defect]:

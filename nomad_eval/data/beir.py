@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.corpus import Document
-from nomad_eval.data.golden import MAX_JSON_DEPTH, Golden, json_problem
+from nomad_eval.data.golden import Golden, json_lines, json_object
 
 _MAX_DEFECTS = 50  # a wrong file gives one defect a line; the first ones say enough
 
@@ -20,11 +19,7 @@ def _lines(path: Path, missing: str) -> list[str]:
         raise InvalidInput([Defect(str(path), None, missing)]) from None
     except OSError as exc:
         raise InvalidInput([Defect(str(path), None, f"cannot read: {exc.strerror or exc}")]) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput([Defect(str(path), raw[: exc.start].count(b"\n") + 1, "not UTF-8 text")]) from None
-    return [line.removesuffix("\r") for line in text.split("\n")]
+    return json_lines(raw, str(path))
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, object]]]:
@@ -36,19 +31,10 @@ def _jsonl(path: Path) -> list[tuple[int, dict[str, object]]]:
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            defects.append(Defect(str(path), n, f"not valid JSON ({exc.msg})"))
-            continue
-        except RecursionError:  # the parser recurses once per nesting level
-            defects.append(Defect(str(path), n, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"))
-            continue
-        if (problem := json_problem(obj)) is not None:
-            defects.append(Defect(str(path), n, problem))
-            continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("_id"), str) or not obj["_id"]:
-            defects.append(Defect(str(path), n, "expected an object with a non-empty string '_id'"))
+        obj = json_object(line, str(path), n)
+        if isinstance(obj, Defect) or not isinstance(obj.get("_id"), str) or not obj["_id"]:
+            defects.append(obj if isinstance(obj, Defect) else
+                           Defect(str(path), n, "expected an object with a non-empty string '_id'"))
             continue
         bad = [k for k in ("title", "text") if obj.get(k) is not None and not isinstance(obj[k], str)]
         if bad:

@@ -111,7 +111,8 @@ class Golden(BaseModel):
         return self.model_dump(by_alias=True, mode="json", exclude={"attack"} if self.attack is None else None)
 
 
-def _describe(err: ErrorDetails) -> str:
+def describe(err: ErrorDetails) -> str:
+    """One pydantic error of a record as its defect's message."""
     loc = ".".join(str(p) for p in err["loc"])
     kind = err["type"]
     if kind == "missing":
@@ -171,12 +172,10 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
     demoted: list[Defect] = []  # missing documents a run scores as misses; named with the defects when it stops
     goldens: list[Golden] = []
     first_line: dict[str, int] = {}
-    # Lines end at "\n" only (JSON Lines): splitlines() would also break at U+2028 or U+0085, which JSON allows
-    # raw inside a string, cutting a valid golden in two and shifting every later line number.
-    for lineno, line in enumerate((raw_line.removesuffix("\r") for raw_line in text.split("\n")), 1):
+    for lineno, line in enumerate(text, 1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
-        obj = _json_object(line, name, lineno)
+        obj = json_object(line, name, lineno)
         if isinstance(obj, Defect):
             defects.append(obj)
             continue
@@ -199,29 +198,41 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
     return goldens
 
 
-def _read_suite(path: Path, name: str) -> str:
+def _read_suite(path: Path, name: str) -> list[str]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise InvalidInput([Defect(name, None, f"cannot read suite: {exc.strerror}")]) from None
+    return json_lines(raw, name)
+
+
+def json_lines(raw: bytes, name: str, exit_code: int = 1) -> list[str]:
+    """A JSON Lines file's lines: UTF-8 (a BOM allowed), a trailing "\\r" dropped, split at "\\n" only, since
+    splitlines() would also break at U+2028 or U+0085, which JSON allows raw inside a string, cutting a valid line
+    in two and shifting every later line number. Bytes that are not UTF-8: InvalidInput naming their line."""
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        bad_line = raw[: exc.start].count(b"\n") + 1
-        raise InvalidInput([Defect(name, bad_line, "not UTF-8 text")]) from None
+        raise InvalidInput([Defect(name, raw[: exc.start].count(b"\n") + 1, "not UTF-8 text")], exit_code) from None
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def _json_object(line: str, name: str, lineno: int) -> dict[str, Any] | Defect:
-    """The line's JSON object, or the defect that keeps it from being one."""
+def json_value(line: str, name: str, lineno: int) -> object:
+    """The line's JSON value, or the Defect that keeps it from being used."""
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         return Defect(name, lineno, f"not valid JSON ({exc.msg}): {line[:80]!r}")
     except RecursionError:  # the parser recurses once per nesting level
         return Defect(name, lineno, f"JSON nested deeper than {MAX_JSON_DEPTH} levels: {line[:80]!r}")
-    if (problem := json_problem(obj)) is not None:
-        return Defect(name, lineno, f"{problem}: {line[:80]!r}")
-    if not isinstance(obj, dict):
+    problem = json_problem(obj)
+    return obj if problem is None else Defect(name, lineno, f"{problem}: {line[:80]!r}")
+
+
+def json_object(line: str, name: str, lineno: int) -> dict[str, Any] | Defect:
+    """The line's JSON object, or the defect that keeps it from being one."""
+    obj = json_value(line, name, lineno)
+    if not isinstance(obj, dict | Defect):
         return Defect(name, lineno, f"expected a JSON object, got {type(obj).__name__}")
     return obj
 
@@ -237,7 +248,7 @@ def _golden(obj: dict[str, Any], name: str, lineno: int, defects: list[Defect], 
     try:
         golden = Golden.model_validate({k: v for k, v in obj.items() if k in _KNOWN_KEYS})
     except ValidationError as exc:
-        defects += [Defect(name, lineno, _describe(err), gid) for err in exc.errors()]
+        defects += [Defect(name, lineno, describe(err), gid) for err in exc.errors()]
         return None
     golden._extra = extra
     return golden

@@ -5,7 +5,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.errors import Defect, InvalidInput, first_error
 
 
 class Rubric(BaseModel):
@@ -32,6 +32,4 @@ def load_rubric(folder: Path, name: str) -> Rubric:
     try:
         return Rubric.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InvalidInput([Defect(str(path), None, f"'{'.'.join(map(str, first['loc']))}': {first['msg']}")]) \
-            from None
+        raise InvalidInput([Defect(str(path), None, first_error(exc))]) from None

@@ -13,11 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, GetPydanticSchema, Validation
 
 from nomad_eval.base.atomic import read_input
 from nomad_eval.base.case import Case
-from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
-from nomad_eval.data.golden import json_problem
+from nomad_eval.data.golden import json_lines, json_problem, json_value
 from nomad_eval.metrics.registry import spec_for
 from nomad_eval.report.io import read_report, write_atomic
 from nomad_eval.report.schema import Report
@@ -86,44 +86,31 @@ def _case_problem(row: object) -> str | None:
     try:
         case = CaseRecord.model_validate(row)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        return f"not a valid case record: '{'.'.join(str(p) for p in first['loc'])}': {first['msg']}"
+        return f"not a valid case record: {first_error(exc)}"
     return out_of_range(case.metrics)
 
 
 def _report_range(report: Report, path: Path) -> None:
     if (problem := out_of_range(report.metrics)) is not None:
-        raise _not_comparable(Defect(str(path), None, f"not a valid report: {problem}"))
-
-
-def _not_comparable(defect: Defect) -> InvalidInput:
-    invalid = InvalidInput([defect])
-    invalid.exit_code = 2  # an unreadable run or baseline is "not comparable", never a regression
-    return invalid
+        raise InvalidInput([Defect(str(path), None, f"not a valid report: {problem}")], 2)
 
 
 def read_cases(path: Path) -> list[Case]:
     """A run's cases.jsonl, each line checked as a case record; errors name the file and line (exit 2)."""
     try:
-        text = read_input(path).decode("utf-8")
+        raw = read_input(path)
     except OSError as exc:
-        raise _not_comparable(Defect(str(path), None, f"cannot read: {exc.strerror or exc}")) from None
-    except UnicodeDecodeError as exc:
-        bad_line = exc.object[: exc.start].count(b"\n") + 1
-        raise _not_comparable(Defect(str(path), bad_line, "not UTF-8 text")) from None
+        raise InvalidInput([Defect(str(path), None, f"cannot read: {exc.strerror or exc}")], 2) from None
     rows: list[Case] = []
-    for n, line in enumerate(text.split("\n"), 1):
+    for n, line in enumerate(json_lines(raw, str(path), 2), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _not_comparable(Defect(str(path), n, f"not valid JSON ({exc.msg})")) from None
-        except RecursionError:
-            raise _not_comparable(Defect(str(path), n, "JSON nested too deeply")) from None
+        row = json_value(line, str(path), n)
+        if isinstance(row, Defect):
+            raise InvalidInput([row], 2)
         if (problem := _case_problem(row)) is not None:
-            raise _not_comparable(Defect(str(path), n, problem))
-        rows.append(row)
+            raise InvalidInput([Defect(str(path), n, problem)], 2)
+        rows.append(row)  # type: ignore[arg-type]
     return rows
 
 
@@ -193,9 +180,7 @@ def read_matrix(path: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise NomadError(f"{path}: cannot read the matrix: {exc.strerror or exc}", 2) from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(the whole file)"
-        raise _not_comparable(Defect(str(path), None, f"not a matrix table: '{loc}': {first['msg']}")) from None
+        raise InvalidInput([Defect(str(path), None, f"not a matrix table: {first_error(exc)}")], 2) from None
     return [r.model_dump() for r in table.rows]
 
 
@@ -265,11 +250,9 @@ def load_baseline(path: Path) -> Baseline:
     try:
         base = Baseline.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise _not_comparable(Defect(str(path), None, f"not a valid baseline: '{loc}': {first['msg']}")) from None
+        raise InvalidInput([Defect(str(path), None, f"not a valid baseline: {first_error(exc)}")], 2) from None
     _report_range(base.report, path)
     for i, case in enumerate(base.cases):
         if (problem := _case_problem(case)) is not None:
-            raise _not_comparable(Defect(str(path), None, f"cases[{i}]: {problem}"))
+            raise InvalidInput([Defect(str(path), None, f"cases[{i}]: {problem}")], 2)
     return base

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from nomad_eval.base.atomic import read_input, read_jsonl, write_atomic, write_jsonl
-from nomad_eval.base.errors import NomadError
+from nomad_eval.base.errors import NomadError, first_error
 from nomad_eval.report.schema import Report
 
 __all__ = ["read_jsonl", "read_report", "write_atomic", "write_jsonl"]
@@ -24,6 +24,4 @@ def read_report(path: Path) -> Report:
     except OSError as exc:  # a folder named report.json, no permission
         raise NomadError(f"{path}: cannot read the report: {exc.strerror or exc}", 2) from None
     except ValidationError as exc:  # bad JSON (the message gives line and column), bytes, or a wrong key
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise NomadError(f"{path}: not a valid report: '{loc}': {first['msg']}", 2) from None
+        raise NomadError(f"{path}: not a valid report: {first_error(exc)}", 2) from None

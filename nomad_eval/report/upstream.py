@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nomad_eval.base.case import Case
-from nomad_eval.base.errors import NomadError
+from nomad_eval.base.errors import NomadError, first_error
 from nomad_eval.metrics.upstream.retrieval import PREFIX
 from nomad_eval.report.schema import Identity, Provenance, Report, UpstreamView
 
@@ -150,9 +150,7 @@ def parse_upstream(raw: object, path: Path) -> UpstreamBaseline:
     try:
         return UpstreamBaseline.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise _refuse(path, f"'{loc}': {first['msg']}") from None
+        raise _refuse(path, first_error(exc)) from None
 
 
 def upstream_baseline(raw: object, path: Path) -> tuple[Report, list[Case]]:

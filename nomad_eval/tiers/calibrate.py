@@ -25,7 +25,7 @@ from rich.table import Table
 from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import console, progress_bar
-from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.harness.rundir import run_dir
@@ -74,8 +74,7 @@ def load_labels(path: Path, scale: list[int]) -> list[Label]:
         try:
             lab = Label.model_validate_json(line)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            defects.append(Defect(str(path), n, f"'{'.'.join(map(str, first['loc']))}': {first['msg']}"))
+            defects.append(Defect(str(path), n, first_error(exc)))
             continue
         if lab.label not in scale:
             defects.append(Defect(str(path), n, f"label {lab.label} is not on the rubric's scale {scale}", lab.id))

@@ -31,7 +31,7 @@ from rich.markup import escape
 
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
-from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check, reseal
 from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.judges.rubric import Rubric, load_rubric
@@ -87,8 +87,7 @@ def read_labels(path: Path) -> list[Label]:
         try:
             out.append(Label.model_validate(row))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            defects.append(Defect(str(path), n, f"'{'.'.join(map(str, first['loc']))}': {first['msg']}"))
+            defects.append(Defect(str(path), n, first_error(exc)))
     if defects:
         raise InvalidInput(defects)
     return out
