@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,24 +26,15 @@ def _model_path() -> Path:
 _LOADED: dict[tuple[str, int], Any] = {}
 
 
+@dataclass(eq=False)
 class MiniLMEmbedder:
-    def __init__(
-        self,
-        name: str,
-        dim: int,
-        max_input_tokens: int,
-        document_prefix: str,
-        query_prefix: str,
-        batch_size: int,
-        threads: int | None,
-    ) -> None:
-        self.name = name
-        self.dim = dim
-        self.max_input_tokens = max_input_tokens
-        self.document_prefix = document_prefix
-        self.query_prefix = query_prefix
-        self.batch_size = batch_size
-        self.threads = threads
+    name: str
+    dim: int
+    max_input_tokens: int
+    document_prefix: str
+    query_prefix: str
+    batch_size: int
+    threads: int | None
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes a vector: the weights (pinned by the package that ships them), truncation

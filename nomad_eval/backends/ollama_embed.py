@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,32 +13,20 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
 
 
+@dataclass(eq=False)
 class OllamaEmbedder:
-    def __init__(
-        self,
-        name: str,
-        dim: int,
-        max_input_tokens: int,
-        document_prefix: str,
-        query_prefix: str,
-        base_url: str,
-        timeout: float,
-        retries: int,
-        chars_per_token: float = 4.0,
-        batch_size: int = 32,
-    ) -> None:
-        self.name = name
-        self.dim = dim
-        self.max_input_tokens = max_input_tokens
-        self.document_prefix = document_prefix
-        self.query_prefix = query_prefix
-        self.base_url = base_url
-        self.timeout = timeout
-        self.retries = retries
-        self.chars_per_token = chars_per_token
-        self.batch_size = batch_size
-        self._client: Any = None
-        self._digest: str | None = None
+    name: str
+    dim: int
+    max_input_tokens: int
+    document_prefix: str
+    query_prefix: str
+    base_url: str
+    timeout: float
+    retries: int
+    chars_per_token: float = 4.0
+    batch_size: int = 32
+    _client: Any = field(default=None, init=False, repr=False)
+    _digest: str | None = field(default=None, init=False, repr=False)
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes a vector. The digest comes from the server (one call, then remembered): the
