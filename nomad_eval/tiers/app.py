@@ -17,8 +17,6 @@ from omegaconf import DictConfig
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.case import Case
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
-from nomad_eval.core.evaluate import evaluate
-from nomad_eval.core.judge_intervals import add_judge_intervals
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.answers import AppOutput, write_answers
 from nomad_eval.data.golden import Golden
@@ -27,7 +25,7 @@ from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
-from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
+from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.report.console_view import print_generation
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
@@ -38,12 +36,11 @@ from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.tiers.app_outputs import Outputs, app_settings, collect
 from nomad_eval.tiers.finish import decide, finish
+from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks
 from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
 from nomad_eval.tiers.settings import judge_settings, runtime
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
-# The retrieval measures of the app's contexts, as the generation tier reports its e2e passages' (ungated).
-RETRIEVAL = ("recall", "mrr", "ndcg")
 # The harness's own prompt planner's measures: an app's prompt is not the harness's, so they are not measured.
 NOT_APPLICABLE = ("history_elided_rate", "chunks_dropped_rate", "prompt_token_error")
 OUTPUTS_FILE = "app_outputs.jsonl"  # the app's outputs as read or received, in the schema app=answers reads
@@ -67,7 +64,7 @@ def run(cfg: DictConfig) -> int:
     records = [outputs.records[(g.id, r)] for g in goldens for r in range(outputs.repeats)]
     write_answers(out / OUTPUTS_FILE, records)
     by_id = {g.id: g for g in goldens}
-    ks = sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
+    ks = retrieval_ks(cfg)
     cases = [case(by_id[rec.id], rec, ks) for rec in records]
     unstable = mark_unstable(cases)
     judges = _judges(cfg, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
@@ -96,14 +93,6 @@ def _ranked(rec: AppOutput) -> list[str] | None:
     return list(dict.fromkeys(str(c.doc_id) for c in rec.contexts))
 
 
-def retrieval_metrics(g: Golden, rec: AppOutput, ks: list[int]) -> dict[str, float | None]:
-    names = [f"{f}@{k}" for f in RETRIEVAL for k in ks]
-    docs = _ranked(rec)
-    if docs is None:
-        return dict.fromkeys(names)
-    return evaluate({g.id: g.grades}, {g.id: docs}, names).get(g.id) or dict.fromkeys(names)
-
-
 def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
     """One case record, shaped as the generation tier's e2e ones (compare, causes and the reports read them)."""
     context = _context_text(rec, g)
@@ -111,8 +100,8 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
     metrics = scored["metrics"] | dict.fromkeys(NOT_APPLICABLE)
     if rec.contexts is None:
         metrics["groundedness"] = None  # nothing to be grounded in was exposed
-    metrics |= retrieval_metrics(g, rec, ks)
     docs = _ranked(rec)
+    metrics |= document_metrics(g, docs, ks)
     # Chunk ids `<doc>#<rank>`: the app's passages have no ids of ours; the document part is what causes read.
     injected = [f"{c.doc_id or ''}#{i}" for i, c in enumerate(rec.contexts or [], 1)]
     case: Case = {
@@ -137,19 +126,12 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
 
 def _judges(cfg: DictConfig, cases: list[Case], passages: list[list[str]], data_dir: Path
             ) -> dict[str, dict[str, Any]]:
-    if not cfg.judge.rubrics:
-        return {}
-    cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache else None
+    cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache and cfg.judge.rubrics else None
     try:
-        jchat = judge_chat(judge_settings(cfg), cache)
-        judges = judge_cases(judge_settings(cfg), cases, passages, jchat)
-        jchat.model.close()
+        return judge_all(cfg, cases, passages, cache)
     finally:
         if cache is not None:
             cache.close()
-    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(judge_settings(cfg))},
-                        int(cfg.stats.resamples), int(cfg.seed))
-    return judges
 
 
 def identity(cfg: DictConfig, rt: Runtime) -> Identity:
@@ -170,7 +152,7 @@ def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[Cas
         questions = stable(questions)
     names = mode_metric_names(MODE)
     if any(c["retrieved"] is not None for c in cases):
-        names += [f"{MODE}.{f}@{k}" for f in RETRIEVAL for k in ks]
+        names += [f"{MODE}.{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
     metrics, intervals = summarize_report(questions, names, cfg)
     config = rt.resolved_config()
     return Report(

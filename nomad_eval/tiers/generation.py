@@ -188,7 +188,7 @@ def run(cfg: DictConfig) -> int:
 
     cases = _scored_cases(w, answers, retrieval_ks(cfg))
     unstable = mark_unstable(cases)
-    judges = _judges(cfg, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
+    judges = judge_all(cfg, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
                      s.cache)
     # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
@@ -224,16 +224,16 @@ def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list
     cases = [_case(w.goldens[gi], w.contexts[gi], w.plans[(gi, mode)], mode, r, answers[i])
              for i, (gi, mode, r) in enumerate(w.tasks)]
     # Once per question: every repeat of a question read the same retrieved passages.
-    e2e_scores = {gi: e2e_retrieval_metrics(w.goldens[gi], w.contexts[gi], ks) for gi, mode, _ in w.tasks
-                  if mode == "e2e"}
+    e2e_scores = {gi: document_metrics(w.goldens[gi], ranked_documents(w.contexts[gi].retrieved), ks)
+                  for gi, mode, _ in w.tasks if mode == "e2e"}
     for (gi, mode, _), c in zip(w.tasks, cases, strict=True):
         if mode == "e2e":
             c["metrics"].update(e2e_scores[gi])
     return cases
 
 
-def _judges(cfg: DictConfig, cases: list[Case], passages: list[list[str]], cache: ResponseCache | None
-            ) -> dict[str, dict[str, Any]]:
+def judge_all(cfg: DictConfig, cases: list[Case], passages: list[list[str]], cache: ResponseCache | None
+              ) -> dict[str, dict[str, Any]]:
     """Each rubric's verdicts with their intervals; empty without rubrics."""
     if not cfg.judge.rubrics:
         return {}
@@ -326,10 +326,11 @@ def retrieval_ks(cfg: DictConfig) -> list[int]:
     return sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
 
 
-def e2e_retrieval_metrics(g: Golden, ctx: GoldenContext, ks: list[int]) -> dict[str, float | None]:
-    """recall/mrr/ndcg@k of the documents e2e retrieved, by the registry's kernels (None for a refusal golden)."""
+def document_metrics(g: Golden, docs: list[str] | None, ks: list[int]) -> dict[str, float | None]:
+    """recall/mrr/ndcg@k of the documents an answer's retrieval ranked, by the registry's kernels (None for a
+    refusal golden, or when the documents are not known: an app that exposed no document ids)."""
     names = [f"{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
-    scored = evaluate({g.id: g.grades}, {g.id: ranked_documents(ctx.retrieved)}, names)
+    scored = evaluate({g.id: g.grades}, {g.id: docs}, names) if docs is not None else {}
     return scored.get(g.id) or dict.fromkeys(names)
 
 
