@@ -62,6 +62,9 @@ class EdgeStore:
         self.path = Path(path) / f"dim-{dim}"
         self.dim = dim
         self._closed = False
+        # Whether this process changed the shard (created, wrote, indexed or optimised it): only then does close
+        # flush. A run that only searched has nothing to flush, and the engine's flush syncs every file anyway.
+        self._changed = False
         self.damage: str | None = None  # what the check at open found, and where the damaged shard went
         try:
             self._shard = self._open(qe, dim)
@@ -81,6 +84,7 @@ class EdgeStore:
         for key in (tag_key, "fingerprint"):
             if key not in schema:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+                self._changed = True
 
     def _unopenable(self, exc: BaseException, rebuild_corrupt: bool) -> None:
         """Raises unless the failure to open says the shard's files are damaged (then it may be replaced)."""
@@ -153,6 +157,7 @@ class EdgeStore:
         if (self.path / "edge_config.json").exists():
             return qe.EdgeShard.load(str(self.path))
         self.path.mkdir(parents=True, exist_ok=True)
+        self._changed = True
         if not self._fast_search:
             cfg = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
             return qe.EdgeShard.create(str(self.path), cfg)
@@ -192,6 +197,7 @@ class EdgeStore:
             return False
         err_console.print(f"[dim]building the int8 search copies of {info.points_count} points at {self.path}[/]")
         self._shard.optimize()
+        self._changed = True
         return True
 
     def _filter(self, fingerprint: str | None) -> Any:
@@ -224,6 +230,7 @@ class EdgeStore:
         self._shard.update(self._qe.UpdateOperation.delete_points_by_filter(self._filter(fingerprint)))
 
     def _written(self) -> None:
+        self._changed = True
         self._prepared = False
         self._filter_needed.clear()
 
@@ -312,5 +319,6 @@ class EdgeStore:
         if self._closed:
             return
         self._closed = True
-        self._shard.flush()
+        if self._changed:
+            self._shard.flush()
         self._shard.close()

@@ -107,3 +107,20 @@ def test_small_and_old_shards_search_exactly(tmp_path: Path) -> None:
     q = _clustered(1, 7)[0]
     assert _pairs(reopened.search(q, 10, None, "fp-a")) == _pairs(reopened.search_exact(q, 10, None, "fp-a"))
     reopened.close()
+
+
+def test_what_one_session_wrote_is_there_after_another_only_searched(tmp_path: Path) -> None:
+    """Close flushes only a shard this process changed; a session that only searched leaves it as it found it."""
+    writer = build("store", "edge", path=str(tmp_path / "s"), dim=DIM)
+    assert writer._changed  # created here
+    _fill(writer, _clustered(600, 8), ["fp-a"])
+    writer.close()
+    q = _clustered(1, 9)[0]
+    reader = build("store", "edge", path=str(tmp_path / "s"), dim=DIM)
+    found = _pairs(reader.search(q, 10, None, "fp-a"))
+    assert not reader._changed and reader.count("fp-a") == 600 and len(found) == 10
+    reader.close()
+    again = build("store", "edge", path=str(tmp_path / "s"), dim=DIM)
+    assert again.count("fp-a") == 600 and _pairs(again.search(q, 10, None, "fp-a")) == found
+    assert again.check() is None
+    again.close()
