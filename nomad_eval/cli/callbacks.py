@@ -33,34 +33,13 @@ class SweepSummary(Callback):
         write_atomic(sweep_dir / SWEEP_FILE, json.dumps({"sweep_id": uuid.uuid4().hex}))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
+        from nomad_eval.base.console import console
+        from nomad_eval.report.merge import collect, sweep_id
+        from nomad_eval.report.sweep_rank import summarize_sweep
 
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
-        df = merge(jobs)
-        from nomad_eval.base.console import console, err_console
-        from nomad_eval.report.sweep_rank import (
-            metric_vs_answers_sweep,
-            predictor_lines,
-            predictors_markdown,
-            rank_sweep,
-        )
-
-        predictors = None
-        try:
-            predictors = metric_vs_answers_sweep(jobs, sweep_dir, config, quiet=True)
-        except Exception as exc:  # like the ranking: a failure here must not cost the summary
-            err_console.print(f"warning: retrieval-vs-answers correlation failed: {exc}")
-        write_summary(df, sweep_dir, quiet=bool(config.get("quiet")),
-                      sections=[predictors_markdown(predictors)] if predictors else [])
-        if predictors and not config.get("quiet"):
-            for line in predictor_lines(predictors):
-                console.print(line, markup=False, highlight=False)
-
-        try:
-            rank_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
-        except Exception as exc:  # the summary is written; a ranking that fails must not cost the sweep's HTML
-            err_console.print(f"warning: sweep ranking failed: {exc}")
+        df, predictors = summarize_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
         from nomad_eval.report.html_writer import write_sweep_html
         from nomad_eval.report.matrix import assemble, write_matrix
 

@@ -111,6 +111,20 @@ def gate_record(floors: list[GateFloor], verdict: Verdict | None, *, baseline: s
     )
 
 
+GATE_COLUMNS = ("metric", "n", "baseline", "run", "delta", "run-to-run noise", "in general: 95% CI", "p (Holm)",
+                "detectable", "tolerance", "outcome")
+
+
+def gate_cells(m: GateMetric) -> list[str]:
+    """A compared metric's row, in GATE_COLUMNS' order: report.md, report.html and the console show the same."""
+    def num(v: float | None, form: str = ".4f") -> str:
+        return "—" if v is None else format(v, form)
+
+    ci = "—" if m.low is None or m.high is None else f"[{m.low:+.4f}, {m.high:+.4f}]"
+    return [m.name, str(m.n), num(m.baseline), num(m.run), num(m.delta, "+.4f"), num(m.noise), ci, num(m.p_holm),
+            num(m.detectable), m.tolerance, m.outcome]
+
+
 def floor_spread(f: GateFloor) -> str:
     """" [low, high] n=N" after a floor's value, where the run measured its interval."""
     if f.n is None:
@@ -137,12 +151,6 @@ def gate_markdown(gate: Gate | None) -> list[str]:
             for f in gate.floors]
     out += [f"- warning: {w}" for w in gate.warnings]
     if gate.metrics:
-        def num(v: float | None, signed: bool = False) -> str:
-            return "—" if v is None else (f"{v:+.4f}" if signed else f"{v:.4f}")
-
-        out += ["", "| metric | n | baseline | run | delta | run-to-run noise | in general: 95% CI | p (Holm) | "
-                    "detectable | tolerance | outcome |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-        out += [f"| {m.name} | {m.n} | {num(m.baseline)} | {num(m.run)} | {num(m.delta, True)} | {num(m.noise)} | "
-                f"[{num(m.low, True)}, {num(m.high, True)}] | {num(m.p_holm)} | {num(m.detectable)} | {m.tolerance} | "
-                f"{m.outcome} |" for m in gate.metrics]
+        out += ["", "| " + " | ".join(GATE_COLUMNS) + " |", "|" + "---|" * len(GATE_COLUMNS)]
+        out += ["| " + " | ".join(gate_cells(m)) + " |" for m in gate.metrics]
     return [*out, ""]

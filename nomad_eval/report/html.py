@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from nomad_eval.metrics.registry import EPS, spec_for
+from nomad_eval.report.gate import GATE_COLUMNS, gate_cells
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import GateMetric, MetricInterval
 from nomad_eval.report.svg import Figure
@@ -118,17 +119,12 @@ def direction_class(name: str, delta: float) -> str:
 
 
 def gate_rows(metrics: list[GateMetric]) -> Table:
-    head = ["metric", "n", "baseline", "run", "delta", "run-to-run noise", "in general: 95% CI", "p (Holm)",
-            "detectable", "tolerance", "outcome"]
     rows = []
     for m in metrics:
-        ci = "—" if m.low is None or m.high is None else f"[{m.low:+.4f}, {m.high:+.4f}]"
-        cells = [m.name, str(m.n), fmt(m.baseline), fmt(m.run), "—" if m.delta is None else f"{m.delta:+.4f}",
-                 fmt(m.noise), ci, fmt(m.p_holm), fmt(m.detectable), m.tolerance, m.outcome]
         cls = direction_class(m.name, m.delta or 0.0)
         cls_row = "fail" if m.outcome in ("regression", "not measured", "too small to tell") else ""
-        rows.append(Row([Cell(c, cls if i == 4 else "") for i, c in enumerate(cells)], cls_row))
-    return Table("gate", head, rows)
+        rows.append(Row([Cell(c, cls if i == 4 else "") for i, c in enumerate(gate_cells(m))], cls_row))
+    return Table("gate", list(GATE_COLUMNS), rows)
 
 
 def question_table(rows: list[dict[str, Any]], columns: list[str], causes: dict[str, str] | None = None) -> Questions:

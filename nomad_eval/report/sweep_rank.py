@@ -152,6 +152,26 @@ def _print(result: dict[str, Any]) -> None:
     console.print(t)
 
 
+def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool) -> tuple[Any, dict[str, Any] | None]:
+    """A sweep's (or merged runs') summary with its retrieval-vs-answers section, then the ranking; returns the
+    summary table and that section. Neither analysis failing costs the summary."""
+    from nomad_eval.report.merge import merge, write_summary
+
+    df, predictors = merge(jobs), None
+    try:
+        predictors = metric_vs_answers_sweep(jobs, out, cfg, quiet=True)
+    except Exception as exc:
+        err_console.print(f"warning: retrieval-vs-answers correlation failed: {exc}")
+    write_summary(df, out, quiet=quiet, sections=[predictors_markdown(predictors)] if predictors else [])
+    for line in predictor_lines(predictors) if predictors and not quiet else []:
+        console.print(line, markup=False, highlight=False)
+    try:
+        rank_sweep(jobs, out, cfg, quiet=quiet)
+    except Exception as exc:
+        err_console.print(f"warning: sweep ranking failed: {exc}")
+    return df, predictors
+
+
 # Which retrieval metric predicts answers: Kendall τ across jobs that answered the same questions end to end.
 PREDICTORS_FILE = "retrieval_vs_answers.json"
 

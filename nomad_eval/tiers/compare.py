@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 from rich.markup import escape
@@ -21,8 +20,8 @@ from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report import upstream_view as view
 from nomad_eval.report.baseline import Baseline, load_run
 from nomad_eval.report.changes import corpus_changes
-from nomad_eval.report.markdown import fmt
-from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
+from nomad_eval.report.gate import GATE_COLUMNS, gate_cells, metric_row
+from nomad_eval.report.merge import collect, sweep_id
 from nomad_eval.report.schema import TASK_FIELDS, Report
 from nomad_eval.report.upstream import is_upstream, upstream_differences, upstream_refusals
 from nomad_eval.tiers.baseline_choice import system_of
@@ -51,15 +50,9 @@ def merge_runs(cfg: DictConfig) -> int:
     if not chosen:
         raise NomadError(f"no run directories with a report.json in {[str(d) for d in dirs]}", 2)
     out = Path(cfg.compare.out) if cfg.compare.get("out") else chosen[0].parent
-    from nomad_eval.report.sweep_rank import metric_vs_answers_sweep, predictor_lines, predictors_markdown, rank_sweep
+    from nomad_eval.report.sweep_rank import summarize_sweep
 
-    # Which retrieval metric predicts answers, when the merged runs hold 3+ e2e generation jobs on one task.
-    predictors = metric_vs_answers_sweep(chosen, out, cfg, quiet=True)
-    write_summary(merge(chosen), out, quiet=bool(cfg.quiet),
-                  sections=[predictors_markdown(predictors)] if predictors else [])
-    for line in predictor_lines(predictors) if predictors and not cfg.quiet else []:
-        console.print(line, markup=False, highlight=False)
-    rank_sweep(chosen, out, cfg, quiet=bool(cfg.quiet))
+    summarize_sweep(chosen, out, cfg, quiet=bool(cfg.quiet))
     return 0
 
 
@@ -160,10 +153,6 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: Dict
     return v
 
 
-def _ci(m: Any) -> str:
-    return "—" if m.interval is None else f"[{m.interval.low:+.4f}, {m.interval.high:+.4f}]"
-
-
 QUESTION_NOTES = {"added": "scored, not gated", "changed": "judgement changed, not gated",
                   "removed": "no longer in the suite", "not measured": "in the suite, no record: fails"}
 
@@ -202,21 +191,15 @@ def _print_changes(v: Verdict) -> None:
         console.print(f"questions {label} ({len(keys)}{'; ' + note if note else ''}): {escape(_listed(keys, 12))}")
 
 
-def _cell(v: float | None, form: str) -> str:
-    return "—" if v is None else format(v, form)
-
-
 def _print_table(v: Verdict) -> None:
     t = Table(title=f"compare against baseline: {v.common} questions in common"
                     + (", resampled by source document" if v.clustered else ""))
-    for col in ("metric", "n", "baseline", "run", "delta", "run-to-run noise", "in general: 95% CI", "p (Holm)",
-                "detectable", "tolerance", "outcome"):
+    for col in GATE_COLUMNS:
         t.add_column(col)
     shown = [m for m in v.metrics if m.gated or m.outcome == "not measured" or abs(m.delta or 0.0) > 1e-9]
     for m in shown:
-        style = OUTCOME_STYLE.get(m.outcome, "")
-        t.add_row(m.name, str(m.n), fmt(m.baseline), fmt(m.current), _cell(m.delta, "+.4f"), _cell(m.noise, ".4f"),
-                  _ci(m), _cell(m.p_adjusted, ".3g"), _cell(m.mde, ".4f"), m.tolerance, f"[{style}]{m.outcome}[/]")
+        *cells, outcome = gate_cells(metric_row(m))
+        t.add_row(*map(escape, cells), f"[{OUTCOME_STYLE.get(outcome, '')}]{outcome}[/]")
     console.print(t, overflow="fold")
     if len(shown) < len(v.metrics):
         console.print(f"{len(v.metrics) - len(shown)} other metric(s) unchanged (all in report.json's gate section "
