@@ -61,17 +61,30 @@ def data_dir(tmp_path: Path, shared_data_dir: Path):  # type: ignore[no-untyped-
         shutil.copy(cache, shared_data_dir / "embeddings.sqlite")
 
 
+def compose_cfg(*overrides: str) -> DictConfig:
+    """The shipped config with these overrides, composed as the entrypoint composes it."""
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
 @pytest.fixture
 def make_cfg(tmp_path: Path, data_dir: Path) -> Callable[..., DictConfig]:
     def _make(*overrides: str) -> DictConfig:
-        with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
-            return compose(
-                "config",
-                overrides=[f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}", "quiet=true",
-                           *overrides],
-            )
+        return compose_cfg(f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}", "quiet=true",
+                           *overrides)
 
     return _make
+
+
+def run_in_process(*overrides: str) -> int:
+    """A job run in this process, where the loaded models stay loaded: its exit code, the one the CLI exits with.
+    For runs whose folder or console is what a test reads; the command line itself is tested through run_cli."""
+    from nomad_eval.cli.entry import run_tier
+
+    try:
+        return run_tier(compose_cfg(*overrides))
+    except SystemExit as exc:  # a failing run exits, as it does on the command line
+        return exc.code if isinstance(exc.code, int) else 1
 
 
 def run_cli(*args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -1,5 +1,6 @@
 """Compare, promote, the gate and sweep summaries through the real entrypoint: exit codes, the console's last
-line, stderr's first line and the files CI keeps are what is tested here."""
+line, stderr's first line and the files CI keeps are what is tested here. The runs they read are made in this
+process (the CLI's start-up is not what is tested there)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ import polars as pl
 import pytest
 
 from nomad_eval.base.runfolder import seal
-from tests.conftest import FIXTURES, MINI, run_cli
+from tests.conftest import FIXTURES, MINI, run_cli, run_in_process
 
 pytestmark = pytest.mark.slow
 
 
-def retrieval_run(tmp_path: Path, data_dir: Path, name: str, *extra: str, rc: int = 0) -> Path:
+def retrieval_run(tmp_path: Path, data_dir: Path, name: str, *extra: str) -> Path:
     out = tmp_path / name
-    r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={out}", "quiet=true", *extra)
-    assert r.returncode == rc, r.stdout + r.stderr
+    assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={out}",
+                          "quiet=true", *extra) == 0
     return out
 
 
@@ -101,13 +102,20 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     return corpus, goldens
 
 
-def test_the_gate_compares_across_document_chunking_and_golden_changes(tmp_path: Path, data_dir: Path) -> None:
+def test_the_gate_compares_across_document_chunking_and_golden_changes(tmp_path: Path, data_dir: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     corpus, goldens = _project(tmp_path)
     args = ("tier=retrieval", "suite=mini", f"data.corpus_dir={corpus}", f"data.goldens_dir={goldens}",
             f"paths.data_dir={data_dir}", f"paths.baselines_dir={tmp_path / 'baselines'}", "quiet=true")
     # Five documents, top 5: every document comes back for every question, so the gate reads the first rank.
     gated = (*args, "compare.after_run=true", "compare.junit=junit.xml", "compare.headline_k=1")
-    assert run_cli(*args, f"paths.run_dir={tmp_path / 'base'}").returncode == 0
+
+    def gated_run(name: str, *extra: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = run_in_process(*gated, *extra, f"paths.run_dir={tmp_path / name}")
+        return code, capsys.readouterr().out
+
+    assert run_in_process(*args, f"paths.run_dir={tmp_path / 'base'}") == 0
     assert run_cli("tier=promote", f"promote.run={tmp_path / 'base'}",
                    f"paths.baselines_dir={tmp_path / 'baselines'}").returncode == 0
 
@@ -115,31 +123,29 @@ def test_the_gate_compares_across_document_chunking_and_golden_changes(tmp_path:
     # one is used and named, the document is named, and the drop fails the gate.
     rope = corpus / "rope-storage.md"
     rope.write_text("# Notes\n\nFeed the sourdough starter with flour and water every day.\n")
-    edited = run_cli(*gated, f"paths.run_dir={tmp_path / 'edited'}")
-    assert edited.returncode == 1, edited.stdout + edited.stderr
-    assert "no baseline for this fingerprint" in edited.stdout and "documents changed (1): rope-storage" \
-        in edited.stdout
+    code, out = gated_run("edited")
+    assert code == 1, out
+    assert "no baseline for this fingerprint" in out and "documents changed (1): rope-storage" in out
     gate = json.loads((tmp_path / "edited" / "report.json").read_text())["gate"]
     assert gate["verdict"] == "regression" and "mini-04" in gate["cause"]
     assert gate["changes"][0] == "documents changed (1): rope-storage"
     shutil.copy(FIXTURES / "corpus" / "rope-storage.md", rope)
 
     # Chunking changed: compared with the nearest baseline, the setting named with both values.
-    chunked = run_cli(*gated, "pipeline.chunk_size=300", "pipeline.chunk_overlap=50",
-                      f"paths.run_dir={tmp_path / 'chunked'}")
-    assert "pipeline.chunk_size 800 → 300" in chunked.stdout
+    code, out = gated_run("chunked", "pipeline.chunk_size=300", "pipeline.chunk_overlap=50")
+    assert "pipeline.chunk_size 800 → 300" in out
     gate = json.loads((tmp_path / "chunked" / "report.json").read_text())["gate"]
-    assert chunked.returncode == gate["exit_code"] and gate["verdict"] in ("pass", "regression")
+    assert code == gate["exit_code"] and gate["verdict"] in ("pass", "regression")
 
     # A golden added and one whose relevant documents changed: listed, neither gated.
     lines = [json.loads(x) for x in (goldens / "mini.jsonl").read_text().splitlines()]
     lines[1]["relevantDocIds"] = ["rope-storage"]  # mini-02 now expects the wrong document: not gated
     lines.append({**lines[0], "id": "mini-09", "query": "How long does the vinegar stand in the kettle?"})
     (goldens / "mini.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    grown = run_cli(*gated, f"paths.run_dir={tmp_path / 'grown'}")
-    assert grown.returncode == 0, grown.stdout + grown.stderr
-    assert "questions added (1; scored, not gated): mini-09" in grown.stdout
-    assert "questions changed (1; judgement changed, not gated): mini-02" in grown.stdout
+    code, out = gated_run("grown")
+    assert code == 0, out
+    assert "questions added (1; scored, not gated): mini-09" in out
+    assert "questions changed (1; judgement changed, not gated): mini-02" in out
 
 
 def test_a_broken_floor_is_in_every_record_and_promote_refuses_it(tmp_path: Path, data_dir: Path) -> None:
@@ -205,9 +211,8 @@ def test_first_gated_run_without_baseline_keeps_its_report_and_can_be_promoted(t
     assert report["status"] == "ok" and report["metrics"]["recall@5"] is not None  # the measurement is kept
     assert report["gate"]["verdict"] == "not comparable"
     assert run_cli("tier=promote", f"promote.run={first}", f"paths.baselines_dir={baselines}").returncode == 0
-    again = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'again'}",
-                    "quiet=true", *gated)
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}",
+                          f"paths.run_dir={tmp_path / 'again'}", "quiet=true", *gated) == 0
 
 
 def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) -> None:
