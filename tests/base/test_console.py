@@ -63,10 +63,10 @@ def test_control_characters_never_reach_the_terminal() -> None:
 
 
 @pytest.mark.slow
-def test_a_generation_run_reports_its_calls_and_its_ingest(tmp_path: Path) -> None:
+def test_a_generation_run_reports_its_calls_and_its_ingest(tmp_path: Path, data_dir: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CI"} | {"HF_HUB_OFFLINE": "1"}
     r = subprocess.run([sys.executable, "-m", "nomad_eval", "tier=generation", "model=mock", "repeats=1", *MINI,
-                        f"paths.data_dir={tmp_path / 'data'}", f"paths.run_dir={tmp_path / 'run'}"],
+                        f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}"],
                        cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     assert "embedding chunks: " in r.stderr          # the cold ingest counted its chunks

@@ -51,10 +51,10 @@ def test_a_narrow_console_shows_the_headline_and_names_the_rest(tmp_path: Path, 
 
 
 @pytest.mark.slow  # a two-job sweep through the CLI
-def test_sweep_jobs_print_one_line_each_and_the_sweep_names_its_report(tmp_path: Path) -> None:
+def test_sweep_jobs_print_one_line_each_and_the_sweep_names_its_report(tmp_path: Path, data_dir: Path) -> None:
     sweep = tmp_path / "sweep"
     r = run_cli("threshold=0.2,0.5", f"data.corpus_dir={FIXTURES / 'corpus'}",
-                f"data.goldens_dir={FIXTURES / 'goldens'}", "suite=mini", f"paths.data_dir={tmp_path / 'data'}",
+                f"data.goldens_dir={FIXTURES / 'goldens'}", "suite=mini", f"paths.data_dir={data_dir}",
                 f"hydra.sweep.dir={sweep}", "-m")
     assert r.returncode == 0, r.stderr
     out = r.stdout
@@ -67,10 +67,10 @@ def test_sweep_jobs_print_one_line_each_and_the_sweep_names_its_report(tmp_path:
 
 
 @pytest.mark.slow  # runs the tool
-def test_a_run_ends_naming_its_html_report(tmp_path: Path) -> None:
+def test_a_run_ends_naming_its_html_report(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     r = run_cli(f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={FIXTURES / 'goldens'}", "suite=mini",
-                f"paths.data_dir={tmp_path / 'data'}", f"paths.run_dir={run}", "quiet=true")
+                f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.rstrip().splitlines()
     # A run with a gate ends with its verdict (CI reads the last line), its report named just before it.
