@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
-from nomad_eval.cli.check_only import check_only
+from nomad_eval.cli.check_only import check_only, exit_now
 from nomad_eval.cli.group_keys import group_key_problem
 from nomad_eval.cli.readonly import run_folder_elsewhere
 from nomad_eval.cli.suggest import check_argv
@@ -32,7 +32,12 @@ def _check_only(argv: list[str]) -> int | None:
     from nomad_eval.cli.resolvers import register_resolvers
 
     register_resolvers()
-    return run_check_only(argv)
+    try:
+        return run_check_only(argv)
+    except SystemExit as exc:  # run_tier's exit code for a check that failed
+        if isinstance(exc.code, int):
+            return exc.code
+        raise
 
 
 def _conf_dirs() -> list[Path]:
@@ -67,7 +72,7 @@ def cli() -> None:
         sys.exit(2)
     try:
         if check_only(sys.argv[1:]) and (code := _check_only(sys.argv[1:])) is not None:
-            sys.exit(code)
+            exit_now(code)
         sys.argv += run_folder_elsewhere(sys.argv[1:], Path.cwd())  # a read-only project can still check
         _hydra_main()
     except KeyboardInterrupt:

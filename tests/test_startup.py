@@ -17,10 +17,13 @@ HEAVY = ("torch", "scipy", "sentence_transformers", "transformers", "qdrant_edge
 
 
 def _loaded(code: str, *args: str) -> str:
-    code += f"\nprint('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules))"
-    r = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert "LOADED" in r.stdout, r.stdout[-500:] + r.stderr[-2000:]
-    return r.stdout.split("LOADED", 1)[1].strip()
+    """Which of HEAVY the code imported, as `-X importtime` lists them while they load (a corpus check ends its
+    process without the interpreter's teardown, so nothing could look at sys.modules after it)."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *args], cwd=REPO, capture_output=True,
+                       text=True, timeout=120)
+    names = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "nomad_eval" in names, r.stdout[-500:] + r.stderr[-2000:]
+    return str(sorted(m for m in HEAVY if m in names))
 
 
 # `--help` alone is answered without Hydra (cli/help.py); with an override it is Hydra's own page.
