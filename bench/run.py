@@ -166,11 +166,7 @@ def parallel_generation(data_dir: Path, limit: int = 6) -> dict[str, Any]:
 def metrics_vs_trec(rounds: int = 9) -> dict[str, Any]:
     import pytrec_eval
 
-    from nomad_eval.metrics.hit import hit_at_k
-    from nomad_eval.metrics.mrr import mrr_at_k
-    from nomad_eval.metrics.ndcg import ndcg_at_k
-    from nomad_eval.metrics.precision import chunk_precision_at_k
-    from nomad_eval.metrics.recall import recall_at_k
+    from nomad_eval.metrics.ranking import chunk_precision_at_k, hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 
     rng = random.Random(0)
     docs = [f"d{i}" for i in range(1000)]

@@ -15,8 +15,8 @@ from nomad_eval.base.case import Case, Retrieved
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.data.golden import Golden
-from nomad_eval.metrics import REGISTRY, MetricSpec, empty_rate, refusal_retrieval, returned
-from nomad_eval.metrics.recall import recall_at_k
+from nomad_eval.metrics import REGISTRY, MetricSpec
+from nomad_eval.metrics.ranking import EMPTY, NON_EMPTY, RETURNED, recall_at_k
 from nomad_eval.metrics.upstream.retrieval import case_values as upstream_values
 from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
 from nomad_eval.report.exports import flat_row
@@ -75,7 +75,7 @@ def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]
     included), with the golden's grades."""
     out: dict[str, float | None] = {name: None for name in metric_names(ks)}
     if golden.expect_refusal:
-        out[refusal_retrieval.SPEC.name()] = refusal_retrieval.non_empty(len(chunks))
+        out[NON_EMPTY.name()] = float(len(chunks) > 0)
         return out
     grades = golden.grades
     ranked = {"document": ranked_documents(chunks), "chunk": [c.doc_id for c in chunks]}
@@ -84,8 +84,8 @@ def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]
             continue
         for k in ks if spec.parametrized else [None]:
             out[spec.name(k)] = spec.kernel(ranked[spec.level], grades, k)
-    out[returned.SPEC.name()] = returned.returned(len(chunks))
-    out[empty_rate.SPEC.name()] = empty_rate.empty(len(chunks))
+    out[RETURNED.name()] = float(len(chunks))
+    out[EMPTY.name()] = float(not chunks)
     return out
 
 

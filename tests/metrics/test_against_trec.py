@@ -9,13 +9,17 @@ from hypothesis import strategies as st
 
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.metrics import REGISTRY
-from nomad_eval.metrics.average_precision import average_precision_at_k
-from nomad_eval.metrics.hit import hit_at_k
-from nomad_eval.metrics.mrr import mrr_at_k, reciprocal_rank
-from nomad_eval.metrics.ndcg import ndcg_at_k
-from nomad_eval.metrics.precision import chunk_precision_at_k, precision_at_k
-from nomad_eval.metrics.recall import recall_at_k
-from nomad_eval.metrics.rprec import r_precision
+from nomad_eval.metrics.ranking import (
+    average_precision_at_k,
+    chunk_precision_at_k,
+    hit_at_k,
+    mrr_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    r_precision,
+    recall_at_k,
+    reciprocal_rank,
+)
 from nomad_eval.rag.rerank import Candidate, order
 
 DOCS = [f"d{i}" for i in range(12)]
