@@ -12,7 +12,8 @@ import pytest
 from nomad_eval.report.svg import Chart, Panels, Series, render
 from tests.report.test_html_in_browser import CHROMIUM, chromium
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"),
+              pytest.mark.slow]  # a headless browser per test; the pages' markup is checked in the quick lane
 
 # After layout: each figure's box, and the boxes of its texts, legend entries, lines and bars, in page pixels.
 MEASURE = """<script>

@@ -19,7 +19,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--virtual-time-budget=8000"]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"),
+              pytest.mark.slow]  # a headless browser per test; the pages' markup is checked in the quick lane
 
 
 def chromium(tmp_path: Path, url: str, *args: str) -> str:
