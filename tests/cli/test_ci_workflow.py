@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from nomad_eval.cli.init import WORKFLOW, init_main
-from tests.cli.test_installed_tool import _wheel
+from tests.cli.conftest import user_env
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow  # builds a wheel, makes a venv and runs the tool three times
@@ -27,10 +27,8 @@ def _workflow(path: Path) -> tuple[dict[str, str], list[str]]:
     return {k: str(v) for k, v in (data.get("env") or {}).items()}, [s["run"] for s in job["steps"] if "run" in s]
 
 
-def test_the_workflow_installs_and_passes_on_a_new_project(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NOMAD_EVAL_PROJECT")}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    wheel = _wheel(tmp_path, env)
+def test_the_workflow_installs_and_passes_on_a_new_project(tmp_path: Path, wheel: Path) -> None:
+    env = user_env()
     kb = tmp_path / "kb"
     # The user's pinned source: here a wheel of this checkout committed in the project, since this machine's CI is
     # offline (a git URL at a commit installs the same way on a runner).

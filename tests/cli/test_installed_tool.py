@@ -4,15 +4,13 @@ the retrieval tier, promote and compare run from that project, writing nothing o
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from nomad_eval.base.paths import REPO
+from tests.cli.conftest import user_env
 
 pytestmark = pytest.mark.slow  # builds a wheel and installs it into a fresh virtual environment
 
@@ -33,22 +31,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
     return r
 
 
-def _wheel(tmp: Path, env: dict[str, str]) -> Path:
-    # Built from a copy, so the build's own leftovers (build/, *.egg-info) stay out of the checkout.
-    src = tmp / "src"
-    shutil.copytree(REPO / "nomad_eval", src / "nomad_eval", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q",
-          "-w", str(tmp / "wheels")], tmp, env)
-    (wheel,) = (tmp / "wheels").glob("nomad_eval-*.whl")
-    return wheel
-
-
-def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NOMAD_EVAL_PROJECT")}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    wheel = _wheel(tmp_path, env)
+def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Path, wheel: Path) -> None:
+    env = user_env()
     venv = tmp_path / "venv"
     # System site-packages: the dependencies (torch, the MiniLM package) come from the machine, the tool itself
     # only from the wheel (--no-deps keeps pip offline).
@@ -87,6 +71,6 @@ def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Pa
     assert "verdict: pass" in compared.stdout
 
     assert _tree(package) == before_pkg  # nothing written into the installed package
-    after_tmp = _tree(tmp_path, skip=kb)  # the venv, the wheel and its sources: nothing new, nothing touched
+    after_tmp = _tree(tmp_path, skip=kb)  # the venv: nothing new, nothing touched
     assert after_tmp == before_tmp, sorted(set(after_tmp.items()) ^ set(before_tmp.items()))[:10]
     assert {".nomad_eval", "outputs", "baselines"} <= {p.name for p in kb.iterdir()}
