@@ -27,13 +27,13 @@ from scipy import special, stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from nomad_eval.core.ranking import rank_against_reference  # noqa: E402
 from nomad_eval.core.stats import (  # noqa: E402
     BootstrapMethod,
     minimum_detectable_effect,
     paired_interval,
     paired_p_value,
     planning_sd,
-    rank_against_reference,
 )
 
 SEED = 20260

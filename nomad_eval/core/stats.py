@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -207,14 +207,20 @@ def sign_flip_p_value(deltas: Array, side: str, resamples: int, seed: int) -> fl
     "greater"): under the null each delta is as likely negative as positive. Every sign pattern when there are
     at most `resamples` of them (the exact p), else `resamples` patterns drawn from default_rng(seed), counted
     with the observed one ((hits + 1) / (resamples + 1)), so a drawn p is never 0."""
-    n = len(deltas)
+    return sign_flip_p_values(np.asarray(deltas, dtype=np.float64)[None], side, resamples, seed)[0]
+
+
+def sign_flip_p_values(deltas: Array, side: str, resamples: int, seed: int) -> list[float]:
+    """sign_flip_p_value of each row of `deltas` (rows x pairs), every row tested with the same sign patterns:
+    the ones default_rng(seed) draws for each row alone, drawn once."""
+    k, n = deltas.shape
     exact = 2**n <= resamples
     rng = np.random.default_rng(seed)
     rows = 2**n if exact else resamples
-    observed = float(np.sum(deltas)) / n
+    observed = np.sum(deltas, axis=1) / n
     # Flipped means that differ from the observed one only by rounding count as equal to it.
-    tol = 1e-9 * float(np.sum(np.abs(deltas))) / n
-    below = above = 0
+    tol = 1e-9 * np.sum(np.abs(deltas), axis=1) / n
+    below, above = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
     step = max(1, BLOCK // n)
     for start in range(0, rows, step):
         count = min(step, rows - start)
@@ -222,13 +228,15 @@ def sign_flip_p_value(deltas: Array, side: str, resamples: int, seed: int) -> fl
             signs = 1.0 - 2.0 * ((np.arange(start, start + count)[:, None] >> np.arange(n)) & 1)
         else:
             signs = rng.choice([-1.0, 1.0], size=(count, n))
-        flipped = signs @ deltas / n
-        below += int(np.count_nonzero(flipped <= observed + tol))
-        above += int(np.count_nonzero(flipped >= observed - tol))
+        flipped = signs @ deltas.T / n
+        below += np.count_nonzero(flipped <= observed + tol, axis=0)
+        above += np.count_nonzero(flipped >= observed - tol, axis=0)
     extra = 0 if exact else 1
-    less, greater = (below + extra) / (rows + extra), (above + extra) / (rows + extra)
-    p = {"less": less, "greater": greater}.get(side, 2 * min(less, greater))
-    return min(1.0, p)
+    out = []
+    for lo, hi in zip(below, above, strict=True):
+        less, greater = (int(lo) + extra) / (rows + extra), (int(hi) + extra) / (rows + extra)
+        out.append(min(1.0, {"less": less, "greater": greater}.get(side, 2 * min(less, greater))))
+    return out
 
 
 def paired_p_value(
@@ -264,6 +272,33 @@ def paired_p_value(
         return float(stats.binomtest(wins, discordant, 0.5, alternative=side).pvalue)
     data = deltas if clusters is None else _cluster_sums(deltas, clusters)[0]
     return sign_flip_p_value(data, side, resamples, seed)
+
+
+def paired_p_values(
+    base: Sequence[float],
+    currents: Sequence[Sequence[float]],
+    *,
+    binary: bool,
+    alternative: Alternative = "two-sided",
+    clusters: Sequence[str] | None = None,
+    resamples: int = 10000,
+    seed: int = 0,
+) -> list[float]:
+    """paired_p_value of each of `currents` against `base`. Their sign-flip tests share one draw of the sign
+    patterns, the draw each would make alone (one seed), instead of drawing it once per configuration."""
+    out: dict[int, float] = {}
+    flip: list[tuple[int, Array]] = []
+    for i, current in enumerate(currents):
+        deltas = _deltas(base, current)
+        if (binary and clusters is None) or not np.any(deltas):
+            out[i] = paired_p_value(base, current, binary=binary, alternative=alternative, clusters=clusters,
+                                    resamples=resamples, seed=seed)
+        else:
+            flip.append((i, deltas if clusters is None else _cluster_sums(deltas, clusters)[0]))
+    if flip:
+        ps = sign_flip_p_values(np.asarray([d for _, d in flip]), _SIDES[alternative], resamples, seed)
+        out |= {i: p for (i, _), p in zip(flip, ps, strict=True)}
+    return [out[i] for i in range(len(currents))]
 
 
 def adjust(p_values: Sequence[float], method: Correction = "holm") -> list[float]:
@@ -348,46 +383,3 @@ def planning_sd(values: Sequence[float], correlation: float = 0.5) -> float:
     if len(values) < 2:
         return math.nan
     return float(np.std(np.asarray(values, dtype=np.float64), ddof=1)) * math.sqrt(2 * (1 - correlation))
-
-
-@dataclass(frozen=True)
-class Ranked:
-    name: str
-    delta: float  # mean(config - reference), in the metric's own units
-    interval: Interval | None
-    p_value: float  # two-sided paired test against the reference
-    p_adjusted: float  # after the correction across all configurations
-    real: bool  # p_adjusted < alpha
-
-
-def rank_against_reference(
-    reference: Sequence[float],
-    configs: Mapping[str, Sequence[float]],
-    *,
-    binary: bool,
-    method: Correction = "holm",
-    alpha: float = 0.05,
-    seed: int = 0,
-    clusters: Sequence[str] | None = None,
-) -> list[Ranked]:
-    """Each configuration's paired delta against the reference, best first (higher is better; negate a
-    lower-is-better metric first). The correction is what keeps a 20-way sweep from crowning a chance winner.
-    """
-    names = list(configs)
-    raw = [paired_p_value(reference, configs[name], binary=binary, clusters=clusters, seed=seed) for name in names]
-    deltas = [_deltas(reference, configs[name]) for name in names]
-    # Without clusters, every configuration's delta in one bootstrap of the shared questions.
-    intervals = (mean_intervals(deltas, seed=seed) if clusters is None else
-                 [paired_interval(reference, configs[name], clusters, seed=seed) for name in names])
-    ranked = [
-        Ranked(
-            name=name,
-            delta=float(np.mean(d)) if len(reference) else 0.0,
-            interval=iv,
-            p_value=p,
-            p_adjusted=q,
-            real=q < alpha,
-        )
-        for name, d, iv, p, q in zip(names, deltas, intervals, raw, adjust(raw, method), strict=True)
-    ]
-    return sorted(ranked, key=lambda r: r.delta, reverse=True)

@@ -18,7 +18,8 @@ from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.runfolder import READ, problem
 from nomad_eval.core.questions import Question, questions_from_cases, stable
-from nomad_eval.core.stats import Correction, Ranked, rank_against_reference
+from nomad_eval.core.ranking import Ranked, rank_against_reference
+from nomad_eval.core.stats import Correction
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
 

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from nomad_eval.core.questions import Question
+from nomad_eval.core.ranking import rank_against_reference
 from nomad_eval.core.stats import (
     Interval,
     adjust,
@@ -16,9 +17,9 @@ from nomad_eval.core.stats import (
     minimum_detectable_effect,
     paired_interval,
     paired_p_value,
+    paired_p_values,
     planning_sd,
     questions_needed,
-    rank_against_reference,
     sign_flip_p_value,
 )
 from nomad_eval.core.summary import Summary, summarize
@@ -308,3 +309,18 @@ def test_equal_rows_are_resampled_once_and_get_what_scipy_gives_every_row() -> N
         ci = stats.bootstrap((np.asarray([distinct[1]] * 4),), np.mean, axis=-1, vectorized=True, method="BCa",
                              n_resamples=2000, rng=np.random.default_rng(6)).confidence_interval
     assert same == [Interval(float(ci.low[0]), float(ci.high[0]))] * 4
+
+
+@pytest.mark.parametrize("clusters", [None, [f"doc{i % 9}" for i in range(60)]])
+def test_configurations_tested_together_get_the_p_each_gets_alone(clusters: list[str] | None) -> None:
+    rng = np.random.default_rng(12)
+    base = rng.choice([0.0, 0.5, 1.0], 60).tolist()
+    currents = [base, [b if rng.random() < 0.6 else float(v) for b, v in zip(base, rng.choice([0.0, 0.5, 1.0], 60),
+                                                                            strict=True)],
+                [min(1.0, b + 0.5) for b in base], rng.random(60).round(2).tolist()]
+    together = paired_p_values(base, currents, binary=False, clusters=clusters, seed=4)
+    alone = [paired_p_value(base, c, binary=False, clusters=clusters, seed=4) for c in currents]
+    assert together == alone and together[0] == 1.0 and together[2] < 0.01
+    passes = rng.integers(0, 2, 60).astype(float).tolist()
+    flipped = [[1.0 - p if i < 9 else p for i, p in enumerate(passes)], passes]
+    assert paired_p_values(passes, flipped, binary=True) == [paired_p_value(passes, f, binary=True) for f in flipped]
