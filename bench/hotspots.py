@@ -126,8 +126,8 @@ def context_and_ablation() -> dict[str, Any]:
 def lint_bench() -> dict[str, Any]:
     from dataclasses import replace
 
+    from nomad_eval.base.patterns import search
     from nomad_eval.data import lint as lint_module
-    from nomad_eval.metrics.answer.patterns import search
 
     rt, _ = _runtime()
     docs = [replace(d, doc_id=f"{d.doc_id}-{i}") for i in range(20) for d in rt.documents]

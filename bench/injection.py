@@ -46,7 +46,7 @@ from bench.run import ENV, compose  # noqa: E402
 from nomad_eval.backends.chat import ChatModel, ChatOptions  # noqa: E402
 from nomad_eval.backends.mock import DECLINE  # noqa: E402
 from nomad_eval.base.shipped import build  # noqa: E402
-from nomad_eval.metrics.answer.correctness import correctness  # noqa: E402
+from nomad_eval.metrics.answer.measures import correctness  # noqa: E402
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, read_passages, strip_reasoning, user_message  # noqa: E402
 from nomad_eval.tiers.generation_context import oracle_passages  # noqa: E402
 from nomad_eval.tiers.settings import runtime  # noqa: E402

@@ -30,7 +30,7 @@ from nomad_eval.data.beir import load_beir_corpus, load_beir_goldens
 from nomad_eval.data.corpus import load_markdown_dir
 from nomad_eval.data.golden import load_goldens
 from nomad_eval.harness.index import ready_store, store_state
-from nomad_eval.metrics.answer.correctness import correctness
+from nomad_eval.metrics.answer.measures import correctness
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.io import read_report, write_atomic
 from nomad_eval.tiers.settings import runtime

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nomad_eval.base.case import Case
-from nomad_eval.metrics.answer.groundedness import numbers
+from nomad_eval.metrics.answer.measures import numbers
 
 # Label id → the name a report shows, in precedence order (the first rule that fires wins).
 LABELS: dict[str, str] = {

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from nomad_eval.base.case import Case
 from nomad_eval.metrics.aggregate import mean
-from nomad_eval.metrics.answer.pass_rate import question_outcome
+from nomad_eval.metrics.answer.measures import question_outcome
 
 
 @dataclass(frozen=True)

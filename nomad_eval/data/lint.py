@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nomad_eval.base.patterns import shown
+from nomad_eval.base.patterns import TIMEOUT_S, search, shown
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
 from nomad_eval.data.lint_sources import source_messages
-from nomad_eval.metrics.answer.patterns import TIMEOUT_S, search
 
 REFUSALS = (
     "I don't have information about that in the available documents.",

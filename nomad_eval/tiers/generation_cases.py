@@ -10,13 +10,16 @@ from nomad_eval.base.case import Case
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics.answer.attack import attack_succeeded, family_rates
-from nomad_eval.metrics.answer.budget_metrics import token_error
-from nomad_eval.metrics.answer.correctness import correctness
-from nomad_eval.metrics.answer.groundedness import groundedness
-from nomad_eval.metrics.answer.leakage import leaked
-from nomad_eval.metrics.answer.markdown_rate import has_markdown
-from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
-from nomad_eval.metrics.answer.think_leak import think_leaked
+from nomad_eval.metrics.answer.measures import (
+    correctness,
+    groundedness,
+    has_markdown,
+    is_refusal,
+    leaked,
+    refusal_correctness,
+    think_leaked,
+    token_error,
+)
 from nomad_eval.metrics.registry import REGISTRY
 from nomad_eval.report.schema import AttackRate, SizeSummary
 
@@ -77,8 +80,7 @@ def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | No
         return "answered a question the corpus cannot answer (expected a refusal)"
     if refused:
         return "declined an answerable question"
-    from nomad_eval.base.patterns import shown
-    from nomad_eval.metrics.answer.patterns import search
+    from nomad_eval.base.patterns import search, shown
 
     missing = [p for p in golden.must_include if search(p, answer) is False]
     forbidden = [p for p in golden.must_not_include if search(p, answer)]

@@ -19,6 +19,7 @@ from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import ceiling
 from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.patterns import search
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
@@ -26,7 +27,6 @@ from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.system import system_settings
-from nomad_eval.metrics.answer.patterns import search
 from nomad_eval.rag.budget import Plan, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage

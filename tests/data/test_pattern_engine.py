@@ -9,7 +9,7 @@ import pytest
 
 from nomad_eval.base.errors import InvalidInput
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.metrics.answer.correctness import correctness
+from nomad_eval.metrics.answer.measures import correctness
 
 
 def _suite(tmp_path: Path, must_include: list[str]) -> Path:

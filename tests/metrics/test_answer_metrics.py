@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from nomad_eval.metrics.answer.correctness import correctness
-from nomad_eval.metrics.answer.groundedness import groundedness
-from nomad_eval.metrics.answer.leakage import leaked
-from nomad_eval.metrics.answer.pass_rate import question_outcome
-from nomad_eval.metrics.answer.refusal import is_refusal, refusal_correctness
-from nomad_eval.metrics.answer.think_leak import think_leaked
+from nomad_eval.metrics.answer.measures import (
+    correctness,
+    groundedness,
+    is_refusal,
+    leaked,
+    question_outcome,
+    refusal_correctness,
+    think_leaked,
+)
 from nomad_eval.rag.prompt import strip_reasoning
 
 

@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.data.golden import Golden
-from nomad_eval.metrics.answer.markdown_rate import has_markdown, markdown_features
+from nomad_eval.metrics.answer.measures import has_markdown, markdown_features
 from nomad_eval.metrics.registry import REGISTRY, spec_for
 from nomad_eval.rag.pipeline import RetrievedChunk
 from nomad_eval.report.upstream import UPSTREAM_TO_OURS, ours
