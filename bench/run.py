@@ -230,11 +230,11 @@ CAUSES = {
                        "embedder and the caches on disk carry over, and Hydra composes and sets up every job (its "
                        "three .hydra files among them). A one-run start-up of 1.5-3 s (imports, scipy among them) is "
                        "paid once, so the ratio moves with how fast that start-up is on the day.",
-    "startup": "`--help` is answered from the config files without Hydra (cli/help.py); the corpus check pays for "
-               "Hydra, which composes the config twice (once to choose between a run and a sweep) and sets up the "
-               "run's logging and .hydra files, and for pydantic, which the config check and the goldens use. "
-               "The tiers, numpy, polars, scipy, the models and the store load only in the runs that use them "
-               "(tests/test_startup.py).",
+    "startup": "`--help` is answered from the config files without Hydra (cli/help.py); the corpus check composes "
+               "the config once through Hydra's Compose API with no run folder or job log (cli/check_only.py), and "
+               "pays for importing Hydra and pydantic, that one composition, the config check's and the goldens' "
+               "models and compiling every golden's patterns; a loaded machine adds to all of it. The tiers, numpy, "
+               "polars, scipy, the models and the store load only in the runs that use them (tests/test_startup.py).",
     "ingest_overhead": "chunking, the cache lookups and the store writes are small next to embedding; a ratio above "
                        "the target on a noisy machine is usually the other core being busy.",
 }
