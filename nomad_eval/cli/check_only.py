@@ -33,7 +33,7 @@ def run_check_only(argv: list[str]) -> int | None:
     """The command's exit code, or None when its config is not a read-only corpus action after all, or does not
     compose here: `hydra.main` then runs it, and reports a composition error its own way."""
     from hydra import compose, initialize_config_dir
-    from omegaconf import open_dict
+    from omegaconf import OmegaConf, open_dict
 
     from nomad_eval.cli.callbacks import RedactSecrets
     from nomad_eval.cli.entry import run_tier
@@ -43,7 +43,8 @@ def run_check_only(argv: list[str]) -> int | None:
             cfg = compose("config", overrides=argv, return_hydra_config=True)
     except Exception:  # noqa: BLE001 -- hydra.main composes it again and names the problem
         return None
-    if cfg.tier.get("name") != "corpus" or cfg.get("action") not in ACTIONS:
+    # Several suites are run each in a folder of the run's own (cli/suites.py): hydra.main's to make.
+    if cfg.tier.get("name") != "corpus" or cfg.get("action") not in ACTIONS or OmegaConf.is_list(cfg.get("suite")):
         return None
     RedactSecrets().on_run_start(cfg)  # a credential typed on the command line is warned about, as in any run
     with open_dict(cfg):

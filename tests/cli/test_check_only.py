@@ -28,6 +28,12 @@ def test_a_check_hydra_refuses_is_refused_by_hydra() -> None:
     assert "Ambiguous value for argument 'suite=core,off_topic'" in r.stderr
 
 
+def test_a_check_of_several_suites_is_refused_as_before() -> None:
+    r = run_cli("tier=corpus", "action=check", "suite=[core,off_topic]")
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "tier=corpus takes one suite" in r.stderr
+
+
 def test_only_a_plain_check_or_lint_skips_hydra_main() -> None:
     assert check_only(["tier=corpus", "action=check", "hydra.run.dir=/tmp/x"])
     assert check_only(["action=lint"])
