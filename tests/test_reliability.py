@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -34,7 +35,7 @@ from nomad_eval.metrics.answer.measures import correctness
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.io import read_report, write_atomic
 from nomad_eval.tiers.settings import runtime
-from tests.conftest import FIXTURES, MINI, run_cli
+from tests.conftest import FIXTURES, MINI, compose_cfg, run_cli
 from tests.servers import openai_compat
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -409,18 +410,25 @@ def test_retrieval_identical_in_two_fresh_processes(tmp_path: Path, data_dir: Pa
     assert metrics[0] == metrics[1]
 
 
+@pytest.fixture(scope="module")
+def mini_cfg(tmp_path_factory: pytest.TempPathFactory) -> DictConfig:
+    """The fixture suite's config, composed once: each fuzzed example changes a copy."""
+    tmp = tmp_path_factory.mktemp("fuzz-config")
+    return compose_cfg(*MINI, f"paths.data_dir={tmp / 'data'}", f"paths.run_dir={tmp / 'run'}", "quiet=true")
+
+
 @pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.sampled_from(["threshold", "repeats", "seed", "limit", "pipeline.top_k",
                                         "pipeline.min_final_score", "pipeline.chunk_size"]),
                        st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=True) |
                        st.text(max_size=6), min_size=1, max_size=4))
-def test_fuzzed_config_values_pass_or_name_the_key(make_cfg: Callable[..., DictConfig], values: dict[str, Any]) -> None:
+def test_fuzzed_config_values_pass_or_name_the_key(mini_cfg: DictConfig, values: dict[str, Any]) -> None:
     from omegaconf import OmegaConf
 
     from nomad_eval.cli.config_check import check_config
 
-    cfg = make_cfg(*MINI)
+    cfg = copy.deepcopy(mini_cfg)
     for key, value in values.items():
         OmegaConf.update(cfg, key, value, force_add=True)
     try:
