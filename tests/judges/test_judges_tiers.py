@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from tests.conftest import FIXTURES, MINI, run_cli
+from tests.conftest import FIXTURES, MINI, run_cli, run_in_process
 from tests.servers import openai_compat
 
 pytestmark = pytest.mark.slow  # every test runs the tool in subprocesses, one with the real SmolLM2 as judge
@@ -84,12 +84,14 @@ def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> 
 
     def calibrate(miss_every: int, url: str) -> None:
         labels, _ = labels_file(tmp_path, miss_every=miss_every)
-        assert run_cli("tier=calibrate", "judge=faithfulness", f"calibrate.labels={labels}",
-                       "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
-                       f"judging.calibration_dir={cal_dir}", f"paths.data_dir={data_dir}", "cache=false",
-                       f"paths.run_dir={tmp_path / 'cal'}").returncode == 0
-        assert run_cli("tier=calibrate", f"calibrate.file={tmp_path / 'cal'}", f"judging.calibration_dir={cal_dir}",
-                       f"paths.run_dir={tmp_path / 'file'}").returncode == 0
+        # The calibration the gate reads, made in this process (the command line is tested above).
+        assert run_in_process("tier=calibrate", "judge=faithfulness", f"calibrate.labels={labels}",
+                              "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
+                              f"judging.calibration_dir={cal_dir}", f"paths.data_dir={data_dir}", "cache=false",
+                              f"paths.run_dir={tmp_path / 'cal'}", "quiet=true") == 0
+        assert run_in_process("tier=calibrate", f"calibrate.file={tmp_path / 'cal'}",
+                              f"judging.calibration_dir={cal_dir}", f"paths.run_dir={tmp_path / 'file'}",
+                              "quiet=true") == 0
 
     _, weak = labels_file(tmp_path, miss_every=7)  # agreement 25/30 = 0.833: not enough
     with openai_compat.serve("judge", known_judge(weak)) as url:
