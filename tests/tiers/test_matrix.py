@@ -9,7 +9,7 @@ import pytest
 
 from nomad_eval.base.runfolder import seal
 from nomad_eval.tiers.matrix import lookup
-from tests.conftest import MINI, run_cli
+from tests.conftest import MINI, run_cli, run_in_process
 
 
 def test_lookup_tells_below_at_and_above_the_row() -> None:
@@ -51,11 +51,12 @@ def test_generation_runs_are_gated_per_mode(tmp_path: Path, data_dir: Path) -> N
     common = ("tier=generation", "model=mock", "mode=all", "repeats=2", *MINI, f"paths.data_dir={data_dir}",
               "quiet=true")
     first, second = tmp_path / "a", tmp_path / "b"
-    assert run_cli(*common, f"paths.run_dir={first}").returncode == 0
-    assert run_cli("tier=promote", f"promote.run={first}", f"paths.baselines_dir={baselines}").returncode == 0
+    # The runs and the baseline compared are made in this process; the compare commands below are under test.
+    assert run_in_process(*common, f"paths.run_dir={first}") == 0
+    assert run_in_process("tier=promote", f"promote.run={first}", f"paths.baselines_dir={baselines}") == 0
     fp = json.loads((first / "report.json").read_text())["identity"]["fingerprint"]
     assert (baselines / fp / "generation-all.json").exists()
-    assert run_cli(*common, f"paths.run_dir={second}").returncode == 0
+    assert run_in_process(*common, f"paths.run_dir={second}") == 0
     ok = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}")
     assert ok.returncode == 0, ok.stdout
     assert "verdict: pass" in ok.stdout
