@@ -71,7 +71,7 @@ def count(value: Any) -> int | None:
 
 def openai_answer(data: Any) -> ChatResult:
     """The answer in an OpenAI-style chat response body (already parsed from JSON), or Malformed saying what
-    is wrong with it. A null `content` is an empty answer (which is never cached: cached_chat.py)."""
+    is wrong with it. A null `content` is an empty answer (which is never cached: response_cache.py)."""
     if not isinstance(data, dict):
         raise Malformed(f"a JSON {type(data).__name__}, not an object")
     choices = data.get("choices")

@@ -7,8 +7,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
+from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.errors import RequestRejected
 from nomad_eval.judges.rubric import Rubric
 from nomad_eval.rag.prompt import SEPARATOR, block

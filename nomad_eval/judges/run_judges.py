@@ -8,8 +8,7 @@ from typing import Any
 
 from hydra.utils import instantiate
 
-from nomad_eval.backends.cached_chat import CachedChat
-from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError

@@ -10,8 +10,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from nomad_eval.backends.app_cache import AppResponseCache
 from nomad_eval.backends.http_app import AppReply, HttpApp
+from nomad_eval.backends.response_cache import AppResponseCache
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.data.answers import AppOutput, load_answers, repeats_of

@@ -22,8 +22,7 @@ from omegaconf import DictConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
-from nomad_eval.backends.cached_chat import CachedChat
-from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.identity import file_sha256

@@ -12,10 +12,9 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
-from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import ceiling
+from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.patterns import search

@@ -8,9 +8,8 @@ from contextlib import contextmanager
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatModel, ChatOptions, Message
-from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.pipeline import Pipeline

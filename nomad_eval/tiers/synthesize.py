@@ -20,9 +20,8 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatModel, ChatOptions
-from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.data.drafts import CHECKS, KINDS, Draft, Limits, Source, excerpt, overlap, prompt, read_reply, verify

@@ -14,9 +14,8 @@ import yaml
 from hydra.utils import get_class
 from omegaconf import DictConfig
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions
-from nomad_eval.backends.response_cache import ResponseCache
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig
 
-from nomad_eval.backends.cached_chat import CachedChat
 from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
-from nomad_eval.backends.response_cache import ResponseCache, response_key
+from nomad_eval.backends.response_cache import CachedChat, ResponseCache, response_key
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, weighted_score
