@@ -25,23 +25,21 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def _code_state() -> tuple[str | None, bool | None, str | None, dict[str, str]]:
+def _code_state() -> tuple[str | None, str | None, bool | None, str | None, dict[str, str]]:
+    """(commit, branch, dirty, diff hash, package versions). The branch is None on a detached HEAD (CI checks out
+    a commit) and outside a checkout."""
     versions = {}
     for name in _PACKAGES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    commit = _git("rev-parse", "HEAD")
+    head = _git("rev-parse", "HEAD", "--abbrev-ref", "HEAD")  # one process for the commit and the branch name
+    commit, branch = head.splitlines() if head and len(head.splitlines()) == 2 else (None, None)
     status = _git("status", "--porcelain", "--untracked-files=no")
     diff = _git("diff", "HEAD", "--binary") if status else None
-    return (commit, None if status is None else bool(status),
+    return (commit, None if branch == "HEAD" else branch, None if status is None else bool(status),
             None if diff is None else hashlib.sha256(diff.encode()).hexdigest()[:16], versions)
-
-
-def _branch() -> str | None:
-    name = _git("rev-parse", "--abbrev-ref", "HEAD")
-    return None if not name or name == "HEAD" else name  # "HEAD": detached, on no branch
 
 
 def machine() -> dict[str, str]:
@@ -50,7 +48,7 @@ def machine() -> dict[str, str]:
 
 
 def provenance() -> Provenance:
-    commit, dirty, diff, versions = _code_state()
+    commit, branch, dirty, diff, versions = _code_state()
     return Provenance(
         git_commit=commit,
         git_dirty=dirty,
@@ -58,6 +56,6 @@ def provenance() -> Provenance:
         versions=dict(versions),
         python=platform.python_version(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
-        git_branch=_branch(),
+        git_branch=branch,
         platform=machine(),
     )
