@@ -1,4 +1,5 @@
-"""Retrieval spans in trace.jsonl, turned into a draft suite and annotated into one check accepts."""
+"""Retrieval spans in trace.jsonl, turned into a draft suite and annotated into one check accepts. The traced runs
+are made in-process; the dataset and check commands are run as a user runs them."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, MINI, run_cli
+from tests.conftest import FIXTURES, MINI, run_cli, run_in_process
 
 
 @pytest.mark.slow
 def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
-    assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
-                   "quiet=true").returncode == 0
+    assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                          "quiet=true") == 0
     spans = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
     cases = [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
     assert len(spans) == len(cases) == 8
@@ -55,11 +56,11 @@ def test_trace_to_dataset_to_valid_suite(tmp_path: Path, data_dir: Path) -> None
 @pytest.mark.slow
 def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
-    assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
-                   "quiet=true").returncode == 0
+    assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                          "quiet=true") == 0
     drafts = tmp_path / "goldens" / "drafts.jsonl"
-    made = run_cli("tier=dataset", f"dataset.from_traces={run / 'trace.jsonl'}", f"dataset.out={drafts}")
-    assert made.returncode == 0, made.stderr
+    assert run_in_process("tier=dataset", f"dataset.from_traces={run / 'trace.jsonl'}", f"dataset.out={drafts}",
+                          f"paths.run_dir={tmp_path / 'd'}") == 0
     check = ("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
              f"data.goldens_dir={drafts.parent}", "suite=drafts", f"hydra.run.dir={tmp_path / 'c'}")
     before = run_cli(*check)
