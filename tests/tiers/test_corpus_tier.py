@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, run_cli, run_in_process
 
 GOOD = {"id": "u1", "query": "How long does the vinegar stand?", "turns": [], "relevantDocIds": ["kettle-descaling"],
         "mustInclude": ["40 minutes"], "mustNotInclude": [], "expectRefusal": False, "tags": []}
@@ -97,9 +97,10 @@ def test_ingest_status_idempotent_and_fingerprint_follows_edits(tmp_path: Path, 
 
     fp0, n0, held = status()
     assert held == "no"
-    assert run_cli("tier=corpus", "action=ingest", *args).returncode == 0
+    # The ingests run in-process (their effect is what status shows); status is the command under test.
+    assert run_in_process("tier=corpus", "action=ingest", *args, "quiet=true") == 0
     assert status() == (fp0, n0, "yes")
-    assert run_cli("tier=corpus", "action=ingest", *args).returncode == 0
+    assert run_in_process("tier=corpus", "action=ingest", *args, "quiet=true") == 0
     r = run_cli("tier=corpus", "action=status", *args)
     assert f"{n0} tagged points, {n0} with this fingerprint" in r.stdout
     doc = corpus / "rope-storage.md"
