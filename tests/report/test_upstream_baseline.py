@@ -18,7 +18,7 @@ from nomad_eval.core.compare import Verdict
 from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.upstream import is_upstream
 from nomad_eval.tiers.compare import verdict_for
-from tests.conftest import MINI, run_cli
+from tests.conftest import MINI, run_cli, run_in_process
 
 KS = (1, 3, 5, 10)
 
@@ -151,9 +151,10 @@ def test_a_malformed_upstream_baseline_is_not_comparable(tmp_path: Path, data: A
 
 
 def _retrieval_run(tmp_path: Path, data_dir: Path, name: str) -> Path:
+    """The run compared, made in-process: the compare commands are what is under test."""
     out = tmp_path / name
-    r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={out}", "quiet=true")
-    assert r.returncode == 0, r.stderr
+    assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={out}",
+                          "quiet=true") == 0
     return out
 
 
