@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nomad_eval.base.case import Case
+from nomad_eval.metrics.aggregate import wilson
 from nomad_eval.metrics.answer.measures import numbers
 
 # Label id → the name a report shows, in precedence order (the first rule that fires wins).
@@ -320,8 +321,6 @@ def cause_counts(cases: Sequence[Case]) -> dict[str, Any]:
     """Per mode: questions, failed questions, and each label's count with its share of the failed questions and a
     95% Wilson interval (n = failed questions). Counted from the labels written on the cases, one per question;
     `cases` beside each count is how many case records (repeats) carry that label."""
-    from statsmodels.stats.proportion import proportion_confint
-
     by_mode: dict[str, dict[str, Any]] = {}
     questions: dict[str, str] = {}
     for key, group in _groups(cases).items():
@@ -344,9 +343,8 @@ def cause_counts(cases: Sequence[Case]) -> dict[str, Any]:
             k = entry["labels"].get(label, 0)
             if label == "unexplained" and not k:
                 continue
-            low, high = proportion_confint(k, n, alpha=0.05, method="wilson") if n else (None, None)
-            rows[label] = {"count": k, "n": n, "share": k / n if n else None,
-                           "low": None if low is None else float(low), "high": None if high is None else float(high),
+            low, high = wilson(k, n)
+            rows[label] = {"count": k, "n": n, "share": k / n if n else None, "low": low, "high": high,
                            "cases": entry["case_labels"].get(label, 0)}
         entry["labels"] = rows
         del entry["case_labels"]

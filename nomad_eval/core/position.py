@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from nomad_eval.core.stats import mean_interval, paired_interval, paired_p_value
+from nomad_eval.metrics.aggregate import wilson
 
 T = TypeVar("T")
-LEVEL = 0.95
 
 
 def place(relevant: T, distractors: Sequence[T], position: int) -> list[T]:
@@ -61,13 +61,9 @@ class Curve:
 
 
 def _wilson(values: Sequence[float]) -> tuple[float, float]:
-    # statsmodels costs ~1.5 s to import: only here, where a binary curve needs it.
-    from statsmodels.stats.proportion import proportion_confint
-
-    k, n = int(sum(values)), len(values)
-    low, high = proportion_confint(k, n, alpha=1 - LEVEL, method="wilson")
-    # At 0/n and n/n the bound is exactly 0 or 1; the formula leaves rounding dust.
-    return (0.0 if k == 0 else float(low)), (1.0 if k == n else float(high))
+    low, high = wilson(int(sum(values)), len(values))
+    assert low is not None and high is not None  # never called on no values
+    return low, high
 
 
 def paired_difference(base: Sequence[float], current: Sequence[float]) -> tuple[float, float]:

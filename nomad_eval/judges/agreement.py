@@ -18,6 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from nomad_eval.metrics.aggregate import wilson
+
 LEVEL = 0.95
 Verdict = int | None
 
@@ -38,15 +40,8 @@ class Figure:
 
 def proportion(successes: int, n: int) -> Figure:
     """A share with its Wilson interval, which stays inside [0, 1] and is sound at 0/n and n/n, unlike Wald's."""
-    if n == 0:
-        return Figure(None, None, None, 0, "wilson")
-    # statsmodels costs ~1.5 s to import: only calibrate needs it, not every run that checks a gate.
-    from statsmodels.stats.proportion import proportion_confint
-
-    k = int(successes)
-    low, high = proportion_confint(k, n, alpha=1 - LEVEL, method="wilson")
-    # At 0/n and n/n the Wilson bound is exactly 0 or 1; the formula leaves rounding dust such as 7e-18.
-    return Figure(k / n, 0.0 if k == 0 else float(low), 1.0 if k == n else float(high), n, "wilson")
+    low, high = wilson(int(successes), n)
+    return Figure(int(successes) / n if n else None, low, high, n, "wilson")
 
 
 def agreement(human: Sequence[int], judge: Sequence[Verdict]) -> Figure:

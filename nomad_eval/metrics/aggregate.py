@@ -1,4 +1,5 @@
-"""Means over measured cases only: a value that cannot be measured is None and never counts as 0."""
+"""Means over measured cases only (a value that cannot be measured is None and never counts as 0), and shares with
+their Wilson interval."""
 
 from __future__ import annotations
 
@@ -22,3 +23,16 @@ def by_tag(
         for t in row_tags:
             groups.setdefault(t, []).append(row)
     return {t: mean_metrics(groups[t], names) for t in sorted(groups)}
+
+
+def wilson(k: int, n: int) -> tuple[float | None, float | None]:
+    """The Wilson score 95% interval of k successes in n trials, which stays inside [0, 1] and is sound at 0/n and
+    n/n, unlike Wald's; (None, None) when n is 0."""
+    if n == 0:
+        return None, None
+    # statsmodels is slow to import: loaded where a share is measured, not by every run that checks a gate.
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    # At 0/n and n/n the bound is exactly 0 or 1; the formula leaves rounding dust such as 7e-18.
+    return (0.0 if k == 0 else float(low)), (1.0 if k == n else float(high))

@@ -12,7 +12,7 @@ from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
-from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
+from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.markdown import bounds, fmt, fmt_interval, fmt_n, position_summary, size_text
 from nomad_eval.report.schema import Report, headline_k
 
@@ -168,15 +168,11 @@ def _generation_cells(r: Report, mode: str, family: str) -> list[str]:
 
 
 def _print_judges(r: Report) -> None:
-    for key, v in r.judges.items():
+    for line, v in zip(judge_lines(r.judges), r.judges.values(), strict=True):
         cal = "calibrated" if v["calibration"].get("calibrated") else "NOT calibrated: not for gating"
         # The calibration's own figures (agreement, coverage, kappa, bias battery) and any same-family warning.
         figures = status_line(v["calibration"], decision=False)
-        cal += f" ({figures})" if figures else ""
-        weighted = f" (probability-weighted {judge_weighted_text(v)})" if v.get("mean_weighted") is not None else ""
-        console.print(f"judge {key} ({v['rubric']}): {judge_mean_text(v)}{weighted} over {v['n']} "
-                      f"({v['unparseable']} unparseable, {v.get('rejected', 0)} refused by the judge's server, "
-                      f"{v['by_rule']} by rule) — {cal}")
+        console.print(f"judge {line} — {cal}" + (f" ({figures})" if figures else ""), markup=False)
     for line in corrected_lines(r.judge_corrected):
         console.print(f"  {line}", markup=False)
 
