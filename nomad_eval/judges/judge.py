@@ -1,4 +1,5 @@
-"""One judgement: a rubric, a question, the injected passages, an answer -> a verdict or None, never a guess."""
+"""One judgement: a rubric (judging.rubrics_dir/<name>.yaml), a question, the injected passages, an answer -> a
+verdict or None, never a guess."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
 from nomad_eval.backends.response_cache import CachedChat
-from nomad_eval.base.errors import RequestRejected
-from nomad_eval.judges.rubric import Rubric
+from nomad_eval.base.errors import Defect, InvalidInput, RequestRejected, first_error
 from nomad_eval.rag.prompt import SEPARATOR, block
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
@@ -19,6 +23,33 @@ _VERDICT_VALUE = re.compile(r'"verdict"\s*:\s*(\d+)')
 # near the top at the verdict position (SmolLM2 puts them in its top 3); ten leaves room for a model that
 # spreads mass over quotes and spaces the grammar then forbids.
 TOP_LOGPROBS = 10
+
+
+class Rubric(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    version: int
+    scale: list[int]
+    instructions: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-v{self.version}"
+
+    def verdict_schema(self) -> dict[str, object]:
+        return {"type": "object", "properties": {"verdict": {"type": "integer", "enum": self.scale},
+                                                 "reason": {"type": "string"}},
+                "required": ["verdict", "reason"]}
+
+
+def load_rubric(folder: Path, name: str) -> Rubric:
+    path = folder / f"{name}.yaml"
+    if not path.is_file():
+        raise InvalidInput([Defect(str(path), None, f"no rubric named {name!r}")])
+    try:
+        return Rubric.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        raise InvalidInput([Defect(str(path), None, first_error(exc))]) from None
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from nomad_eval.judges.calibration import (
     judge_identity,
     same_family_warning,
 )
-from nomad_eval.judges.judge import Judgement, judge, wants_weights
-from nomad_eval.judges.rubric import Rubric, load_rubric
+from nomad_eval.judges.judge import Judgement, Rubric, judge, load_rubric, wants_weights
 from nomad_eval.judges.settings import JudgeSettings
 
 

@@ -47,8 +47,7 @@ from nomad_eval.judges.calibration import (
     labels_ref,
     same_family_warning,
 )
-from nomad_eval.judges.judge import judge
-from nomad_eval.judges.rubric import Rubric
+from nomad_eval.judges.judge import Rubric, judge
 from nomad_eval.judges.run_judges import judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.tiers.settings import judge_settings, judging_rules

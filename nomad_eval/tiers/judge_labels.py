@@ -34,7 +34,7 @@ from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check, reseal
 from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
-from nomad_eval.judges.rubric import Rubric, load_rubric
+from nomad_eval.judges.judge import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.baseline import read_cases

@@ -23,7 +23,7 @@ from nomad_eval.judges.calibration import (
     labels_ref,
     status_line,
 )
-from nomad_eval.judges.rubric import load_rubric
+from nomad_eval.judges.judge import load_rubric
 from nomad_eval.judges.run_judges import calibration_status, check_judge_gates
 from nomad_eval.tiers.calibrate import file_result
 from nomad_eval.tiers.settings import judge_settings, judging_rules

@@ -19,8 +19,7 @@ from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache, response_key
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
-from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, weighted_score
-from nomad_eval.judges.rubric import load_rubric
+from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, load_rubric, weighted_score
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
 from nomad_eval.tiers.settings import judge_settings
 from tests.servers import openai_compat

@@ -14,7 +14,7 @@ import ppi_py
 import pytest
 
 from nomad_eval.base.paths import REPO
-from nomad_eval.judges.rubric import Rubric, load_rubric
+from nomad_eval.judges.judge import Rubric, load_rubric
 from nomad_eval.report.io import read_report
 from nomad_eval.report.schema import Identity, Report
 from nomad_eval.tiers.judge_labels import (
