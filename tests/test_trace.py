@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MINI, run_cli
+from tests.conftest import MINI, run_in_process
 from tests.servers.otlp_collector import collector
 
-pytestmark = pytest.mark.slow  # retrieval runs through the tool in subprocesses
+pytestmark = pytest.mark.slow  # retrieval runs exporting to a collector
 
 
 def _attrs(span: object) -> dict[str, object]:
@@ -24,9 +24,8 @@ def _attrs(span: object) -> dict[str, object]:
 def test_retrieval_spans_reach_a_collector_with_their_ids(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     with collector() as (endpoint, received):
-        r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true",
-                    f"trace.otlp_endpoint={endpoint}")
-    assert r.returncode == 0, r.stderr
+        assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                              "quiet=true", f"trace.otlp_endpoint={endpoint}") == 0
     spans = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
     assert len(received) == len(spans) == 8
     for sent, got in zip(spans, received, strict=True):
@@ -44,9 +43,8 @@ def test_retrieval_spans_reach_a_collector_with_their_ids(tmp_path: Path, data_d
 def test_a_collector_that_refuses_costs_a_warning_not_the_run(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     with collector(status=400) as (endpoint, received):  # 400 is not retried: the refusal is immediate
-        r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true",
-                    f"trace.otlp_endpoint={endpoint}", "trace.otlp_timeout_s=2")
-    assert r.returncode == 0, r.stderr
+        assert run_in_process("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                              "quiet=true", f"trace.otlp_endpoint={endpoint}", "trace.otlp_timeout_s=2") == 0
     assert received == []
     warnings = json.loads((run / "report.json").read_text())["warnings"]
     assert [w for w in warnings if w.startswith(f"OTLP export to {endpoint} failed") and "8 span(s)" in w]

@@ -27,7 +27,7 @@ from nomad_eval.tiers.judge_labels import (
     read_labels,
     text_hash,
 )
-from tests.conftest import MINI, run_cli
+from tests.conftest import MINI, run_cli, run_in_process
 from tests.servers import openai_compat
 
 RUBRICS = REPO / "nomad_eval" / "conf" / "rubrics"
@@ -157,10 +157,10 @@ def judge_by_answer_length(body: dict[str, Any]) -> str:
 def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, data_dir: Path) -> None:
     run = tmp_path / "run"
     with openai_compat.serve("judge", judge_by_answer_length) as url:
-        gen = run_cli("tier=generation", "model=mock", "mode=e2e", "repeats=2", *MINI, "judge=faithfulness",
-                      "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
-                      f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true", "cache=false")
-    assert gen.returncode == 0, gen.stderr
+        # The judged run is made in-process; the labelling sessions below are the commands under test.
+        assert run_in_process("tier=generation", "model=mock", "mode=e2e", "repeats=2", *MINI, "judge=faithfulness",
+                              "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
+                              f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true", "cache=false") == 0
     unlabelled = read_report(run).judge_corrected["e2e.faithfulness"]  # no labels yet: said, not hidden
     assert unlabelled["status"] == "uncorrected" and unlabelled["estimate"] is None
     assert "e2e.faithfulness: judge mean" in (run / "report.md").read_text()
