@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from nomad_eval.backends.ollama_digest import ollama_digest
+from nomad_eval.backends.ollama_chat import ollama_digest
 from nomad_eval.backends.retry import Transient, malformed, retried, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text

@@ -11,8 +11,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
-from nomad_eval.backends.gguf import context_length
-from nomad_eval.backends.llamacpp import LlamaCppModel, smollm2_path
+from nomad_eval.backends.llamacpp import LlamaCppModel, context_length, smollm2_path
 from nomad_eval.base.paths import CONF
 from nomad_eval.cli.entry import run_tier
 from tests.conftest import MINI
