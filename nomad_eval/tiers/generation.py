@@ -34,10 +34,9 @@ from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_c
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
-from nomad_eval.rag.budget import Plan, plan
+from nomad_eval.rag.budget import Plan, TokenEstimator, calibrate, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
-from nomad_eval.rag.tokens import TokenEstimator, calibrate
 from nomad_eval.report.console_view import print_generation
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html

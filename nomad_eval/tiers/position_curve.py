@@ -27,10 +27,9 @@ from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.system import system_settings
-from nomad_eval.rag.budget import Plan, plan
+from nomad_eval.rag.budget import Plan, TokenEstimator, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
-from nomad_eval.rag.tokens import TokenEstimator
 from nomad_eval.report.console_view import print_position
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic, write_jsonl

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from nomad_eval.rag.budget import plan
+from nomad_eval.rag.budget import TokenEstimator, calibrate, plan
 from nomad_eval.rag.prompt import OMITTED, Passage
-from nomad_eval.rag.tokens import TokenEstimator, calibrate
 
 EST = TokenEstimator(4.0)
 
