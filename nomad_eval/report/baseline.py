@@ -1,4 +1,5 @@
-"""Baselines filed under the corpus fingerprint: baselines/<fingerprint>/<tier>[-<variant>].json."""
+"""Baselines filed under the corpus fingerprint: baselines/<fingerprint>/<tier>[-<variant>].json; and what differs
+between a baseline and a run, in the words compare prints before its table."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from nomad_eval.base.secrets import redact
 from nomad_eval.data.golden import json_lines, json_problem, json_value
 from nomad_eval.metrics.registry import spec_for
 from nomad_eval.report.io import read_report, write_atomic
-from nomad_eval.report.schema import Report
+from nomad_eval.report.schema import Report, Subject
 from nomad_eval.report.upstream import looks_upstream, upstream_baseline
 
 
@@ -256,3 +257,34 @@ def load_baseline(path: Path) -> Baseline:
         if (problem := _case_problem(case)) is not None:
             raise InvalidInput([Defect(str(path), None, f"cases[{i}]: {problem}")], 2)
     return base
+
+
+def _names(ids: list[str], limit: int = 8) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def corpus_changes(base: Subject | None, run: Subject | None) -> list[str]:
+    """Documents added, removed and changed (by content hash), and the chunk count, baseline → run."""
+    if base is None or run is None:
+        side = "baseline" if base is None else "run"
+        return [f"documents: not recorded in the {side} (re-promote the baseline to name document changes)"]
+    b, r = base.documents, run.documents
+    out = []
+    for label, ids in (("added", sorted(r.keys() - b.keys())), ("removed", sorted(b.keys() - r.keys())),
+                       ("changed", sorted(k for k in b.keys() & r.keys() if b[k] != r[k]))):
+        if ids:
+            out.append(f"documents {label} ({len(ids)}): {_names(ids)}")
+    nb, nr = sum(base.chunks.values()), sum(run.chunks.values())
+    if nb != nr or any(base.chunks.get(d) != run.chunks.get(d) for d in b.keys() & r.keys()):
+        moved = sorted(d for d in b.keys() & r.keys() if base.chunks.get(d) != run.chunks.get(d))
+        out.append(f"chunks {nb} → {nr}" + (f" (count changed in {_names(moved, 5)})" if moved else ""))
+    return out
+
+
+def document_distance(base: Report, run: Report) -> int | None:
+    """How many documents differ (added, removed or changed), the first part of "nearest baseline"; None when
+    either side did not record its documents."""
+    if base.subject is None or run.subject is None:
+        return None
+    b, r = base.subject.documents, run.subject.documents
+    return len(b.keys() ^ r.keys()) + sum(b[k] != r[k] for k in b.keys() & r.keys())

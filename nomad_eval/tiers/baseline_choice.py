@@ -13,8 +13,7 @@ from pathlib import Path
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.harness.system import differences, system_settings
-from nomad_eval.report.baseline import Baseline, baseline_path, load_baseline
-from nomad_eval.report.changes import document_distance
+from nomad_eval.report.baseline import Baseline, baseline_path, document_distance, load_baseline
 from nomad_eval.report.schema import Report
 
 PROMOTE_HINT = "run it once on the main branch, then `nomad-eval tier=promote promote.run=<run dir>` and commit " \

@@ -18,8 +18,7 @@ from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report import upstream_view as view
-from nomad_eval.report.baseline import Baseline, load_run
-from nomad_eval.report.changes import corpus_changes
+from nomad_eval.report.baseline import Baseline, corpus_changes, load_run
 from nomad_eval.report.gate import GATE_COLUMNS, gate_cells, metric_row
 from nomad_eval.report.merge import collect, sweep_id
 from nomad_eval.report.schema import TASK_FIELDS, Report

@@ -20,8 +20,8 @@ from nomad_eval.base.console import progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.evaluate import evaluate
-from nomad_eval.core.judge_intervals import add_judge_intervals
 from nomad_eval.core.questions import questions_from_cases, stable
+from nomad_eval.core.summary import add_judge_intervals
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from nomad_eval.core.judge_intervals import add_judge_intervals
 from nomad_eval.core.stats import mean_interval
+from nomad_eval.core.summary import add_judge_intervals
 
 
 def _cases() -> list[dict[str, Any]]:
