@@ -7,7 +7,7 @@ import re
 
 from nomad_eval.base.errors import NomadError
 
-# corpus_fingerprint (harness/fingerprint.py) is the first 16 hex digits of a sha256.
+# corpus_fingerprint (harness/runtime.py) is the first 16 hex digits of a sha256.
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # One path component: no separator, no leading dot (so never `.` or `..`), nothing a shell or Hydra quotes.
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,254}")

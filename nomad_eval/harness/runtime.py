@@ -1,10 +1,13 @@
-"""Builds the run's objects from the composed config: the one place config meets code."""
+"""Builds the run's objects from the composed config: the one place config meets code; and the one hash that names
+everything the store's contents depend on (corpus_fingerprint)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,12 +20,33 @@ from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.base.space import require_room, store_room
 from nomad_eval.data.corpus import Document, load_markdown_dirs
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens, select_or_refuse, suite_file
-from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.harness.settings import RunSettings
-from nomad_eval.rag.chunking import Chunk, ChunkerParams, chunk_corpus
+from nomad_eval.rag.chunking import CHUNKER_VERSION, Chunk, ChunkerParams, chunk_corpus
 
 if TYPE_CHECKING:
     from nomad_eval.backends.cache import CachedEmbedder
+
+
+def corpus_fingerprint(
+    docs: list[Document], chunker: ChunkerParams | None, embedder_identity: dict[str, object] | None,
+    extra: dict[str, object] | None = None,
+) -> str:
+    """The documents, and when the harness chunks and embeds them, every setting that changes a stored vector.
+
+    A user's own pipeline (chunker and embedder None) reads only the documents: its unused embedder's settings
+    must not make two identical corpora look different.
+    """
+    h = hashlib.sha256()
+    chunking = None if chunker is None else {**asdict(chunker), "version": CHUNKER_VERSION}
+    head = {"chunker": chunking, "embedder": embedder_identity, "extra": extra or {}}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for doc in sorted(docs, key=lambda d: d.doc_id):
+        # Length-prefixed so no two different corpora can concatenate to the same bytes.
+        for part in (doc.doc_id, doc.text):
+            raw = part.encode()
+            h.update(len(raw).to_bytes(8, "little"))
+            h.update(raw)
+    return h.hexdigest()[:16]  # the form base/safe_names.FINGERPRINT checks before a fingerprint becomes a path
 
 
 @dataclass

@@ -20,9 +20,8 @@ from nomad_eval.core.causes import cause_counts, label_cases, unsupported_number
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.answers import AppOutput, write_answers
 from nomad_eval.data.golden import Golden
-from nomad_eval.harness.fingerprint import corpus_fingerprint
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
-from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics

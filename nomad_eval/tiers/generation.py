@@ -54,11 +54,11 @@ from nomad_eval.tiers.generation_cases import (
     mark_unstable,
     mode_metric_names,
     mode_metrics,
+    position_analysis,
     score_case,
     sizes,
 )
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
-from nomad_eval.tiers.position import position_analysis
 from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows

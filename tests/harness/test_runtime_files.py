@@ -10,8 +10,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from nomad_eval.harness.fingerprint import corpus_fingerprint
-from nomad_eval.harness.runtime import Runtime
+from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.rag.chunking import chunk_corpus
 from nomad_eval.rag.pipeline import load_glossary
 from nomad_eval.tiers.settings import runtime
