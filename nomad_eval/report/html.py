@@ -16,7 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from nomad_eval.metrics.registry import EPS, spec_for
-from nomad_eval.report.gate import GATE_COLUMNS, gate_cells
+from nomad_eval.report.gate import FAILED, GATE_COLUMNS, gate_cells
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import GateMetric, MetricInterval
 from nomad_eval.report.svg import Figure
@@ -122,7 +122,7 @@ def gate_rows(metrics: list[GateMetric]) -> Table:
     rows = []
     for m in metrics:
         cls = direction_class(m.name, m.delta or 0.0)
-        cls_row = "fail" if m.outcome in ("regression", "not measured", "too small to tell") else ""
+        cls_row = "fail" if m.outcome in FAILED else ""
         rows.append(Row([Cell(c, cls if i == 4 else "") for i, c in enumerate(gate_cells(m))], cls_row))
     return Table("gate", list(GATE_COLUMNS), rows)
 

@@ -15,8 +15,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import reseal, seal
 from nomad_eval.core.compare import Verdict
 from nomad_eval.report.baseline import default_variant, load_baseline
-from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line
-from nomad_eval.report.junit import write_junit
+from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line, write_junit
 from nomad_eval.report.schema import Gate, Report
 
 NEXT_STEP = {
