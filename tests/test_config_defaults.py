@@ -5,6 +5,7 @@ fallback of its own (a second copy that drifts, as the checker's 0.0 boosts did 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import types
 from functools import cache
@@ -82,8 +83,15 @@ def test_the_combinations_cover_every_option_and_experiment() -> None:
 
 
 @pytest.mark.parametrize("overrides", COMBINATIONS, ids=" ".join)
-def test_every_combination_passes_the_checker(make_cfg: Any, overrides: list[str]) -> None:
-    check_config(make_cfg(*MINI, *overrides))
+def test_every_combination_passes_the_checker(tmp_path: Path, overrides: list[str]) -> None:
+    # The composed combination (composed once for every test here), with the fixture suite and private paths set
+    # as value overrides: what composing them all together gives.
+    cfg = OmegaConf.create(copy.deepcopy(_composed(tuple(overrides))))
+    (tmp_path / "data").mkdir()
+    for item in (*MINI, f"paths.data_dir={tmp_path / 'data'}", f"paths.run_dir={tmp_path / 'run'}"):
+        key, _, value = item.partition("=")
+        OmegaConf.update(cfg, key, value)
+    check_config(cfg)
 
 
 def _admits_none(annotation: Any) -> bool:
