@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook
 from rich.segment import Segment
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 if TYPE_CHECKING:  # rich's bars load with the first bar: a corpus check or --help draws none
     from rich.progress import Progress, TaskID
@@ -109,6 +112,23 @@ def progress_bar(description: str, total: int, quiet: bool = False) -> Iterator[
     with prog:
         prog.add_task(description, total=total)
         yield prog
+
+
+def map_in_order(fn: Callable[[T], R], tasks: Sequence[T], workers: int, label: str, quiet: bool) -> list[R]:
+    """`fn` over `tasks`, up to `workers` calls at once, the results in the order of `tasks`, with a progress bar
+    counting them. The first failure (or Ctrl-C) stops the rest; what finished stays where `fn` put it (a cache)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    out: list[R] = []
+    with progress_bar(label, len(tasks), quiet) as prog, ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        try:
+            for result in pool.map(fn, tasks):
+                out.append(result)
+                prog.advance(prog.task_ids[0])
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return out
 
 
 def timed_load(what: str, load: Callable[[], object], quiet: bool = False) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ from hydra.utils import instantiate
 
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.case import Case
-from nomad_eval.base.console import progress_bar
+from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.judges.calibration import (
     BATTERY_FIGURES,
@@ -57,19 +56,9 @@ def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], 
                                               s.seed, s.retries, s.max_tokens,
                                               case["repeat"])
 
-    results: list[Judgement] = []
-    with progress_bar("judging", len(tasks), s.quiet) as prog:
-        with ThreadPoolExecutor(max_workers=max(1, int(chat.model.concurrency))) as pool:
-            pending = [pool.submit(work, task) for task in tasks]
-            try:
-                # Collected in submission order, so cases and the section read the same whatever finished first.
-                for fut in pending:
-                    results.append(fut.result())
-                    prog.advance(prog.task_ids[0])
-            except BaseException:
-                # An unreachable judge (or Ctrl-C) stops the run; verdicts already given stay in the cache.
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+    # In task order, so cases and the section read the same whatever finished first; an unreachable judge stops
+    # the run, and the verdicts already given stay in the cache.
+    results = map_in_order(work, tasks, int(chat.model.concurrency), "judging", s.quiet)
     section: dict[str, dict[str, Any]] = {}
     calibration = {r.key: calibration_status(s, r, chat.identity()) for r in chosen}
     for (rubric, i), j in zip(tasks, results, strict=True):

@@ -3,7 +3,6 @@ for each golden (`app=http`). Both give the same records, in the schema of nomad
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.backends.http_app import AppReply, HttpApp
 from nomad_eval.backends.response_cache import AppResponseCache
-from nomad_eval.base.console import progress_bar
+from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.data.answers import AppOutput, load_answers, repeats_of
 from nomad_eval.data.golden import Golden
@@ -77,18 +76,10 @@ def ask_all(app: HttpApp, cache: AppResponseCache | None, goldens: list[Golden],
             cache.put(key, response, latency)
         return output(g.id, r, app.parse(response, latency, g.id)), hit is not None
 
-    with progress_bar(f"asking the app ({app.name})", len(tasks), quiet) as prog, \
-            ThreadPoolExecutor(max_workers=max(1, app.concurrency)) as pool:
-        try:
-            for rec, cached in pool.map(one, tasks):  # in task order
-                out.records[(rec.id, rec.repeat)] = rec
-                out.cache_hits += cached
-                out.calls += not cached
-                prog.advance(prog.task_ids[0])
-        except BaseException:
-            # Stop at the first failure (or Ctrl-C); the answers received so far are already cached.
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    for rec, cached in map_in_order(one, tasks, app.concurrency, f"asking the app ({app.name})", quiet):
+        out.records[(rec.id, rec.repeat)] = rec
+        out.cache_hits += cached
+        out.calls += not cached
     return out
 
 

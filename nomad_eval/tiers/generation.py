@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.case import Case
-from nomad_eval.base.console import progress_bar
+from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.evaluate import evaluate
@@ -132,18 +131,7 @@ def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bo
         p, r = task
         return _answer(s.chat, p, ChatOptions(s.options.temperature, s.options.seed + r, s.options.max_tokens), r)
 
-    answers = []
-    with progress_bar(label, len(work), quiet) as prog, \
-            ThreadPoolExecutor(max_workers=max(1, int(s.model.concurrency))) as pool:
-        try:
-            for a in pool.map(one, work):  # in task order
-                answers.append(a)
-                prog.advance(prog.task_ids[0])
-        except BaseException:
-            # Stop at the first failure (or Ctrl-C); finished answers are already in the cache.
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-    return answers
+    return map_in_order(one, work, int(s.model.concurrency), label, quiet)
 
 
 @dataclass
