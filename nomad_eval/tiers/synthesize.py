@@ -17,12 +17,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval.backends.chat import ChatModel, ChatOptions
-from nomad_eval.backends.response_cache import CachedChat, ResponseCache
-from nomad_eval.base.console import console, progress_bar
+from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.backends.response_cache import CachedChat
+from nomad_eval.base.console import console, map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.data.drafts import CHECKS, KINDS, Draft, Limits, Source, excerpt, overlap, prompt, read_reply, verify
 from nomad_eval.harness.rundir import run_dir
@@ -30,6 +29,7 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk, chunk_corpus
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.tiers.dataset import candidates_path
+from nomad_eval.tiers.queries import rewrite_chat
 from nomad_eval.tiers.settings import runtime
 
 OPENING = 800  # characters of a document a refusal question is asked near
@@ -62,12 +62,10 @@ def sample_sources(rt: Runtime, counts: dict[str, int], seed: int) -> list[tuple
 
 def draft_all(chat: CachedChat, options: ChatOptions, sources: list[tuple[str, Source]], quiet: bool
               ) -> list[Draft]:
-    drafts = []
-    with progress_bar("drafting", len(sources), quiet) as prog:
-        for kind, s in sources:
-            drafts.append(read_reply(kind, s, chat.chat(prompt(kind, s), options, repeat=0).text))
-            prog.advance(prog.task_ids[0])
-    return drafts
+    def one(source: tuple[str, Source]) -> Draft:
+        return read_reply(*source, chat.chat(prompt(*source), options, repeat=0).text)
+
+    return map_in_order(one, sources, 1, "drafting", quiet)
 
 
 def review_candidates(d: Draft, documents: dict[str, str], titles: dict[str, str]) -> list[dict[str, Any]]:
@@ -108,16 +106,10 @@ def run(cfg: DictConfig) -> int:
     out = _out_path(cfg, rt.settings.data.goldens_dir, run)
     counts = {"answerable": int(t.questions), "follow-up": int(t.follow_ups), "refusal": int(t.refusals)}
     sources = sample_sources(rt, counts, int(cfg.seed))
-    model: ChatModel = instantiate(cfg.model)
-    model.preflight()
-    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.cache else None
-    try:
-        drafts = draft_all(CachedChat(model, cache), ChatOptions(float(t.temperature), int(cfg.seed),
-                                                                 int(t.max_tokens)), sources, bool(cfg.quiet))
-    finally:
-        if cache is not None:
-            cache.close()
-        model.close()
+    with rewrite_chat(cfg, rt, needed=True) as chat:
+        assert chat is not None
+        drafts = draft_all(chat, ChatOptions(float(t.temperature), int(cfg.seed), int(t.max_tokens)), sources,
+                           bool(cfg.quiet))
     documents = {d.doc_id: d.text for d in rt.corpus_documents}
     titles = {d.doc_id: d.title for d in rt.corpus_documents}
     kept = verify(drafts, documents, Limits(float(t.max_doc_share), float(t.max_overlap)))
