@@ -29,12 +29,6 @@ _SCHEMA = ("DROP TABLE IF EXISTS emb;\n"
            "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, dim INT, vec BLOB, sum BLOB)")
 
 
-def key_head(identity: dict[str, Any]) -> str:
-    # The embedder's whole identity (weights, truncation, ...), not only its name: a vector made with other
-    # settings must never answer for this one.
-    return json.dumps(identity, sort_keys=True)
-
-
 def _key(head: str, text: str) -> str:
     return hashlib.sha256(f"{head}\0{text}".encode()).hexdigest()
 
@@ -134,8 +128,10 @@ class CachedEmbedder:
     def _keys(self, texts: list[str]) -> list[str]:
         # An embedder's identity does not change while it lives (an Ollama digest is asked once, then remembered),
         # and building it reads package metadata: once per embedder, not once per question.
+        # The embedder's whole identity (weights, truncation, ...), not only its name: a vector made with other
+        # settings must never answer for this one.
         if self._head is None:
-            self._head = key_head(self.embedder.identity())
+            self._head = json.dumps(self.embedder.identity(), sort_keys=True)
         return [_key(self._head, t) for t in texts]
 
     def _found(self, keys: list[str]) -> dict[str, np.ndarray]:

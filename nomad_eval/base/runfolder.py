@@ -25,10 +25,6 @@ _NOT_RESULTS = frozenset({MANIFEST, FAILURE})
 READ = ("report.json", "cases.jsonl")  # the files promote, compare, resume and the run browser open
 
 
-def _is_result(p: Path) -> bool:
-    return not (p.name in _NOT_RESULTS or p.name.startswith(".") or p.suffix == ".log")
-
-
 def _digest(path: Path) -> str:
     with path.open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
@@ -42,7 +38,7 @@ def result_files(folder: Path) -> list[Path]:
             regular = stat.S_ISREG(p.lstat().st_mode)
         except OSError:  # removed while we looked
             continue
-        if regular and _is_result(p):
+        if regular and not (p.name in _NOT_RESULTS or p.name.startswith(".") or p.suffix == ".log"):
             out.append(p)
     return out
 

@@ -78,10 +78,6 @@ class Finding:
     evidence: str
 
 
-def _doc(chunk_id: str) -> str:
-    return chunk_id.split("#", 1)[0]
-
-
 def _fmt(n: float) -> str:
     return f"{n:g}"
 
@@ -96,7 +92,7 @@ def _others(f: Facts) -> str:
 
 def _injected_relevant(f: Facts) -> list[tuple[int, str]]:
     rel = set(f.relevant)
-    return [(i, c) for i, c in enumerate(f.injected, 1) if _doc(c) in rel]
+    return [(i, c) for i, c in enumerate(f.injected, 1) if c.split("#", 1)[0] in rel]
 
 
 # --- the rules, each a pure function of one question's facts ---------------------------------------------

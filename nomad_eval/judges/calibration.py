@@ -110,10 +110,6 @@ def find_calibration(calibration_dir: Path, rubric_key: str, judge: dict[str, An
     return {**data, "path": str(path)}, ""
 
 
-def _value(fig: Any) -> float | None:
-    return fig.get("value") if isinstance(fig, dict) else None
-
-
 def _pessimistic(fig: dict[str, Any], end: str, lower_bound: bool) -> float | None:
     """The figure's point, or under gate_on=lower_bound its interval's worse end (`low` or `high`)."""
     return fig.get(end) if lower_bound else fig.get("value")
@@ -165,7 +161,7 @@ def _battery_figure(fig: dict[str, Any], end: str, lower: bool) -> float | None:
 
 
 def fmt_figure(fig: Any, signed: bool = False) -> str:
-    value = _value(fig)
+    value = fig.get("value") if isinstance(fig, dict) else None
     if value is None:
         return "—"
     spec = "+.2f" if signed else ".2f"

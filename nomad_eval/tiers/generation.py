@@ -79,15 +79,10 @@ def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> 
     return calibrate(samples) if samples else TokenEstimator()
 
 
-def _history(g: Golden) -> list[dict[str, str]]:
-    """The conversation before the question: `turns` as read (a repeated final question is dropped at load)."""
-    return g.history
-
-
 def _plan_for(g: Golden, ctx: GoldenContext, mode: str, model: ChatModel, cfg: DictConfig, est: TokenEstimator
               ) -> Plan:
     passages = {"oracle": ctx.oracle, "e2e": ctx.e2e, "noretrieval": []}[mode]
-    return plan(g.final_query, _history(g), passages, int(model.num_ctx), int(cfg.tier.max_tokens),
+    return plan(g.final_query, g.history, passages, int(model.num_ctx), int(cfg.tier.max_tokens),
                 float(cfg.tier.chunk_share), est)
 
 
@@ -263,10 +258,6 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
     )
 
 
-def upstream_answer(g: Golden, answer: str) -> dict[str, float | None]:
-    return dict(up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal)))
-
-
 def _warn(report: Report, rt: Runtime, cases: list[Case]) -> None:
     timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
     report.warnings += rt.golden_warnings
@@ -339,7 +330,8 @@ def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: t
         "groundedness": scored["metrics"]["groundedness"], "unsupported_numbers": unsupported_numbers(answer, context),
         "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
         "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],
-        "upstream": upstream_answer(g, answer),  # upstream NOMAD's own scoring (report/upstream_view.py)
+        # Upstream NOMAD's own scoring (report/upstream_view.py).
+        "upstream": dict(up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal))),
     }
     if g.attack:  # attack suites: family, planted documents
         case["attack"] = g.attack.model_dump()

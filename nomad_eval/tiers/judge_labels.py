@@ -77,10 +77,6 @@ def _key(fingerprint: str, rubric: str, case: Case) -> tuple[str, str, str, int,
     return fingerprint, str(case["id"]), str(case["mode"]), int(case["repeat"]), rubric
 
 
-def _label_key(lab: Label) -> tuple[str, str, str, int, str]:
-    return lab.fingerprint, lab.id, lab.mode, lab.repeat, lab.rubric
-
-
 def read_labels(path: Path) -> list[Label]:
     out, defects = [], []
     for n, row in enumerate(read_jsonl(path), 1):
@@ -164,7 +160,7 @@ def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
     """
     index = {_key(fingerprint, rubric, c): c for c in population}
     drawn_from = population_hash(population)
-    latest = {_label_key(lab): lab for lab in labels
+    latest = {(lab.fingerprint, lab.id, lab.mode, lab.repeat, lab.rubric): lab for lab in labels
               if (lab.fingerprint, lab.rubric, lab.mode) == (fingerprint, rubric, mode)}
     good = {k: lab for k, lab in latest.items()
             if lab.population == drawn_from and k in index and text_hash(index[k]) == lab.text_hash}
