@@ -17,26 +17,19 @@ class Transient(Exception):
     """A failure worth one more try: a 429, a 5xx, a dropped connection mid-answer, a malformed answer."""
 
 
-def with_retries(fn: Callable[[], T], attempts: int = 3, backoff: float = 0.5) -> T:
-    """`fn()`, tried `attempts` times in all while it raises Transient (at least once: `retries=0` is one try)."""
+def retried(fn: Callable[[], T], attempts: int, where: str, backoff: float = 0.5) -> T:
+    """`fn()`, tried `attempts` times in all while it raises Transient (at least once: `retries=0` is one try),
+    waiting twice as long before each try; then a NomadError naming the server (`where`) and the last failure:
+    what every backend says of a server that keeps failing."""
     attempts = max(1, attempts)
     for i in range(attempts):
         try:
             return fn()
-        except Transient:
+        except Transient as exc:
             if i == attempts - 1:
-                raise
+                raise NomadError(f"{where} kept failing after {attempts} tries: {exc}") from None
             time.sleep(backoff * 2**i)
     raise AssertionError("unreachable")
-
-
-def retried(fn: Callable[[], T], attempts: int, where: str) -> T:
-    """`with_retries`, ending in a NomadError naming the server (`where`) and the last failure once the tries
-    are spent: what every backend says of a server that keeps failing."""
-    try:
-        return with_retries(fn, attempts)
-    except Transient as exc:
-        raise NomadError(f"{where} kept failing after {max(1, attempts)} tries: {exc}") from None
 
 
 def within(seconds: float, fn: Callable[[], T]) -> T:

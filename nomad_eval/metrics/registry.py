@@ -125,14 +125,9 @@ def spec_for(name: str) -> MetricSpec | None:
     parsed = MetricName.try_parse(name)
     if parsed is None:
         return None
-    if is_upstream_view(parsed):
+    if parsed.mode is not None and parsed.mode.split(".")[0] == UPSTREAM_MODE:  # upstream.e2e.correctness
         return UPSTREAM.get(parsed.family)
     return REGISTRY.get(parsed.family)
-
-
-def is_upstream_view(name: MetricName) -> bool:
-    """`upstream.recall@5`, `upstream.e2e.correctness`: a name of the upstream view."""
-    return name.mode is not None and name.mode.split(".")[0] == UPSTREAM_MODE
 
 
 def headline_names(tier: Tier, k: int, modes: Sequence[str] = ()) -> list[str]:

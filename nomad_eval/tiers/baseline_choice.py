@@ -37,11 +37,6 @@ class Candidate:
         return math.inf if self.documents is None else self.documents + self.settings
 
 
-def _candidate(path: Path, base: Baseline, run: Report) -> Candidate:
-    return Candidate(path, base, document_distance(base.report, run),
-                     len(differences(system_of(base.report), system_of(run))))
-
-
 def find_baseline(root: Path, run: Report, variant: str | None) -> tuple[Path, Baseline, str]:
     """The baseline file, its contents, and why it was chosen (one line for the console and the record)."""
     ident = run.identity
@@ -66,8 +61,10 @@ def find_baseline(root: Path, run: Report, variant: str | None) -> tuple[Path, B
         raise NomadError(f"no baseline for {what} with this store (distractors {ident.distractors}); the suite's "
                          f"baselines use distractors {', '.join(others)}; {PROMOTE_HINT}", 2)
     # Most recent first (ISO timestamps sort as text), then the nearest: a stable sort keeps recent among equals.
-    ranked = sorted((_candidate(p, b, run) for p, b in sorted(same_store, key=lambda pb: pb[1].promoted_at,
-                                                              reverse=True)), key=lambda c: c.distance)
+    recent = sorted(same_store, key=lambda pb: pb[1].promoted_at, reverse=True)
+    ranked = sorted((Candidate(p, b, document_distance(b.report, run), len(differences(system_of(b.report),
+                                                                                        system_of(run))))
+                     for p, b in recent), key=lambda c: c.distance)
     best = ranked[0]
     docs = "documents not recorded" if best.documents is None else f"{best.documents} document(s)"
     ties = sum(c.distance == best.distance for c in ranked) > 1
