@@ -64,12 +64,9 @@ def headline_bars(metrics: Mapping[str, float | None], intervals: Mapping[str, M
     """The headline numbers with their 95% intervals: a difference inside the bars is not a difference."""
     s = interval_series("this run", names, metrics, intervals, color="#1a73e8", error_color="#333",
                         text=[f"n={iv.n}" if (iv := intervals.get(n)) else "" for n in names])
-    return Chart("headline metrics with 95% intervals", list(names), [s], y_range=_unit_range(s.y))
-
-
-def _unit_range(values: Sequence[float | None]) -> tuple[float, float] | None:
-    """0 to 1.05 for rates, so bars compare across runs; the data's own range for anything outside."""
-    return (0.0, 1.05) if all(v is None or 0 <= v <= 1 for v in values) else None
+    # 0 to 1.05 for rates, so bars compare across runs; the data's own range for anything outside.
+    rates = all(v is None or 0 <= v <= 1 for v in s.y)
+    return Chart("headline metrics with 95% intervals", list(names), [s], y_range=(0.0, 1.05) if rates else None)
 
 
 def metric_at_k(metrics: dict[str, float | None], intervals: Mapping[str, MetricInterval] | None = None) -> Chart:
