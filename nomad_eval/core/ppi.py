@@ -8,38 +8,23 @@ scores every case of a run; a person labels a uniformly random few. The estimate
 and its 95% interval adds both terms' variances. The second term (the "rectifier") measures the judge's bias on
 the very answers of this run, so a biased or weak judge still gives a valid interval: weakness only widens it.
 The arithmetic is ppi-python's (`ppi_py.ppi_mean_ci`), not a copy of it; tests/core/test_ppi.py checks equality.
+Each choice below is checked by bench/ppi_sim.py (docs/benchmarks.md gives the coverage it measures):
 
-Choices, each measured by bench/ppi_sim.py (bench/results/ppi.json):
-
-- Classic PPI (`lam=1`), not PPI++'s power tuning (Angelopoulos, Duchi and Zrnic 2023, arXiv:2311.01453), which
-  is what ppi_mean_ci does by default (`lam=None`). Classic PPI is the estimator whose coverage the paper proves;
-  the tuned `lam` is estimated from the same 50-odd labels it is then applied to, which the interval does not
-  account for. Measured with 50 labels: classic PPI covers 93.1-95.7% in 29 of 31 settings (90.1% and 91.3% in
-  the two where a 90%-accurate judge errs only one way on N=1000), PPI++ 89.7-94.6%, under 93% in 13. The price:
-  with a weak judge (accuracy 0.6) classic PPI's interval is 1.1-1.5 times as wide as the labels' own, an honest
-  sign that the judge adds nothing; at accuracy 0.9 it is 0.6-0.9 times as wide. `power_tuning=True` gives PPI++.
-- Labelled and unlabelled units are disjoint: the labelled ones are not counted again in the judge term, which is
-  the independent-samples setting of the paper and of ppi_mean_ci.
-- The unit is the question, not the case, when `groups` names each case's question: repeats of one question
-  share most of their answer, so they are not independent observations (and labelling two of them is wasted
-  effort). A question's judge score is the mean over its cases; a labelled question contributes the mean of
-  (human - judge) over its labelled cases only, so the rectifier always pairs a label with the verdict on the same
-  answer.
+- Classic PPI (`lam=1`), not PPI++'s power tuning (`power_tuning=True`, ppi_mean_ci's default `lam=None`): classic
+  PPI is the estimator whose coverage the paper proves, while the tuned `lam` is estimated from the same few labels
+  it is then applied to, which the interval does not account for.
+- Labelled and unlabelled units are disjoint (the paper's and ppi_mean_ci's independent-samples setting).
+- The unit is the question when `groups` names each case's question: repeats of one question share most of their
+  answer, so they are not independent. A question's judge score is the mean over its cases; a labelled question
+  contributes the mean of (human - judge) over its labelled cases only, pairing each label with its own verdict.
 - A null verdict (unparseable, or refused by the judge's server) is scored as the middle of the scale (0.5), not
-  dropped. PPI is valid for any fixed scoring of the judge's output, so giving "no verdict" its own value keeps
-  the estimate unbiased for every case of the run; dropping those cases would estimate the mean over answers the
-  judge could read, and unparseable verdicts are not missing at random (long or odd answers). The middle is at
-  most 0.5 from any label, which bounds what those cases add to the rectifier's variance. The uncorrected judge
-  mean beside it stays the report's: the mean over parsed verdicts, with the nulls counted.
+  dropped: PPI is valid for any fixed scoring of the judge's output, and unparseable verdicts are not missing at
+  random (long or odd answers). The uncorrected judge mean beside it stays the report's.
 - A small-sample adjusted interval is reported beside ppi-python's (`adjusted_low`, `adjusted_high`), and the
-  report views lead with it. With 50 labels a 90%-accurate judge disagrees with about five of them; when those
-  errors all go one way the rectifier is a rare event, and a normal interval on a rare event is too narrow
-  exactly in the runs where few were seen: ppi-python's interval covered 90.1% and 91.3% there. The adjustment
-  keeps ppi-python's estimate and adds, to the rectifier's variance only, half a pseudo-disagreement in each
-  direction, one step of the rubric's scale each (a Jeffreys-style half count, as adjusted Wald intervals for
-  paired proportions add counts to the discordant cells). It is negligible when disagreements are many. Measured
-  with 50 labels: 93.5-97.1% coverage in all 31 settings (97.1%, Monte Carlo interval 95.9-98.0%, where a
-  90%-accurate judge errs both ways on N=1000), 93.5% and 94.0% in the two corners above.
+  report views lead with it: when a good judge's few errors all go one way the rectifier is a rare event, and a
+  normal interval on a rare event is too narrow. It adds, to the rectifier's variance only, half a
+  pseudo-disagreement in each direction, one step of the rubric's scale each (a Jeffreys-style half count, as
+  adjusted Wald intervals for paired proportions add counts to the discordant cells).
 """
 
 from __future__ import annotations
@@ -110,9 +95,8 @@ def corrected_mean(judge: Mapping[str, float | None], labels: Mapping[str, float
         labelled.setdefault(unit[key], []).append((y, _score(judge[key])))
     n, big_n = len(labelled), len(all_scores)
 
-    # Few disagreements make the rectifier a rare event, where a normal interval is at its roughest: with 50 labels
-    # and N=1000 the benchmark measures 90-91% coverage when a 90%-accurate judge errs only one way (about 5
-    # disagreements), 93-95% with 100 labels. Reported so a reader can see when to label more.
+    # Few disagreements make the rectifier a rare event, where a normal interval is at its roughest: reported so a
+    # reader can see when to label more.
     differ = sum(y != s for pairs in labelled.values() for y, s in pairs)
     uncorrected = Corrected("uncorrected", judge_mean, None, None, None, n, big_n, nulls, differ, "")
     if n == 0:
@@ -149,9 +133,8 @@ def _estimate(base: Corrected, human: np.ndarray, judged: np.ndarray, rest: np.n
               step: float) -> Corrected:
     """The corrected estimate from the labelled units' human and judge means and the unlabelled units' judge
     means; `base` carries the counts."""
-    # Imported here: ppi_py pulls in numba, statsmodels and scikit-learn, about 5 s from a bare interpreter on
-    # two cores (0.9 s of it when scipy, statsmodels and scikit-learn are already loaded); a report without
-    # labels must not pay for it.
+    # Imported here: ppi_py pulls in numba, statsmodels and scikit-learn, seconds of start-up that a report
+    # without labels must not pay for.
     import ppi_py
 
     alpha = 1 - LEVEL
