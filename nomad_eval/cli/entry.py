@@ -22,16 +22,10 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import FAILURE, MANIFEST, problem, reseal, sealed_intact, still_listed, unseal
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
-from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.rundir import multirun, overrides, run_dir, sweep_id
 
 # The tiers, their data, models and report models load when a job runs, not at import: `--help` and a corpus check
 # stay quick (tests/test_startup.py).
-
-
-def _multirun() -> bool:
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.initialized() and str(HydraConfig.get().mode) == "RunMode.MULTIRUN"
 
 
 def _record_failure(cfg: DictConfig, message: str) -> None:
@@ -179,17 +173,17 @@ def _full_disk(cfg: DictConfig, exc: BaseException) -> NomadError | None:
 def run_tier(cfg: DictConfig) -> int:
     from nomad_eval.cli.suites import run_suites, suite_names
 
-    multirun = _multirun()
+    sweep = multirun()
     try:
         names = suite_names(cfg)
-        code = _run_one(cfg, multirun) if names is None else \
-            run_suites(cfg, names, run_dir(cfg.paths.run_dir), lambda one: _run_one(one, multirun))
+        code = _run_one(cfg, sweep) if names is None else \
+            run_suites(cfg, names, run_dir(cfg.paths.run_dir), lambda one: _run_one(one, sweep))
     except NomadError as exc:  # several suites refused before any ran
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         code = exc.exit_code
-    if not multirun:
+    if not sweep:
         _drop_empty_run_dir(cfg)
-    if code and not multirun:
+    if code and not sweep:
         sys.exit(code)
     return code
 

@@ -39,9 +39,15 @@ def overrides() -> list[str]:
     return [redact_override(str(o)) for o in typed or []]
 
 
+def multirun() -> bool:
+    """Whether this job is one of a sweep's (`-m`)."""
+    hc = _hydra()
+    return hc is not None and str(hc.mode) == "RunMode.MULTIRUN"  # type: ignore[attr-defined]
+
+
 def sweep_id() -> str | None:
     hc = _hydra()
-    if hc is None or str(hc.mode) != "RunMode.MULTIRUN":  # type: ignore[attr-defined]
+    if hc is None or not multirun():
         return None
     f = Path(hc.sweep.dir) / "sweep.json"  # type: ignore[attr-defined]
     return json.loads(f.read_text())["sweep_id"] if f.exists() else None

@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.runfolder import problem
+from nomad_eval.harness.rundir import multirun
 from nomad_eval.report.browser import MAX_CASES, RunEntry, build_page, headline_k, questions, run_entry
 from nomad_eval.report.io import write_atomic
 
@@ -134,17 +135,11 @@ def _inside(path: Path, roots: list[Path]) -> bool:
     return any(p.is_relative_to(r.resolve()) for r in roots)
 
 
-def _multirun() -> bool:
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.initialized() and str(HydraConfig.get().mode) == "RunMode.MULTIRUN"
-
-
 def after(cfg: DictConfig, where: Path, sweep: bool = False) -> None:
     """Refresh the page after a run (not a sweep's job: the sweep refreshes once at its end) or sweep whose
     folder lies under the browsed roots; a run written elsewhere (a test's tmp folder) leaves the page alone."""
     try:
-        if not cfg.browse.after_run or (not sweep and _multirun()):
+        if not cfg.browse.after_run or (not sweep and multirun()):
             return
         roots, out, limit = _settings(cfg)
         if _inside(where, roots):
