@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -45,17 +46,12 @@ def job_dirname(text: str, overrides: Any = None) -> str:
 
 def register_resolvers() -> None:
     register_project_search_path()
-    if not OmegaConf.has_resolver("nomad_project"):
-        OmegaConf.register_new_resolver("nomad_project", lambda rel="": str(project_dir() / rel))
-    if not OmegaConf.has_resolver("nomad_project_file"):
-        OmegaConf.register_new_resolver("nomad_project_file", project_file)
-    if not OmegaConf.has_resolver("nomad_package"):
-        OmegaConf.register_new_resolver("nomad_package", lambda rel="": str(PACKAGE / rel))
-    if not OmegaConf.has_resolver("nomad_repo"):
-        OmegaConf.register_new_resolver("nomad_repo", lambda rel="": str(REPO / rel))
-    if not OmegaConf.has_resolver("nomad_slug"):
-        OmegaConf.register_new_resolver("nomad_slug", job_dirname)
-    if not OmegaConf.has_resolver("nomad_threads"):
-        OmegaConf.register_new_resolver("nomad_threads", model_threads)
-    if not OmegaConf.has_resolver("nomad_or"):
-        OmegaConf.register_new_resolver("nomad_or", lambda first, fallback: first if first else fallback)
+    resolvers: dict[str, Callable[..., Any]] = {
+        "nomad_project": lambda rel="": str(project_dir() / rel), "nomad_project_file": project_file,
+        "nomad_package": lambda rel="": str(PACKAGE / rel), "nomad_repo": lambda rel="": str(REPO / rel),
+        "nomad_slug": job_dirname, "nomad_threads": model_threads,
+        "nomad_or": lambda first, fallback: first if first else fallback,
+    }
+    for name, resolver in resolvers.items():
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, resolver)
