@@ -25,17 +25,12 @@ from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics
-from nomad_eval.report.console_view import print_generation
-from nomad_eval.report.exports import write_exports
-from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.intervals import summarize_report
-from nomad_eval.report.io import write_atomic, write_jsonl
-from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.tiers.app_outputs import Outputs, app_settings, collect
 from nomad_eval.tiers.finish import decide, finish
-from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks
+from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
 from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
 from nomad_eval.tiers.settings import judge_settings, runtime
 
@@ -75,7 +70,7 @@ def run(cfg: DictConfig) -> int:
     report.warnings += rt.golden_warnings
     outcome = decide(cfg, report, cases)
     report.gate = outcome.gate
-    _write(cfg, out, report, cases)
+    write_run(cfg, out, report, cases)
     return finish(cfg, out, outcome)
 
 
@@ -165,11 +160,3 @@ def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[Cas
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )
 
-
-def _write(cfg: DictConfig, out: Path, report: Report, cases: list[Case]) -> None:
-    write_jsonl(out / "cases.jsonl", cases)
-    write_atomic(out / "report.md", generation_markdown(report))
-    write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_exports(out, cases)
-    write_html(out, report, cases)
-    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)

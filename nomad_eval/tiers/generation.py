@@ -58,7 +58,7 @@ from nomad_eval.tiers.generation_cases import (
     sizes,
 )
 from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
-from nomad_eval.tiers.queries import formed_queries
+from nomad_eval.tiers.queries import close_chat, formed_queries, open_model_chat
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
 from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows
 from nomad_eval.tiers.settings import judge_settings, runtime
@@ -79,11 +79,16 @@ def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> 
     return calibrate(samples) if samples else TokenEstimator()
 
 
-def _plan_for(g: Golden, ctx: GoldenContext, mode: str, model: ChatModel, cfg: DictConfig, est: TokenEstimator
-              ) -> Plan:
-    passages = {"oracle": ctx.oracle, "e2e": ctx.e2e, "noretrieval": []}[mode]
-    return plan(g.final_query, g.history, passages, int(model.num_ctx), int(cfg.tier.max_tokens),
+def plan_prompt(g: Golden, passages: list[Passage], s: ChatSetup, cfg: DictConfig, est: TokenEstimator) -> Plan:
+    return plan(g.final_query, g.history, passages, int(s.model.num_ctx), int(cfg.tier.max_tokens),
                 float(cfg.tier.chunk_share), est)
+
+
+def prompt_context(p: Plan) -> str:
+    """What an answer may draw on, unescaped: the passages as written and the history (the messages between the
+    rules and the final question-with-passages message)."""
+    return "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
+        m["content"] for m in p.messages[1:-1])
 
 
 def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tuple[str, str, int | None]:
@@ -93,30 +98,26 @@ def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tup
 
 @dataclass
 class ChatSetup:
-    """The chat model a tier answers with, its response cache, default options and the harness pipeline."""
+    """The chat model a tier answers with (behind its response cache), default options and the harness pipeline."""
 
-    model: ChatModel
-    cache: ResponseCache | None
     chat: CachedChat
     options: ChatOptions
     pipeline: Pipeline
 
+    @property
+    def model(self) -> ChatModel:
+        return self.chat.model
+
     def close(self) -> None:
-        if self.cache is not None:
-            self.cache.close()
-        self.model.close()
+        close_chat(self.chat)
 
 
 def open_chat(cfg: DictConfig, rt: Runtime, tier: str) -> ChatSetup:
-    model: ChatModel = instantiate(cfg.model)
-    model.preflight()  # a dead server fails here, in seconds, before any retrieval work
-    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.cache else None
-    chat = CachedChat(model, cache)
-    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
     pipeline = instantiate(cfg.pipeline)
     if not isinstance(pipeline, Pipeline):
         raise NomadError(f"the {tier} tier needs the harness pipeline (pipeline=default)", 2)
-    return ChatSetup(model, cache, chat, options, pipeline)
+    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
+    return ChatSetup(open_model_chat(cfg, rt.data_dir), options, pipeline)
 
 
 def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bool
@@ -159,7 +160,7 @@ def run(cfg: DictConfig) -> int:
     contexts = _contexts(cfg, rt, modes, s, tracer)
     timings["retrieval"] = time.perf_counter() - t0
 
-    w = _Work(goldens, modes, contexts, {(gi, mode): _plan_for(goldens[gi], contexts[gi], mode, s.model, cfg, est)
+    w = _Work(goldens, modes, contexts, {(gi, mode): plan_prompt(goldens[gi], contexts[gi].passages(mode), s, cfg, est)
                                          for gi in range(len(goldens)) for mode in modes},
               [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)])
     t = time.perf_counter()
@@ -170,7 +171,7 @@ def run(cfg: DictConfig) -> int:
     cases = _scored_cases(w, answers, retrieval_ks(cfg))
     unstable = mark_unstable(cases)
     judges = judge_all(cfg, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
-                     s.cache)
+                     s.chat.cache)
     # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
@@ -182,7 +183,7 @@ def run(cfg: DictConfig) -> int:
     _warn(report, rt, cases)
     outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
     report.gate = outcome.gate
-    _write(cfg, out, report, cases, tracer)
+    write_run(cfg, out, report, cases, tracer)
     s.close()
     return finish(cfg, out, outcome)
 
@@ -265,9 +266,10 @@ def _warn(report: Report, rt: Runtime, cases: list[Case]) -> None:
                         "judged; simplify the pattern" for gid in timed_out]
 
 
-def _write(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tracer: Tracer) -> None:
+def write_run(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tracer: Tracer | None = None) -> None:
+    """A generation report's files (tier=app's too), and its console view."""
     write_jsonl(out / "cases.jsonl", cases)
-    if tracer.spans:
+    if tracer is not None and tracer.spans:
         warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
                                float(cfg.trace.otlp_timeout_s))
         if warning:
@@ -314,10 +316,7 @@ def document_metrics(g: Golden, docs: list[str] | None, ks: list[int]) -> dict[s
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
           ) -> Case:
     raw, answer, real = ans
-    # What the answer may draw on, unescaped: the passages as written and the history (the messages between
-    # the rules and the final question-with-passages message).
-    context = "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
-        m["content"] for m in p.messages[1:-1])
+    context = prompt_context(p)
     scored = score_case(g, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
     case: Case = {
         "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,

@@ -24,6 +24,9 @@ class GoldenContext:
     e2e: list[Passage] = field(default_factory=list)
     retrieved: list[RetrievedChunk] = field(default_factory=list)
 
+    def passages(self, mode: str) -> list[Passage]:
+        return {"oracle": self.oracle, "e2e": self.e2e, "noretrieval": []}[mode]
+
 
 def _passage(c: Chunk | RetrievedChunk, titles: dict[str, str]) -> Passage:
     return Passage(c.chunk_id, c.doc_id, titles.get(c.doc_id, c.doc_id), c.text)

@@ -27,7 +27,7 @@ from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.system import system_settings
-from nomad_eval.rag.budget import Plan, TokenEstimator, plan
+from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
 from nomad_eval.report.console_view import print_position
@@ -37,7 +37,15 @@ from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
 from nomad_eval.tiers.finish import decide, finish
-from nomad_eval.tiers.generation import ChatSetup, _answer, answer_all, calibrate_estimator, open_chat
+from nomad_eval.tiers.generation import (
+    ChatSetup,
+    _answer,
+    answer_all,
+    calibrate_estimator,
+    open_chat,
+    plan_prompt,
+    prompt_context,
+)
 from nomad_eval.tiers.generation_cases import score_case
 from nomad_eval.tiers.generation_context import _passage, oracle_passages
 from nomad_eval.tiers.queries import formed_queries
@@ -95,8 +103,7 @@ def _setups(rt: Runtime, goldens: list[Golden], queries: list[str], pipeline: Pi
 
 def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, int | None]) -> Case:
     raw, answer, real = ans
-    context = "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
-        m["content"] for m in p.messages[1:-1])
+    context = prompt_context(p)
     scored = score_case(s.golden, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
     injected = [x.chunk_id for x in p.passages]
     return {
@@ -141,8 +148,7 @@ def run(cfg: DictConfig) -> int:
     est, setups = _prepare(cfg, rt, s, n, skipped)
     t_setup = time.perf_counter() - t0
 
-    plans = {(si, pos): plan(st.golden.final_query, st.golden.history, place(st.relevant, st.distractors, pos),
-                             int(s.model.num_ctx), int(cfg.tier.max_tokens), float(cfg.tier.chunk_share), est)
+    plans = {(si, pos): plan_prompt(st.golden, place(st.relevant, st.distractors, pos), s, cfg, est)
              for si, st in enumerate(setups) for pos in positions}
     tasks = [(si, pos, r) for si in range(len(setups)) for pos in positions for r in range(repeats)]
     t = time.perf_counter()

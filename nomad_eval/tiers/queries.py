@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig
@@ -34,19 +35,28 @@ def formed_queries(goldens: list[Golden], pipeline: Pipeline, chat: CachedChat |
                        ask if chat is not None else None) for g in goldens]
 
 
-@contextmanager
-def rewrite_chat(cfg: DictConfig, rt: Runtime, needed: bool) -> Iterator[CachedChat | None]:
-    """The configured chat model behind the response cache, for a tier that has none of its own; None when the
-    history rule asks nothing of a model."""
-    if not needed:
-        yield None
-        return
+def open_model_chat(cfg: DictConfig, data_dir: Path) -> CachedChat:
+    """The configured chat model behind the response cache (cache=true); close it with `close_chat`."""
     model: ChatModel = instantiate(cfg.model)
-    model.preflight()
-    cache = ResponseCache(rt.data_dir / "responses.sqlite") if cfg.cache else None
+    model.preflight()  # a dead server fails here, in seconds, before any other work
+    return CachedChat(model, ResponseCache(data_dir / "responses.sqlite") if cfg.cache else None)
+
+
+def close_chat(chat: CachedChat) -> None:
+    if chat.cache is not None:
+        chat.cache.close()
+    chat.model.close()
+
+
+@contextmanager
+def model_chat(cfg: DictConfig, data_dir: Path) -> Iterator[CachedChat]:
+    chat = open_model_chat(cfg, data_dir)
     try:
-        yield CachedChat(model, cache)
+        yield chat
     finally:
-        if cache is not None:
-            cache.close()
-        model.close()
+        close_chat(chat)
+
+
+def rewrite_chat(cfg: DictConfig, rt: Runtime, needed: bool) -> AbstractContextManager[CachedChat | None]:
+    """The chat model for a tier that has none of its own; None when the history rule asks nothing of a model."""
+    return model_chat(cfg, rt.data_dir) if needed else nullcontext()
