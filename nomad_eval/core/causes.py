@@ -64,7 +64,6 @@ class Facts:
     dropped: int = 0                                 # passages the budget planner left out
     refusals: int = 0                                # repeats that declined
     unsupported: list[float] = field(default_factory=list)  # numbers stated in no repeat's context
-    ungrounded: bool = False                         # groundedness < 1 with no numbers recorded (older cases)
     unfaithful: int = 0                              # repeats a faithfulness judge flagged
     judged: int = 0                                  # repeats a faithfulness judge gave a verdict on
     oracle: Oracle | None = None                     # e2e only; None: oracle not run
@@ -167,8 +166,6 @@ def unsupported_claim(f: Facts) -> Finding | None:
     parts = []
     if f.unsupported:
         parts.append(f"states {', '.join(_fmt(n) for n in f.unsupported)}, found in none of its context")
-    elif f.ungrounded:
-        parts.append("groundedness below 1: a number above 10 in the answer is not in its context")
     if f.unfaithful:
         parts.append(f"judged unfaithful in {f.unfaithful} of {f.judged} judged repeat(s)")
     return Finding("unsupported_claim", "; ".join(parts)) if parts else None
@@ -258,13 +255,9 @@ def facts_of(group: Sequence[Case], faithful_max: int = 1) -> Facts:
     first = group[0]
     outcome, wins = _outcome([c.get("passed") for c in group])
     unsupported: set[float] = set()
-    ungrounded = unfaithful = judged = 0
+    unfaithful = judged = 0
     for c in group:
-        nums = c.get("unsupported_numbers")
-        if nums is not None:
-            unsupported.update(float(n) for n in nums)
-        elif (grounded := c.get("groundedness")) is not None and grounded < 1.0:
-            ungrounded += 1
+        unsupported.update(float(n) for n in c.get("unsupported_numbers") or [])
         verdict = (c.get("judges") or {}).get("faithfulness")
         if verdict is not None:
             judged += 1
@@ -276,7 +269,7 @@ def facts_of(group: Sequence[Case], faithful_max: int = 1) -> Facts:
         retrieved=[(int(r["rank"]), str(r["doc_id"]), str(r["chunk_id"])) for r in first.get("retrieved") or []],
         injected=[str(x) for x in first.get("injected") or []], dropped=int(first.get("dropped_chunks") or 0),
         refusals=sum(1 for c in group if c.get("refused")), unsupported=sorted(unsupported),
-        ungrounded=bool(ungrounded), unfaithful=unfaithful, judged=judged,
+        unfaithful=unfaithful, judged=judged,
         retrieval_known="retrieved" not in first or first["retrieved"] is not None,
     )
 

@@ -86,8 +86,6 @@ def test_unsupported_claim_from_numbers_or_a_judge_verdict() -> None:
     assert nums is not None and nums.label == "unsupported_claim" and "99, 12.5" in nums.evidence
     judged = c.unsupported_claim(facts(unfaithful=1, judged=2))
     assert judged is not None and "judged unfaithful in 1 of 2" in judged.evidence
-    legacy = c.unsupported_claim(facts(ungrounded=True))
-    assert legacy is not None and "groundedness below 1" in legacy.evidence
     assert c.unsupported_claim(facts(judged=2)) is None
 
 
