@@ -43,11 +43,10 @@ def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
     run_ids = list(run_goldens or dict.fromkeys(q.id for q in run))
     base_ids = set(base_goldens or {q.id for q in base})
     changed = _changed(base_goldens or {}, run_goldens or {})
-    unstable = {k for side in (b_by, r_by) for k, q in side.items() if q.unstable} if exclude_unstable else set()
-    expected, wanted = _keys(run_ids, modes), set(run_ids) - changed
+    unstable = _unstable(b_by, r_by) if exclude_unstable else set()
+    expected = _keys(run_ids, modes)
     return QuestionSets(
-        # The baseline's questions, in its order, that the run holds with the same judgement.
-        common=[k for k, q in b_by.items() if k in r_by and q.id in wanted and k not in unstable],
+        common=_common(b_by, r_by, set(run_ids) - changed, unstable),
         added=_keys([i for i in run_ids if i not in base_ids], modes),
         removed=sorted(k for k, q in b_by.items() if q.id not in set(run_ids)),
         changed=sorted(_keys(sorted(changed), modes)),
@@ -60,7 +59,16 @@ def _keys(ids: Sequence[str], modes: Sequence[str]) -> list[str]:
     return [_key(m, i) for i in ids for m in modes]
 
 
+def _common(base: Mapping[str, Question], run: Mapping[str, Question], wanted: set[str], unstable: set[str]
+            ) -> list[str]:
+    """The baseline's questions, in its order, that the run holds with the same judgement."""
+    return [k for k, q in base.items() if k in run and q.id in wanted and k not in unstable]
+
+
 def _changed(base: Mapping[str, str], run: Mapping[str, str]) -> set[str]:
     """Ids on both sides whose judgement hash differs."""
     return {i for i in base.keys() & run.keys() if base[i] != run[i]}
 
+
+def _unstable(base: Mapping[str, Question], run: Mapping[str, Question]) -> set[str]:
+    return {k for side in (base, run) for k, q in side.items() if q.unstable}
