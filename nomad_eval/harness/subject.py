@@ -11,10 +11,6 @@ from nomad_eval.data.golden import Golden, judgement_hash
 from nomad_eval.rag.chunking import Chunk
 
 
-def document_hash(doc: Document) -> str:
-    return hashlib.sha256(doc.text.encode()).hexdigest()[:12]
-
-
 def subject_parts(documents: Sequence[Document], chunks: Sequence[Chunk], goldens: Sequence[Golden]
                   ) -> dict[str, dict[str, str] | dict[str, int]]:
     """The corpus's own documents (distractors are named by the store setting instead), their chunk counts (empty
@@ -22,6 +18,7 @@ def subject_parts(documents: Sequence[Document], chunks: Sequence[Chunk], golden
     own = [d for d in documents if not d.distractor]
     ids = {d.doc_id for d in own}
     counts = Counter(c.doc_id for c in chunks if c.doc_id in ids)
-    return {"documents": {d.doc_id: document_hash(d) for d in sorted(own, key=lambda d: d.doc_id)},
+    return {"documents": {d.doc_id: hashlib.sha256(d.text.encode()).hexdigest()[:12]
+                          for d in sorted(own, key=lambda d: d.doc_id)},
             "chunks": {d: counts[d] for d in sorted(counts)},
             "goldens": {g.id: judgement_hash(g) for g in goldens}}

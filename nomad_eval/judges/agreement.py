@@ -151,10 +151,6 @@ def flip_rate(repeated: Sequence[Sequence[Verdict]]) -> Figure:
     return proportion(sum(len(set(row)) > 1 for row in judged), len(judged))
 
 
-def _mean(x: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
-    return np.mean(x, axis=axis)  # type: ignore[no-any-return]
-
-
 def mean_shift(before: Sequence[Verdict], after: Sequence[Verdict], top: int, resamples: int = 2000,
                seed: int = 0) -> Figure:
     """Mean of (after - before) / top over pairs where both verdicts parsed, on the 0-1 scale of judge means."""
@@ -165,5 +161,5 @@ def mean_shift(before: Sequence[Verdict], after: Sequence[Verdict], top: int, re
     value = float(d.mean()) + 0.0  # + 0.0: no "-0.0" in a report
     if np.ptp(d) == 0:  # every pair moved alike: no resample can differ
         return Figure(value, value, value, len(d), "bootstrap")
-    low, high = _bootstrap((d,), _mean, resamples, seed)
+    low, high = _bootstrap((d,), np.mean, resamples, seed)
     return Figure(value, low, high, len(d), "bootstrap")

@@ -78,14 +78,6 @@ def review_candidates(d: Draft, documents: dict[str, str], titles: dict[str, str
              "excerpt": " ".join(documents[doc][:240].split())} for doc in near[:3]]
 
 
-def counts_of(drafts: list[Draft], kept: list[Draft]) -> dict[str, Any]:
-    return {"drafted": len(drafts),
-            "rejected": {check: sum(d.problem == check for d in drafts) for check in CHECKS},
-            "kept": len(kept),
-            "by_kind": {k: {"drafted": sum(d.kind == k for d in drafts), "kept": sum(d.kind == k for d in kept)}
-                        for k in KINDS}}
-
-
 def _out_path(cfg: DictConfig, goldens_dir: Path, run: Path) -> Path:
     """Where the drafts go: never over an existing file, never a suite of the goldens folder (drafts are
     reviewed first)."""
@@ -116,7 +108,10 @@ def run(cfg: DictConfig) -> int:
     write_jsonl(out, [d.golden() for d in kept])
     write_jsonl(candidates_path(out), [{"id": d.golden()["id"], "candidates": review_candidates(d, documents, titles)}
                                        for d in kept])
-    summary = {"model": str(cfg.model.name), "out": str(out), **counts_of(drafts, kept),
+    summary = {"model": str(cfg.model.name), "out": str(out), "drafted": len(drafts),
+               "rejected": {check: sum(d.problem == check for d in drafts) for check in CHECKS}, "kept": len(kept),
+               "by_kind": {k: {"drafted": sum(d.kind == k for d in drafts), "kept": sum(d.kind == k for d in kept)}
+                           for k in KINDS},
                "dropped": [{"kind": d.kind, "source": d.source.chunk_id, "query": d.query, "why": d.problem,
                             "reply": d.reply[:400]} for d in drafts if d.problem]}
     write_atomic(run / "synthesize.json", json.dumps(summary, indent=2))
