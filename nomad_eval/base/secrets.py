@@ -97,11 +97,14 @@ def _redact(unresolved: Any, resolved: Any, secret: bool, env_values: set[str]) 
         return resolved  # an unset key holds nothing to hide
     interpolated = unresolved is _UNKNOWN or _is_interpolation(unresolved)
     from_env = isinstance(unresolved, str) and ENV in unresolved
-    text = str(resolved)
-    carries_env = interpolated and any(text == v or (len(v) >= MIN_CONTAINED and v in text) for v in env_values)
+    carries_env = interpolated and _contains_env(str(resolved), env_values)
     if not (secret or from_env or carries_env):
         return redact_text(resolved) if isinstance(resolved, str) else resolved
     return unresolved if _is_interpolation(unresolved) else REDACTED
+
+
+def _contains_env(text: str, env_values: set[str]) -> bool:
+    return any(text == v or (len(v) >= MIN_CONTAINED and v in text) for v in env_values)
 
 
 def redact_override(item: str) -> str:

@@ -64,8 +64,7 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
     result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}, "left_out": left_out}
     for metric in headline_names(tier, int(cmp.headline_k), modes):
-        per_job = {n: {q.key: q.values.get(metric) for q in stable(qs) if q.key not in unstable}
-                   for n, (_, qs) in loaded.items()}
+        per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
         block = _rank_metric(metric, per_job, ref, method, int(cfg.seed))
         if block is not None:
             result["metrics"][metric] = block
@@ -86,6 +85,10 @@ def _reference(names: list[str], wanted: str) -> str:
     if wanted in names:
         return wanted
     return next((n for n in names if n.split("_", 1)[0] == wanted), names[0])
+
+
+def _values(questions: list[Question], metric: str, unstable: set[str]) -> dict[str, float | None]:
+    return {q.key: q.values.get(metric) for q in stable(questions) if q.key not in unstable}
 
 
 def _rank_metric(metric: str, per_job: dict[str, dict[str, float | None]], ref: str, method: Correction, seed: int
