@@ -33,7 +33,7 @@ def config_groups(conf_dirs: Iterable[Path]) -> dict[str, set[str]]:
 
 def help_text() -> str | None:
     """The `--help` page, or None when only Hydra can render it."""
-    project = project_dir() / "conf"  # on Hydra's search path before the shipped configs (cli/project.py)
+    project = project_dir() / "conf"  # on Hydra's search path before the shipped configs (cli/resolvers.py)
     if project.resolve() != CONF and (project / "config.yaml").exists():
         return None  # another primary config: its help section is Hydra's to compose
     help_cfg = (yaml.safe_load((CONF / "config.yaml").read_text()).get("hydra") or {}).get("help") or {}
