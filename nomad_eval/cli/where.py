@@ -1,9 +1,14 @@
-"""Is the working directory a nomad-eval project? Asked before Hydra runs, since Hydra makes the run folder (and a
-tier its store) before anything could say that the corpus or the suite is missing."""
+"""Is the working directory a nomad-eval project, and can it be written? Asked before Hydra runs, since Hydra makes
+the run folder (and a tier its store) before anything could say that the corpus or the suite is missing, or fail
+making it in a read-only checkout or mount."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 # Any one of these makes a folder a project: `init` writes all of them, a hand-made project has at least one.
@@ -37,3 +42,26 @@ def make_project_importable(project: Path) -> None:
     found from the `nomad-eval` script too, and a project file never shadows one of the tool's dependencies."""
     if str(project) not in sys.path:
         sys.path.append(str(project))
+
+
+_CHOSEN = ("hydra.run.dir=", "paths.run_dir=", "hydra.output_subdir=")
+
+
+def run_folder_elsewhere(argv: list[str], cwd: Path) -> list[str]:
+    """The overrides that put the run's folder in a fresh temporary folder when `cwd` cannot be written (Hydra would
+    fail making it before any tier runs, so even a check ended in a traceback): checks and status write nothing,
+    and the folder is removed at exit when nothing was written there; a tier that does write names it on its last
+    line, as always. None when `cwd` can be written, when the command names its own folder, or for a sweep (its
+    folder is named with hydra.sweep.dir)."""
+    if os.access(cwd, os.W_OK) or any(a.lstrip("+").startswith(_CHOSEN) for a in argv) \
+            or {"-m", "--multirun"} & set(argv):
+        return []
+    folder = Path(tempfile.mkdtemp(prefix="nomad-eval-run-"))
+    atexit.register(_remove_if_empty, folder)
+    # No .hydra/ copy there (the job log is made only by a first line logged): a check's folder stays empty.
+    return [f"hydra.run.dir={folder}", "hydra.output_subdir=null"]
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()
