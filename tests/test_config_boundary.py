@@ -1,4 +1,4 @@
-"""The composed config is read at the top only: below the tiers, code takes typed settings (harness/settings.py,
+"""The composed config is read at the top only: below the tiers, code takes typed settings (harness/runtime.py,
 judges/settings.py), never a DictConfig."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The composed config read once into the typed settings the layers below take (harness/settings.py)."""
+"""The composed config read once into the typed settings the layers below take (harness/runtime.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
-from nomad_eval.harness.runtime import Runtime
-from nomad_eval.harness.settings import DataSettings, RunSettings, StoreSettings
+from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, StoreSettings
 from nomad_eval.judges.settings import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
 
