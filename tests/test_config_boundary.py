@@ -1,5 +1,5 @@
 """The composed config is read at the top only: below the tiers, code takes typed settings (harness/runtime.py,
-judges/settings.py), never a DictConfig."""
+judges/calibration.py), never a DictConfig."""
 
 from __future__ import annotations
 

@@ -13,13 +13,13 @@ from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.judges.calibration import (
     BATTERY_FIGURES,
+    JudgeSettings,
     find_calibration,
     gate_rule,
     judge_identity,
     same_family_warning,
 )
 from nomad_eval.judges.judge import Judgement, Rubric, judge, load_rubric, wants_weights
-from nomad_eval.judges.settings import JudgeSettings
 
 
 def rubrics(s: JudgeSettings) -> list[Rubric]:

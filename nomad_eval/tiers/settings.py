@@ -10,7 +10,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, StoreSettings
-from nomad_eval.judges.settings import JudgeSettings, JudgingRules
+from nomad_eval.judges.calibration import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
 
 
