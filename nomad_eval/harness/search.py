@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from nomad_eval.backends.base import Hit, Store
+from nomad_eval.backends.base import Store
 from nomad_eval.backends.cache import CachedEmbedder
 from nomad_eval.base.errors import NomadError
 from nomad_eval.rag.rerank import Candidate
@@ -14,11 +12,6 @@ from nomad_eval.rag.rerank import Candidate
 
 class LeakError(NomadError):
     exit_code = 1
-
-
-# One hit as scored: the payload's raw doc_id (for the leak guard), what names the point in a leak error, and the
-# candidate handed to the pipeline.
-Pooled = tuple[Any, str, Candidate]
 
 
 class StoreSearcher:
@@ -36,22 +29,14 @@ class StoreSearcher:
     def search(self, vector: np.ndarray, limit: int) -> list[Candidate]:
         # Filter on the eval tag and the fingerprint, inside the store's query: other configurations' chunks
         # share the store and must never be scored for this one.
-        return self._guarded([_pooled(h) for h in self.store.search(vector, limit, self.threshold, self.fingerprint)])
-
-    def _guarded(self, pool: list[Pooled]) -> list[Candidate]:
-        for doc, source, _ in pool:
+        hits = self.store.search(vector, limit, self.threshold, self.fingerprint)
+        for h in hits:
             # Leak guard: a point that is not a chunk of the configured corpus must never be scored.
-            if doc not in self.doc_ids:
+            if (doc := h.payload.get("doc_id")) not in self.doc_ids:
+                source = h.payload.get("path") or h.payload.get("chunk_id") or f"point {h.point_id}"
                 raise LeakError(
-                    f"leak guard: retrieved {source} (doc_id {doc!r}) is not a document of the configured corpus; "
-                    "the store holds foreign points under the eval tag"
+                    f"leak guard: retrieved point {h.point_id} from {source!r} (doc_id {doc!r}) is not a document "
+                    "of the configured corpus; the store holds foreign points under the eval tag"
                 )
-        return [c for _, _, c in pool]
-
-
-def _pooled(h: Hit) -> Pooled:
-    p = h.payload
-    doc = p.get("doc_id")
-    source = p.get("path") or p.get("chunk_id") or f"point {h.point_id}"
-    return doc, f"point {h.point_id} from {source!r}", Candidate(
-        str(p.get("chunk_id")), str(doc), str(p.get("heading", "")), str(p.get("text", "")), h.score)
+        return [Candidate(str(h.payload.get("chunk_id")), str(h.payload.get("doc_id")),
+                          str(h.payload.get("heading", "")), str(h.payload.get("text", "")), h.score) for h in hits]
