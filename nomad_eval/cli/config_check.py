@@ -11,6 +11,7 @@ from rich.markup import escape
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.paths import CONF
+from nomad_eval.cli.suggest import key_paths, load_yaml
 from nomad_eval.tiers.settings import config_trees
 
 # Strict: pydantic's lax mode reads `limit=true` as 1 and `threshold="0.4"` as a number; a config value of the
@@ -237,31 +238,15 @@ def gate_name_problem(name: str) -> str | None:
 _GROUPS = frozenset({"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app", "hydra"})
 
 
-def _leaf_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Every key path in a config container with its value, nodes included."""
-    if not isinstance(node, dict):
-        return []
-    out = []
-    for k, v in node.items():
-        path = f"{prefix}{k}"
-        out.append((path, v))
-        out += _leaf_paths(v, path + ".")
-    return out
-
-
 def _known_top_level() -> frozenset[str]:
     # Only the keys are needed: libyaml reads them without building OmegaConf nodes (a wait on every start-up).
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    tree = yaml.load((CONF / "config.yaml").read_text(encoding="utf-8"), Loader=loader)
-    return frozenset(str(k) for k in tree) | _GROUPS
+    return frozenset(str(k) for k in load_yaml(CONF / "config.yaml")) | _GROUPS
 
 
 def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     """Top-level keys no part of nomad-eval reads (`+top_k=3` where `pipeline.top_k=3` was meant)."""
     known = _known_top_level()
-    paths = [p for p, _ in _leaf_paths(tree)]
+    paths = [p for p, _ in key_paths(tree)]
     notes = []
     for key in sorted(str(k) for k in tree if str(k) not in known):
         near = [p for p in paths if p.endswith("." + key)]
@@ -280,18 +265,13 @@ def _section(tree: dict[str, Any], path: str) -> tuple[Any, bool]:
     return node, True
 
 
-def _resolved(raw: Any, resolved: Any) -> Any:
-    """The config with interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes);
-    where one cannot be resolved here, its text, which the type check then names. The arguments: `config_trees`."""
-    return raw if isinstance(resolved, Exception) else resolved
-
-
 def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
     """Across tier.ks and pipeline.top_k (retrieval tier): every cut-off at least 1 and at most top_k, since
     @k above top_k would equal @top_k by construction. Bad types are left to the per-key checks above. `tree`:
-    the config as `_resolved` gives it, when the caller has it already."""
+    the config as `check_config` resolves it, when the caller has it already."""
     if tree is None:
-        tree = _resolved(*config_trees(cfg))
+        raw, resolved = config_trees(cfg)
+        tree = raw if isinstance(resolved, Exception) else resolved
     (tier, _), (pipe, _) = _section(tree, "tier"), _section(tree, "pipeline")
     if not isinstance(tier, dict) or tier.get("name") != "retrieval" or not isinstance(tier.get("ks"), list):
         return []
@@ -337,7 +317,9 @@ def check_config(cfg: DictConfig) -> None:
     tree, resolved = config_trees(cfg)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
-    resolved = _resolved(tree, resolved)
+    # Interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes); where one cannot be
+    # resolved here, its text, which the type check then names.
+    resolved = tree if isinstance(resolved, Exception) else resolved
     problems = section_problems(resolved)
     fail_under, _ = _section(tree, "gate.fail_under")
     for name in fail_under if isinstance(fail_under, dict) else {}:  # a wrong type is named above
@@ -346,7 +328,7 @@ def check_config(cfg: DictConfig) -> None:
             if problem:
                 problems.append(problem)
     problems += ks_rule(cfg, resolved)
-    missing = sorted(k for k, v in _leaf_paths(tree) if v == "???")
+    missing = sorted(k for k, v in key_paths(tree) if v == "???")
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2)

@@ -15,17 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.load(path.read_text(), Loader=_LOADER)
-    except (OSError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
+from nomad_eval.cli.suggest import load_yaml
 
 
 def _find(dirs: list[Path], rel: str) -> Path | None:
@@ -50,12 +40,12 @@ def _choices(argv: list[str], dirs: list[Path], groups: set[str]) -> tuple[dict[
         if group in groups:
             chosen[package or group] = (group, option)
 
-    for name, option in _defaults(_load(_find(dirs, "config.yaml") or Path())):
+    for name, option in _defaults(load_yaml(_find(dirs, "config.yaml") or Path())):
         choose(name, option)
     for arg in argv:
         key, eq, value = arg.partition("=")
         if eq and key.lstrip("+") == "experiment" and (path := _find(dirs, f"experiment/{value}.yaml")):
-            experiments.append(_load(path))
+            experiments.append(load_yaml(path))
             for name, option in _defaults(experiments[-1]):
                 choose(name, option)
     for arg in argv:
@@ -71,7 +61,7 @@ def _option_keys(dirs: list[Path], group: str, option: str, seen: set[str]) -> d
     if path is None or option in seen:
         return None
     seen.add(option)
-    data = _load(path)
+    data = load_yaml(path)
     keys: dict[str, Any] = {}
     for item in data.get("defaults") or []:
         if isinstance(item, str) and item != "_self_":
@@ -105,7 +95,7 @@ def _message(dirs: list[Path], key: str, package: str, group: str, option: str, 
     names = sorted(k for k in keys if k != "_target_")
     close = difflib.get_close_matches(rest.split(".")[0], names, n=1, cutoff=0.6)
     others = sorted(p.stem for d in dirs if (d / group).is_dir() for p in (d / group).glob("*.yaml")
-                    if p.stem != option and rest.split(".")[0] in _load(p))
+                    if p.stem != option and rest.split(".")[0] in load_yaml(p))
     hint = f"did you mean `{package}.{close[0]}`?" if close else f"its keys: {', '.join(names)}"
     where = f"; `{rest}` is a key of {', '.join(f'{group}={o}' for o in sorted(set(others)))}" if others else ""
     choice = f"{group}={option}" if package == group else f"{group}@{package}={option}"
@@ -147,7 +137,7 @@ def group_key_problem(argv: list[str], conf_dirs: Iterable[Path]) -> str | None:
         keys = _option_keys(dirs, group, option, set())
         if keys is None:
             continue
-        for extra in [_load(_find(dirs, "config.yaml") or Path()), *experiments]:
+        for extra in [load_yaml(_find(dirs, "config.yaml") or Path()), *experiments]:
             keys.update(_subtree(extra, package))
         if _missing(keys, key[len(package) + 1:].split(".")) is not None:
             return _message(dirs, key, package, group, option, keys)

@@ -38,11 +38,13 @@ def _merge(tree: dict[str, Any], node: Any) -> None:
                 tree[key] = _OPEN if value is None or value == {} else value
 
 
-def _load(path: Path) -> Any:
+def load_yaml(path: Path) -> dict[str, Any]:
+    """A config file's mapping; empty when it is missing, unreadable or not a mapping (Hydra names the problem)."""
     try:
-        return yaml.load(path.read_text(), Loader=_LOADER) or {}
+        data = yaml.load(path.read_text(), Loader=_LOADER)
     except (OSError, yaml.YAMLError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def known_keys(conf_dirs: Iterable[Path]) -> tuple[dict[str, Any], set[str]]:
@@ -53,10 +55,10 @@ def known_keys(conf_dirs: Iterable[Path]) -> tuple[dict[str, Any], set[str]]:
     for conf in conf_dirs:
         if not conf.is_dir():
             continue
-        primary = _load(conf / "config.yaml")
+        primary = load_yaml(conf / "config.yaml")
         _merge(tree, primary)
         # `model@judge.model: smollm2` in the defaults: the model group's keys are settable under judge.model too.
-        for item in (primary.get("defaults") or []) if isinstance(primary, dict) else []:
+        for item in primary.get("defaults") or []:
             for name in (item if isinstance(item, dict) else {}):
                 group, at, package = str(name).partition("@")
                 if at:
@@ -64,7 +66,7 @@ def known_keys(conf_dirs: Iterable[Path]) -> tuple[dict[str, Any], set[str]]:
         for folder in sorted(p for p in conf.iterdir() if p.is_dir()):
             groups.add(folder.name)
             for option in sorted(folder.glob("*.yaml")):
-                data = _load(option)
+                data = load_yaml(option)
                 first = option.read_text(errors="replace").lstrip().splitlines()[:1]
                 if first and "@package _global_" in first[0]:
                     _merge(tree, data)       # experiment files set keys anywhere
@@ -77,13 +79,13 @@ def known_keys(conf_dirs: Iterable[Path]) -> tuple[dict[str, Any], set[str]]:
     return tree, groups
 
 
-def _paths(tree: dict[str, Any], prefix: str = "") -> list[str]:
+def key_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every key path in a config tree with its value, nodes included."""
+    if not isinstance(node, dict):
+        return []
     out = []
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        out.append(path)
-        if isinstance(value, dict):
-            out += _paths(value, path + ".")
+    for k, v in node.items():
+        out += [(f"{prefix}{k}", v), *key_paths(v, f"{prefix}{k}.")]
     return out
 
 
@@ -103,7 +105,7 @@ def unknown_key(override: str, tree: dict[str, Any], groups: set[str]) -> str | 
         node = node[part]
     else:
         return None
-    candidates = _paths(tree) + sorted(groups)
+    candidates = [p for p, _ in key_paths(tree)] + sorted(groups)
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
     hint = f"; did you mean `{close[0]}`?" if close else ""
     return f"unknown key `{key}` in `{override}`{hint} (a new key needs `+{key}=...`)"
