@@ -83,16 +83,12 @@ class RedactSecrets(Callback):
         _rewrite(Path(config.hydra.sweep.dir) / "multirun.yaml", _known(config))
 
 
-def _trees(config: DictConfig) -> tuple[Any, Any]:
-    unresolved = OmegaConf.to_container(config, resolve=False)
-    try:
-        return unresolved, OmegaConf.to_container(config, resolve=True)
-    except Exception:  # an unset environment variable: the run reports it; the unresolved tree is what there is
-        return unresolved, unresolved
-
-
 def _known(config: DictConfig) -> set[str]:
-    unresolved, resolved = _trees(config)
+    from nomad_eval.tiers.settings import config_trees
+
+    unresolved, resolved = config_trees(config)
+    # An unset environment variable: the run reports it; the unresolved tree is what there is.
+    resolved = unresolved if isinstance(resolved, Exception) else resolved
     typed = OmegaConf.to_container(config.hydra.overrides.task, resolve=False) if "hydra" in config else []
     return known_secrets(unresolved, resolved, [str(o) for o in typed or []])
 
