@@ -186,14 +186,17 @@ def _markdown(result: dict[str, Any]) -> str:
              f"- may gate: {'yes' if result['calibrated'] else 'no — ' + result['reason']}", "",
              "| figure | value [95% interval] | n | how |", "|---|---|---|---|",
              *(f"| {' | '.join(r)} |" for r in _rows(result)), ""]
+    return "\n".join([*lines, *(f"- {note}" for note in _notes(result))]) + "\n"
+
+
+def _notes(result: dict[str, Any]) -> list[str]:
+    """What follows the figures, in calibration.md and on the console: the battery, each phase's cost, warnings."""
     b = result["battery"]
-    if b:
-        lines += [f"Bias battery on {b['size']} examples ({b['added_passage']} single-passage examples given a "
-                  f"second passage to reorder): {b['calls']} verdicts asked, {b['unparseable']} unparseable.", ""]
-    lines += [f"- cost of the {phase}: {c['model_calls']} model calls (retries included), {c['cache_hits']} cache "
+    notes = [f"bias battery on {b['size']} examples ({b['added_passage']} single-passage examples given a second "
+             f"passage to reorder): {b['calls']} verdicts asked, {b['unparseable']} unparseable"] if b else []
+    notes += [f"cost of the {phase}: {c['model_calls']} model calls (retries included), {c['cache_hits']} cache "
               f"hits, {c['seconds']} s" for phase, c in result["cost"].items()]
-    lines += [f"- warning: {w}" for w in result["warnings"]]
-    return "\n".join(lines) + "\n"
+    return notes + [f"warning: {w}" for w in result["warnings"]]
 
 
 def run(cfg: DictConfig) -> int:
@@ -270,16 +273,9 @@ def _print(result: dict[str, Any], out: Path) -> None:
     for r in _rows(result):
         t.add_row(*r)
     console.print(t)
-    b = result["battery"]
-    if b:
-        console.print(f"bias battery: {b['size']} examples, {b['calls']} verdicts asked, {b['unparseable']} "
-                      "unparseable")
-    for phase, c in result["cost"].items():
-        console.print(f"cost of the {phase}: {c['model_calls']} model calls, {c['cache_hits']} cache hits, "
-                      f"{c['seconds']} s")
+    for note in _notes(result):
+        console.print(note, markup=False)
     console.print(f"unparseable {result['unparseable']}, refused {result['rejected']} of {result['n']}; may gate: "
                   + ("yes" if result["calibrated"] else f"no — {result['reason']}"))
-    for w in result["warnings"]:
-        console.print(f"[yellow]warning:[/] {w}")
     console.print(f"written to {out / 'calibration.json'} and calibration.md; to let judge gates use it: python -m "
                   f"nomad_eval tier=calibrate calibrate.file={out} (files it as {result['filed_as']})")
