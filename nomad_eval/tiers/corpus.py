@@ -135,14 +135,10 @@ def run(cfg: DictConfig) -> int:
     if action not in ACTIONS:
         raise NomadError(f"unknown action {action!r} for tier=corpus; choose one of {', '.join(ACTIONS)}", 2)
     rt = runtime(cfg)
-    if action == "check":
-        return check(rt)
-    if action == "lint":
-        return lint_suites(rt)
-    if action == "status":
-        return status(rt)
     if action == "reset":
         return reset(rt, str(cfg.tier.reset))
+    if action != "ingest":
+        return {"check": check, "lint": lint_suites, "status": status}[action](rt)
     # Here, not at the top: `check` (the one action that must start fast) needs no numpy and no store.
     from nomad_eval.harness.index import embed_chunks, ingest
 

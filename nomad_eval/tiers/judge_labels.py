@@ -92,14 +92,8 @@ def read_labels(path: Path) -> list[Label]:
 def judged(cases: list[Case], rubric: Rubric, mode: str) -> list[Case]:
     """The cases a judge metric is the mean over: this mode's, less those a rule leaves without a verdict (a
     correct refusal has no question to address). A case the judge could not score stays: it is part of the run."""
-    out = []
-    for c in cases:
-        if c["mode"] != mode:
-            continue
-        rule = by_rule(rubric, c)
-        if rule is None or rule.verdict is not None:
-            out.append(c)
-    return out
+    return [c for c in cases
+            if c["mode"] == mode and ((rule := by_rule(rubric, c)) is None or rule.verdict is not None)]
 
 
 def draw_sample(cases: list[Case], seed: int, size: int) -> list[Case]:
