@@ -19,7 +19,7 @@ from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.metrics.aggregate import mean
 from nomad_eval.rag.prompt import user_message
-from tests.conftest import MINI, run_cli
+from tests.conftest import MINI, run_cli, run_in_process
 from tests.servers import ollama_compat, openai_compat
 
 
@@ -109,7 +109,8 @@ def flip_by_seed(body: dict[str, Any]) -> str:
     return "Let it stand for 40 minutes." if body["seed"] % 2 == 0 else "I don't know."
 
 
-def test_flipping_question_is_unstable_and_gated_as_instability(make_cfg: Callable[..., DictConfig]) -> None:
+def test_flipping_question_is_unstable_and_gated_as_instability(make_cfg: Callable[..., DictConfig],
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     with openai_compat.serve("flipper", flip_by_seed) as url:
         cfg = make_cfg(*MINI, "tier=generation", "model=openai", "model.name=flipper", f"model.base_url={url}",
                        "mode=e2e", "repeats=2", "tags=[kettle]", "cache=false")
@@ -120,11 +121,12 @@ def test_flipping_question_is_unstable_and_gated_as_instability(make_cfg: Callab
     assert report["metrics"]["e2e.instability"] == 1.0  # and its flip is what the gate's instability reads
     assert report["counts"]["unstable"] == 1
     out = cfg.paths.run_dir
-    same = run_cli("tier=compare", f"compare.run={out}", f"compare.baseline={out}")
-    assert same.returncode == 0 and "verdict: pass" in same.stdout
+    capsys.readouterr()
+    compare = ("tier=compare", f"compare.run={out}", f"compare.baseline={out}", "quiet=true")
+    assert run_in_process(*compare) == 0 and "verdict: pass" in capsys.readouterr().out
     # Upstream NOMAD's rule leaves unstable questions out of both sides: nothing is left, so the gate refuses.
-    upstream = run_cli("tier=compare", f"compare.run={out}", f"compare.baseline={out}", "compare.exclude_unstable=true")
-    assert upstream.returncode == 2 and "no questions in common" in upstream.stderr
+    assert run_in_process(*compare, "compare.exclude_unstable=true") == 2
+    assert "no questions in common" in capsys.readouterr().err
 
 
 Chat = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
