@@ -8,8 +8,7 @@ from pathlib import Path
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.check_only import check_only, exit_now
-from nomad_eval.cli.group_keys import group_key_problem
-from nomad_eval.cli.suggest import check_argv
+from nomad_eval.cli.suggest import check_argv, group_key_problem
 from nomad_eval.cli.where import make_project_importable, outside_project, run_folder_elsewhere
 
 

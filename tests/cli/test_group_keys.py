@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nomad_eval.base.paths import CONF, REPO
-from nomad_eval.cli.group_keys import group_key_problem
+from nomad_eval.cli.suggest import group_key_problem
 from tests.conftest import run_cli
 
 DIRS = [REPO / "conf", CONF]
