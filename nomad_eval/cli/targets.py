@@ -4,23 +4,12 @@ target that cannot be found refused with what was searched and how to fix it, be
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.base.errors import NomadError
-
-
-def _targets(node: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
-            if key == "_target_" and isinstance(value, str):
-                yield path, value
-            else:
-                yield from _targets(value, path)
+from nomad_eval.cli.suggest import key_paths
 
 
 def _locate(target: str) -> str | None:
@@ -46,7 +35,9 @@ def check_targets(cfg: DictConfig, project: Path) -> None:
     """Every `_target_` outside nomad-eval resolves, or the run stops here (exit 2) naming the module, the folder
     searched and the fix. nomad-eval's own targets ship with it and load when used."""
     tree = OmegaConf.to_container(cfg, resolve=False)
-    for key, target in _targets(tree):
+    for key, target in key_paths(tree):
+        if key.rpartition(".")[2] != "_target_" or not isinstance(target, str):
+            continue
         if target.split(".")[0] == "nomad_eval" or "${" in target:
             continue  # shipped, or computed at composition (Hydra resolves and reports it)
         problem = _locate(target)
