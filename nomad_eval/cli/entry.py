@@ -22,6 +22,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import FAILURE, MANIFEST, problem, reseal, sealed_intact, still_listed, unseal
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
+from nomad_eval.cli.suggest import key_paths
 from nomad_eval.harness.rundir import multirun, overrides, run_dir, sweep_id
 
 # The tiers, their data, models and report models load when a job runs, not at import: `--help` and a corpus check
@@ -78,15 +79,6 @@ def _finished(path: Path) -> bool:
     return isinstance(old, dict) and old.get("status") == "ok"
 
 
-def _flat(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flat(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out[prefix] = json.dumps(value, sort_keys=True)
-    return out
-
-
 def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
     """Why an earlier finished report does not stand for this config, or None when it does: same corpus
     fingerprint, goldens hash, code version (commit and dirty flag) and config."""
@@ -120,7 +112,8 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
     if was != (now.git_commit, now.git_dirty, now.git_diff) or not prov:
         reasons.append(f"code version {code(*was)} → {code(now.git_commit, now.git_dirty, now.git_diff)}")
     # Settings that never change what is measured (where caches live, verbosity, resume itself) may differ.
-    before, after = _flat("", old.get("config") or {}, {}), _flat("", config, {})
+    before, after = ({k: json.dumps(v, sort_keys=True) for k, v in key_paths(tree) if not isinstance(v, dict)}
+                     for tree in (old.get("config") or {}, config))
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k) and k not in UNMEASURED)
     if changed:
         reasons.append("config differs at " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))
