@@ -92,23 +92,10 @@ def ingest(rt: Runtime, store: Store, quiet: bool = False, vecs: list[np.ndarray
     chunks = rt.chunks
     if vecs is None:
         vecs = embed_chunks(rt, quiet)
-    points = [
-        StoredPoint(
-            point_id(store.tag, c.chunk_id, rt.fingerprint),
-            v,
-            {
-                store.tag_key: store.tag,
-                "fingerprint": rt.fingerprint,
-                "chunk_id": c.chunk_id,
-                "doc_id": c.doc_id,
-                "path": c.path,
-                "index": c.index,
-                "heading": c.heading,
-                "text": c.text,
-            },
-        )
-        for c, v in zip(chunks, vecs, strict=True)
-    ]
+    points = [StoredPoint(point_id(store.tag, c.chunk_id, rt.fingerprint), v,
+                          {store.tag_key: store.tag, "fingerprint": rt.fingerprint,
+                           **{k: getattr(c, k) for k in ("chunk_id", "doc_id", "path", "index", "heading", "text")}})
+              for c, v in zip(chunks, vecs, strict=True)]
     store.upsert(points)
     return len(points)
 

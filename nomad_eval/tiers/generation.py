@@ -352,7 +352,4 @@ def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dic
 
 def _mock_line(cases: list[Case], modes: list[str]) -> dict[str, dict[str, float | None]]:
     """The extractive ceiling on exactly the prompts the real model saw."""
-    out: dict[str, dict[str, float | None]] = {}
-    for mode in modes:
-        out[mode] = {MetricName.parse(k).bare: v for k, v in mode_metrics(cases, mode).items()}
-    return out
+    return {mode: {MetricName.parse(k).bare: v for k, v in mode_metrics(cases, mode).items()} for mode in modes}
