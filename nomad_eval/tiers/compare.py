@@ -30,11 +30,7 @@ OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell"
 
 
 def _expand(patterns: list[str]) -> list[Path]:
-    out: list[Path] = []
-    for p in patterns:
-        hits = sorted(glob.glob(p)) or [p]
-        out.extend(Path(h) for h in hits)
-    return out
+    return [Path(hit) for p in patterns for hit in sorted(glob.glob(p)) or [p]]
 
 
 def merge_runs(cfg: DictConfig) -> int:
