@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
-from nomad_eval.cli.check_only import check_only, exit_now
+from nomad_eval.cli.check_only import check_only, exit_now, run_check_only
 from nomad_eval.cli.suggest import check_argv, group_key_problem
 from nomad_eval.cli.where import make_project_importable, outside_project, run_folder_elsewhere
 
@@ -22,20 +22,6 @@ def _hydra_main() -> None:
     register_resolvers()
     # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
     hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(run_tier)()
-
-
-def _check_only(argv: list[str]) -> int | None:
-    """A corpus check or lint, run without Hydra's job machinery (cli/check_only.py); None: not one after all."""
-    from nomad_eval.cli.check_only import run_check_only
-    from nomad_eval.cli.resolvers import register_resolvers
-
-    register_resolvers()
-    try:
-        return run_check_only(argv)
-    except SystemExit as exc:  # run_tier's exit code for a check that failed
-        if isinstance(exc.code, int):
-            return exc.code
-        raise
 
 
 def _conf_dirs() -> list[Path]:
@@ -69,7 +55,7 @@ def cli() -> None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
     try:
-        if check_only(sys.argv[1:]) and (code := _check_only(sys.argv[1:])) is not None:
+        if check_only(sys.argv[1:]) and (code := run_check_only(sys.argv[1:])) is not None:
             exit_now(code)
         sys.argv += run_folder_elsewhere(sys.argv[1:], Path.cwd())  # a read-only project can still check
         _hydra_main()

@@ -37,7 +37,9 @@ def run_check_only(argv: list[str]) -> int | None:
 
     from nomad_eval.cli.callbacks import RedactSecrets
     from nomad_eval.cli.entry import run_tier
+    from nomad_eval.cli.resolvers import register_resolvers
 
+    register_resolvers()
     try:
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             cfg = compose("config", overrides=argv, return_hydra_config=True)
@@ -49,7 +51,12 @@ def run_check_only(argv: list[str]) -> int | None:
     RedactSecrets().on_run_start(cfg)  # a credential typed on the command line is warned about, as in any run
     with open_dict(cfg):
         del cfg["hydra"]  # the job's own config, as Hydra hands it to a task
-    return run_tier(cfg)
+    try:
+        return run_tier(cfg)
+    except SystemExit as exc:  # run_tier's exit code for a check that failed
+        if isinstance(exc.code, int):
+            return exc.code
+        raise
 
 
 def exit_now(code: int) -> NoReturn:
