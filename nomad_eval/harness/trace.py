@@ -90,43 +90,31 @@ def export_otlp(spans: list[dict[str, Any]], endpoint: str, timeout_s: float = 1
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-        from opentelemetry.sdk.trace.id_generator import IdGenerator
-        from opentelemetry.trace import SpanKind, Status, StatusCode
+        from opentelemetry.sdk.trace import ReadableSpan
+        from opentelemetry.sdk.trace.export import SpanExportResult
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+        from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
     except ImportError as exc:
         from nomad_eval.base.errors import NomadError
 
         raise NomadError("trace.otlp_endpoint is set but OpenTelemetry is not installed: "
                          "pip install 'nomad-eval[otel]'") from exc
 
-    span_ids = iter([int(s["span_id"], 16) for s in spans])
-    trace_id = int(spans[0]["trace_id"], 16)
+    resource, scope = Resource.create({"service.name": "nomad-eval"}), InstrumentationScope("nomad_eval")
 
-    class _SameIds(IdGenerator):
-        # The exported spans must be the ones in trace.jsonl, so a collector's view can be joined to the run.
-        def generate_trace_id(self) -> int:
-            return trace_id
+    def readable(s: dict[str, Any]) -> ReadableSpan:
+        # The span of trace.jsonl, ids included, so a collector's view can be joined to the run. OTLP attribute
+        # values are scalars or flat lists of scalars: the document list travels as JSON text.
+        ids = SpanContext(int(s["trace_id"], 16), int(s["span_id"], 16), False, TraceFlags(TraceFlags.SAMPLED))
+        return ReadableSpan(
+            s["name"], ids, resource=resource, instrumentation_scope=scope, kind=SpanKind.INTERNAL,
+            attributes={k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in s["attributes"].items()},
+            status=Status(StatusCode.OK if s["status"]["code"] == "OK" else StatusCode.ERROR),
+            start_time=s["start_time_unix_nano"], end_time=s["end_time_unix_nano"])
 
-        def generate_span_id(self) -> int:
-            return next(span_ids)
-
-    memory = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "nomad-eval"}), id_generator=_SameIds())
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    tracer = provider.get_tracer("nomad_eval")
-    for s in spans:
-        # OTLP attribute values are scalars or flat lists of scalars: the document list travels as JSON text.
-        attrs = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in s["attributes"].items()}
-        span = tracer.start_span(s["name"], kind=SpanKind.INTERNAL, attributes=attrs,
-                                 start_time=s["start_time_unix_nano"])
-        span.set_status(Status(StatusCode.OK if s["status"]["code"] == "OK" else StatusCode.ERROR))
-        span.end(end_time=s["end_time_unix_nano"])
-    provider.shutdown()
     exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout_s)
     try:
-        result = exporter.export(memory.get_finished_spans())
+        result = exporter.export([readable(s) for s in spans])
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
     if result != SpanExportResult.SUCCESS:
