@@ -24,16 +24,6 @@ def config_trees(cfg: DictConfig) -> tuple[Any, Any]:
         return raw, exc
 
 
-def _recorded(raw: Any, resolved: Any) -> dict[str, Any]:
-    """The config as a report records it, from `config_trees`: resolved, with secrets redacted
-    (base/secrets.py), because reports and baselines are shared and committed."""
-    from nomad_eval.base.secrets import redact
-
-    if isinstance(resolved, Exception):
-        raise resolved
-    return redact(raw, resolved)  # type: ignore[no-any-return]
-
-
 def _chunker(pipeline: dict[str, Any]) -> ChunkerParams:
     # A user's own pipeline may carry no chunker keys: the shipped default pipeline's then name the chunker
     # (the generation tier still chunks the corpus, for its token probes).
@@ -65,9 +55,14 @@ def _data(data: dict[str, Any]) -> DataSettings:
 
 
 def run_settings(cfg: DictConfig) -> RunSettings:
+    from nomad_eval.base.secrets import redact
+
     raw, tree = config_trees(cfg)  # resolved once: each resolution parses every interpolation again
-    config = _recorded(raw, tree)
+    if isinstance(tree, Exception):
+        raise tree
     assert isinstance(tree, dict)
+    # The config as reports record it: resolved, with secrets redacted, since reports and baselines are shared.
+    config: dict[str, Any] = redact(raw, tree)
     c: dict[str, Any] = {str(k): v for k, v in tree.items()}
     limit = c.get("limit")
     return RunSettings(
