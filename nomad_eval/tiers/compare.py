@@ -23,7 +23,7 @@ from nomad_eval.report.gate import GATE_COLUMNS, gate_cells, metric_row
 from nomad_eval.report.merge import collect, sweep_id
 from nomad_eval.report.schema import TASK_FIELDS, Report
 from nomad_eval.report.upstream import is_upstream, upstream_differences, upstream_refusals
-from nomad_eval.tiers.baseline_choice import system_of
+from nomad_eval.tiers.finish import system_of
 
 OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell": "red",
                  "within tolerance": "green", "not gated": "dim"}

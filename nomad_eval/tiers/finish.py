@@ -1,8 +1,15 @@
 """What every scoring tier does around its report: decide the gate (floors, then the baseline compare) before the
-files are written, so each of them holds the verdict; then say it, last line on the console and first on stderr."""
+files are written, so each of them holds the verdict; then say it, last line on the console and first on stderr.
+
+The baseline a run is compared with when none is named: the baseline of the run's own fingerprint when there is
+one; otherwise the nearest baseline of the same tier and suite, the one whose documents and settings differ least
+(the most recent among equals). A store with other distractors never stands in (the hard tier's numbers are not
+the plain store's). The choice is always said.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +21,8 @@ from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import reseal, seal
 from nomad_eval.core.compare import Verdict
-from nomad_eval.report.baseline import default_variant, load_baseline
+from nomad_eval.harness.system import differences, system_settings
+from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, document_distance, load_baseline
 from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line, write_junit
 from nomad_eval.report.schema import Gate, Report
 
@@ -43,7 +51,6 @@ def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors:
     rows = run_floors(report, configured_floors(cfg.gate)) if floors else []
     if not (cfg.compare.get("after_run") if compare is None else compare):
         return GateOutcome(gate_record(rows, None), tier=report.tier)
-    from nomad_eval.tiers.baseline_choice import find_baseline
     from nomad_eval.tiers.compare import verdict_for
 
     try:
@@ -108,3 +115,60 @@ def finish(cfg: DictConfig, out: Path, outcome: GateOutcome) -> int:
     seal(out)
     after(cfg, out)  # refresh runs.html (it reads the verdict from report.json); never fails the run
     return announce(cfg, outcome, out, gate_files=False)
+
+
+PROMOTE_HINT = "run it once on the main branch, then `nomad-eval tier=promote promote.run=<run dir>` and commit " \
+               "the baselines folder"
+
+
+def system_of(report: Report) -> dict[str, str]:
+    return report.system or system_settings(report.config, report.tier)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    baseline: Baseline
+    documents: int | None   # documents that differ; None when either side did not record its documents
+    settings: int           # settings that differ
+
+    @property
+    def distance(self) -> float:
+        # A baseline without recorded documents ranks after every one that has them.
+        return math.inf if self.documents is None else self.documents + self.settings
+
+
+def find_baseline(root: Path, run: Report, variant: str | None) -> tuple[Path, Baseline, str]:
+    """The baseline file, its contents, and why it was chosen (one line for the console and the record)."""
+    ident = run.identity
+    assert ident is not None
+    own = baseline_path(root, ident.fingerprint, run.tier, variant)
+    if own.exists():
+        return own, load_baseline(own), f"the baseline of this run's own fingerprint {ident.fingerprint}"
+    found: list[tuple[Path, Baseline]] = []
+    for path in sorted(root.glob(f"*/{own.name}")):
+        try:
+            base = load_baseline(path)
+        except NomadError:
+            continue  # an unreadable baseline cannot be the nearest; naming it explicitly reports why
+        if base.report.identity is not None and base.report.identity.suite == ident.suite:
+            found.append((path, base))
+    what = f"tier {run.tier}" + (f" ({variant})" if variant else "") + f", suite {ident.suite!r}"
+    if not found:
+        raise NomadError(f"no baseline for {what} in {root}: nothing to compare with yet; {PROMOTE_HINT}", 2)
+    same_store = [(p, b) for p, b in found if b.report.identity and b.report.identity.distractors == ident.distractors]
+    if not same_store:
+        others = sorted({str(b.report.identity.distractors) for _, b in found if b.report.identity})
+        raise NomadError(f"no baseline for {what} with this store (distractors {ident.distractors}); the suite's "
+                         f"baselines use distractors {', '.join(others)}; {PROMOTE_HINT}", 2)
+    # Most recent first (ISO timestamps sort as text), then the nearest: a stable sort keeps recent among equals.
+    recent = sorted(same_store, key=lambda pb: pb[1].promoted_at, reverse=True)
+    ranked = sorted((Candidate(p, b, document_distance(b.report, run), len(differences(system_of(b.report),
+                                                                                        system_of(run))))
+                     for p, b in recent), key=lambda c: c.distance)
+    best = ranked[0]
+    docs = "documents not recorded" if best.documents is None else f"{best.documents} document(s)"
+    ties = sum(c.distance == best.distance for c in ranked) > 1
+    return best.path, best.baseline, (f"no baseline for this fingerprint ({ident.fingerprint}); the nearest of "
+                                      f"{len(ranked)} for {what}: {docs} and {best.settings} setting(s) differ"
+                                      + (", the most recent among equals" if ties else ""))
