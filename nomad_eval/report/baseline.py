@@ -30,7 +30,7 @@ class Baseline(BaseModel):
     promoted_from: str
     promoted_at: str
     report: Report
-    # Kept as written (no coercion, key order and unknown keys kept); load_baseline checks each as a case record.
+    # As written (no coercion; key order and unknown keys stay); load_baseline checks each as a case record.
     cases: Annotated[list[Case], GetPydanticSchema(lambda _, handler: handler(list[dict[str, Any]]))]
 
 
