@@ -129,11 +129,10 @@ def by_question(cases: list[Case]) -> dict[str, dict[int, float | None]]:
 
 
 def curve_model(c: Curve, n: int, skipped: dict[str, list[str]], mock: dict[int, float | None]) -> PositionCurve:
-    return PositionCurve(
-        passages=n, questions=c.questions, best=c.best, worst=c.worst, delta=c.delta, delta_low=c.delta_low,
-        delta_high=c.delta_high, p_value=c.p_value, test=c.test, skipped=skipped,
-        points=[PositionPoint(position=p.position, n=p.n, correctness=p.correctness, low=p.low, high=p.high,
-                              method=p.method, mock=mock.get(p.position)) for p in c.points])
+    # The curve's own fields as the report names them, less the questions it left out (listed in `skipped`).
+    fields = {k: v for k, v in vars(c).items() if k not in ("points", "excluded")}
+    return PositionCurve(passages=n, skipped=skipped, **fields,
+                         points=[PositionPoint(**vars(p), mock=mock.get(p.position)) for p in c.points])
 
 
 def run(cfg: DictConfig) -> int:
