@@ -212,7 +212,7 @@ class Runtime:
         st = self.settings.store
         with data_dir_lock(self.data_dir, st.lock_timeout, self.settings.quiet) if st.single_process \
                 else nullcontext():
-            if str(st.spec.get("_target_")).endswith("EdgeStore"):  # it writes through memory maps: see base/space
+            if st.spec.get("path"):  # a store folder of its own (the embedded engine's, memory-mapped: base/space)
                 where = Path(str(st.spec["path"]))
                 require_room(where, store_room(where), "the embedded store")
             store: Store = instantiate(dict(st.spec), dim=self.embedder.dim)
