@@ -238,14 +238,10 @@ def gate_name_problem(name: str) -> str | None:
 _GROUPS = frozenset({"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app", "hydra"})
 
 
-def _known_top_level() -> frozenset[str]:
-    # Only the keys are needed: libyaml reads them without building OmegaConf nodes (a wait on every start-up).
-    return frozenset(str(k) for k in load_yaml(CONF / "config.yaml")) | _GROUPS
-
-
 def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     """Top-level keys no part of nomad-eval reads (`+top_k=3` where `pipeline.top_k=3` was meant)."""
-    known = _known_top_level()
+    # Only the keys are needed: libyaml reads them without building OmegaConf nodes (a wait on every start-up).
+    known = frozenset(str(k) for k in load_yaml(CONF / "config.yaml")) | _GROUPS
     paths = [p for p, _ in key_paths(tree)]
     notes = []
     for key in sorted(str(k) for k in tree if str(k) not in known):

@@ -77,10 +77,6 @@ class Finding:
     evidence: str
 
 
-def _fmt(n: float) -> str:
-    return f"{n:g}"
-
-
 def _others(f: Facts) -> str:
     """The same golden's other modes, for e2e evidence: an oracle pass says the model could have answered."""
     if f.mode != "e2e":
@@ -165,7 +161,7 @@ def wrong_refusal(f: Facts) -> Finding | None:
 def unsupported_claim(f: Facts) -> Finding | None:
     parts = []
     if f.unsupported:
-        parts.append(f"states {', '.join(_fmt(n) for n in f.unsupported)}, found in none of its context")
+        parts.append(f"states {', '.join(f'{n:g}' for n in f.unsupported)}, found in none of its context")
     if f.unfaithful:
         parts.append(f"judged unfaithful in {f.unfaithful} of {f.judged} judged repeat(s)")
     return Finding("unsupported_claim", "; ".join(parts)) if parts else None

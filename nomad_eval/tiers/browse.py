@@ -128,11 +128,6 @@ def run(cfg: DictConfig) -> int:
     return 0
 
 
-def _inside(path: Path, roots: list[Path]) -> bool:
-    p = path.resolve()
-    return any(p.is_relative_to(r.resolve()) for r in roots)
-
-
 def after(cfg: DictConfig, where: Path, sweep: bool = False) -> None:
     """Refresh the page after a run (not a sweep's job: the sweep refreshes once at its end) or sweep whose
     folder lies under the browsed roots; a run written elsewhere (a test's tmp folder) leaves the page alone."""
@@ -140,7 +135,7 @@ def after(cfg: DictConfig, where: Path, sweep: bool = False) -> None:
         if not cfg.browse.after_run or (not sweep and multirun()):
             return
         roots, out, limit = _settings(cfg)
-        if _inside(where, roots):
+        if any(where.resolve().is_relative_to(r.resolve()) for r in roots):
             rebuild(roots, out, limit)
     except Exception as exc:  # the run's results are written; a page that fails to refresh must not cost them
         err_console.print(f"warning: the run browser was not refreshed: {type(exc).__name__}: {exc}",

@@ -29,12 +29,9 @@ OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell"
                  "within tolerance": "green", "not gated": "dim"}
 
 
-def _expand(patterns: list[str]) -> list[Path]:
-    return [Path(hit) for p in patterns for hit in sorted(glob.glob(p)) or [p]]
-
-
 def merge_runs(cfg: DictConfig) -> int:
-    dirs = _expand([str(p) for p in cfg.compare.runs])
+    # A pattern that matches nothing stays as given, and is named below when nothing is found.
+    dirs = [Path(hit) for p in map(str, cfg.compare.runs) for hit in sorted(glob.glob(p)) or [p]]
     # A sweep directory given whole: only its latest sweep's jobs, never stale ones from an earlier sweep.
     chosen = []
     for d in dirs:

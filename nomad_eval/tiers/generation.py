@@ -249,7 +249,10 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
                 "cache_hits": s.chat.hits, "unstable": len(unstable),
                 "rewritten_queries": sum(c.rewritten for c in w.contexts)},
         decomposition=decomposition(metrics) if len(modes) == len(MODES) else {},
-        mock_line={} if is_mock else _mock_line(mock_cases, modes), unstable=unstable,
+        # The extractive ceiling on exactly the prompts the real model saw.
+        mock_line={} if is_mock else {m: {MetricName.parse(k).bare: v for k, v in mode_metrics(mock_cases, m).items()}
+                                      for m in modes},
+        unstable=unstable,
         chars_per_token=est.chars_per_token, judges=judges,
         position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
         sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
@@ -349,7 +352,3 @@ def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dic
     mark_unstable(cases)
     return cases
 
-
-def _mock_line(cases: list[Case], modes: list[str]) -> dict[str, dict[str, float | None]]:
-    """The extractive ceiling on exactly the prompts the real model saw."""
-    return {mode: {MetricName.parse(k).bare: v for k, v in mode_metrics(cases, mode).items()} for mode in modes}
