@@ -89,12 +89,8 @@ def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], list[s
             continue
         html_file = p.parent / "report.html"
         link = os.path.relpath(html_file, page_dir) if html_file.exists() else ""
-        try:
-            folder = os.path.relpath(p.parent, Path.cwd())
-        except ValueError:  # another drive (Windows)
-            folder = str(p.parent)
-        if folder.startswith(".."):  # outside the working directory: the absolute path reads better
-            folder = str(p.parent)
+        # Relative to the working directory when inside it; else the absolute path reads better.
+        folder = str(p.parent.relative_to(Path.cwd()) if p.parent.is_relative_to(Path.cwd()) else p.parent)
         e = run_entry(report, link, folder, mtime)
         if budget <= 0:
             e.why_no_questions = "the page's per-question budget is spent on newer runs"
