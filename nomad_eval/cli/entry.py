@@ -9,7 +9,6 @@ import sqlite3
 import sys
 import time
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +197,10 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
             check_config(cfg)
             check_targets(cfg, project_dir())
             require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
-            with _brief(cfg, multirun):
+            # A sweep job's tables stay off the console (they are in its report; the sweep's summary compares them
+            # all at the end): the job prints one line instead (`_last_line`). verbose=true shows them.
+            quiet_job = multirun and not cfg.get("verbose")
+            with console.capture() if quiet_job else contextlib.nullcontext():
                 code = int(get_method(cfg.tier._target_)(cfg))
         except InstantiationException as exc:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
@@ -222,17 +224,6 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
         code = 1
     _last_line(cfg, multirun, started)
     return code
-
-
-@contextlib.contextmanager
-def _brief(cfg: DictConfig, multirun: bool) -> Iterator[None]:
-    """A sweep job's tables stay off the console (they are in its report; the sweep's summary compares them all at
-    the end): the job prints one line instead (`_last_line`). verbose=true shows them."""
-    if not multirun or cfg.get("verbose"):
-        yield
-        return
-    with console.capture():
-        yield
 
 
 def _last_line(cfg: DictConfig, multirun: bool, started: float) -> None:

@@ -26,9 +26,8 @@ from nomad_eval.metrics.answer.measures import (
 from nomad_eval.metrics.registry import REGISTRY
 from nomad_eval.report.schema import AttackRate, SizeSummary
 
-# Every generation measure the registry holds is scored per case, except the pass rate, which is a
-# question's (over its repeats) and is added by core/questions.py.
-# Per-question, not per-case: pass_rate and instability are read off a question's repeats together.
+# Every generation measure the registry holds is scored per case, except these two: a question's, read off its
+# repeats together by core/questions.py.
 QUESTION_METRICS = ("pass_rate", "instability")
 CASE_METRICS = tuple(s.family for s in REGISTRY.values() if s.tier == "generation" and s.family not in QUESTION_METRICS)
 MODES = ("oracle", "e2e", "noretrieval")
