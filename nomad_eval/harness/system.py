@@ -35,16 +35,10 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
         return
     if isinstance(value, list):
         out[prefix] = ",".join(str(v) for v in value)
-        return
-    out[prefix] = _file_or_value(value)
-
-
-def _file_or_value(value: Any) -> str:
-    if isinstance(value, str) and value.startswith("/") and len(value) < 4096:
-        p = Path(value)
-        if p.is_file():
-            return f"{p.name} sha256:{hashlib.sha256(p.read_bytes()).hexdigest()[:12]}"
-    return str(value)
+    elif isinstance(value, str) and value.startswith("/") and len(value) < 4096 and (p := Path(value)).is_file():
+        out[prefix] = f"{p.name} sha256:{hashlib.sha256(p.read_bytes()).hexdigest()[:12]}"
+    else:
+        out[prefix] = str(value)
 
 
 def system_settings(config: Mapping[str, Any], tier: str = "retrieval") -> dict[str, str]:
