@@ -41,15 +41,6 @@ def rank_against_reference(
     # Without clusters, every configuration's delta in one bootstrap of the shared questions.
     intervals = (mean_intervals(deltas, seed=seed) if clusters is None else
                  [paired_interval(reference, configs[name], clusters, seed=seed) for name in names])
-    ranked = [
-        Ranked(
-            name=name,
-            delta=float(np.mean(d)) if len(reference) else 0.0,
-            interval=iv,
-            p_value=p,
-            p_adjusted=q,
-            real=q < alpha,
-        )
-        for name, d, iv, p, q in zip(names, deltas, intervals, raw, adjust(raw, method), strict=True)
-    ]
+    ranked = [Ranked(name, float(np.mean(d)) if len(reference) else 0.0, iv, p, q, q < alpha)
+              for name, d, iv, p, q in zip(names, deltas, intervals, raw, adjust(raw, method), strict=True)]
     return sorted(ranked, key=lambda r: r.delta, reverse=True)
