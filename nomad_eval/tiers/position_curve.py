@@ -75,12 +75,6 @@ def relevant_passage(oracle: list[Passage], must_include: list[str]) -> tuple[Pa
     return oracle[0], False
 
 
-def distractors(retrieved: list[Passage], relevant_doc_ids: list[str], k: int) -> list[Passage]:
-    """The k top-ranked retrieved chunks that are not from a relevant document, in retrieval order."""
-    rel = set(relevant_doc_ids)
-    return [p for p in retrieved if p.doc_id not in rel][:k]
-
-
 def _setups(rt: Runtime, goldens: list[Golden], queries: list[str], pipeline: Pipeline, searcher: StoreSearcher,
             k: int, skipped: dict[str, list[str]]) -> list[Setup]:
     titles = {d.doc_id: d.title for d in rt.documents}
@@ -92,7 +86,8 @@ def _setups(rt: Runtime, goldens: list[Golden], queries: list[str], pipeline: Pi
             continue
         # The whole reranked candidate pool, not only the top_k cut: N-1 may exceed top_k.
         pool = [_passage(c, titles) for c in pipeline.retrieve(query, searcher).candidates]
-        ds = distractors(pool, g.relevant_doc_ids, k)
+        # The k top-ranked chunks that are not from a relevant document, in retrieval order.
+        ds = [p for p in pool if p.doc_id not in set(g.relevant_doc_ids)][:k]
         if len(ds) < k:
             skipped.setdefault(SKIP_DISTRACTORS, []).append(g.id)
             continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from hydra.utils import instantiate
@@ -49,14 +49,13 @@ def close_chat(chat: CachedChat) -> None:
 
 
 @contextmanager
-def model_chat(cfg: DictConfig, data_dir: Path) -> Iterator[CachedChat]:
-    chat = open_model_chat(cfg, data_dir)
+def rewrite_chat(cfg: DictConfig, rt: Runtime, needed: bool) -> Iterator[CachedChat | None]:
+    """The chat model for a tier that has none of its own; None when the history rule asks nothing of a model."""
+    if not needed:
+        yield None
+        return
+    chat = open_model_chat(cfg, rt.data_dir)
     try:
         yield chat
     finally:
         close_chat(chat)
-
-
-def rewrite_chat(cfg: DictConfig, rt: Runtime, needed: bool) -> AbstractContextManager[CachedChat | None]:
-    """The chat model for a tier that has none of its own; None when the history rule asks nothing of a model."""
-    return model_chat(cfg, rt.data_dir) if needed else nullcontext()
