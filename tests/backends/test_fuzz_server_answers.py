@@ -109,6 +109,7 @@ def test_fuzzed_ollama_chat_answers(answers: tuple[str, dict[str, Any]]) -> None
                  _chat_result) >= 200
 
 
+@pytest.mark.slow  # a new client per example (one reads a digest once); malformed lists stay in the quick lane
 def test_fuzzed_ollama_model_lists(answers: tuple[str, dict[str, Any]]) -> None:
     def preflight_and_digest(url: str) -> Any:
         m = build("model", "ollama", name="m", base_url=url, warmup=False, evict_others=False, retries=1,
