@@ -266,10 +266,8 @@ def run(cfg: DictConfig) -> int:
 
 
 def _print(result: dict[str, Any], out: Path) -> None:
-    t = Table(title=f"calibration of {result['rubric']} (judge {result['judge'].get('model')}) on "
-                    f"{result['labels']['file']}")
-    for c in ("figure", "value [95% interval]", "n", "how"):
-        t.add_column(c)
+    t = Table("figure", "value [95% interval]", "n", "how", title=f"calibration of {result['rubric']} (judge "
+              f"{result['judge'].get('model')}) on {result['labels']['file']}")
     for r in _rows(result):
         t.add_row(*r)
     console.print(t)

@@ -184,10 +184,8 @@ def _print_changes(v: Verdict) -> None:
 
 
 def _print_table(v: Verdict) -> None:
-    t = Table(title=f"compare against baseline: {v.common} questions in common"
-                    + (", resampled by source document" if v.clustered else ""))
-    for col in GATE_COLUMNS:
-        t.add_column(col)
+    t = Table(*GATE_COLUMNS, title=f"compare against baseline: {v.common} questions in common"
+              + (", resampled by source document" if v.clustered else ""))
     shown = [m for m in v.metrics if m.gated or m.outcome == "not measured" or abs(m.delta or 0.0) > 1e-9]
     for m in shown:
         *cells, outcome = gate_cells(metric_row(m))

@@ -91,11 +91,9 @@ def run(cfg: DictConfig) -> int:
     tolerance = cfg.compare.get("tolerance")
     rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable),
                      None if tolerance is None else float(tolerance))
-    t = Table(title=f"what this suite can tell (80% power; in general: one-sided α=0.05, Holm over {len(names)}) "
-                    f"— baseline {path}")
-    for c in ("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
-              "repeats for tolerance"):
-        t.add_column(c)
+    t = Table("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
+              "repeats for tolerance", title=f"what this suite can tell (80% power; in general: one-sided α=0.05, "
+              f"Holm over {len(names)}) — baseline {path}")
     for r in rows:
         mde = "—" if r["mde"] is None else f"{r['mde']:.4f}"
         need = "—" if r["questions_for_tolerance"] is None else str(r["questions_for_tolerance"])
