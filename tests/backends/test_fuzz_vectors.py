@@ -26,6 +26,10 @@ from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.base.errors import NomadError
 from tests.fuzz_support import fuzz_settings, run, tried
 
+# Each example writes and reopens real SQLite and store files; damaged caches and stores are checked in the quick
+# lane by tests/backends/test_damaged_state.py and test_vector_integrity.py.
+pytestmark = pytest.mark.slow
+
 DIM = 16
 KEYS = [f"{i:064x}" for i in range(8)]  # shaped like the cache's own keys (sha256 hex)
 VALUE = (st.none() | st.integers(-(2**63), 2**63 - 1) | st.floats() | st.text(max_size=20)
