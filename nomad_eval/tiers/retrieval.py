@@ -140,34 +140,69 @@ def run(cfg: DictConfig) -> int:
     timings: dict[str, float] = {}
     ks = check_ks(list(cfg.tier.ks), cfg.pipeline.get("top_k"))  # refused (exit 2) before any work
     rt = runtime(cfg)
-    goldens = rt.goldens
     pipeline = instantiate(cfg.pipeline)
     out = run_dir(cfg.paths.run_dir)
     timings["load"] = time.perf_counter() - t_start
 
-    retrievals: list[Retrieval] = []
-    rescored: list[str] = []  # questions a custom pipeline's scores contradicted its order for
     tracer = Tracer()
+    rescored: list[str] = []  # questions a custom pipeline's scores contradicted its order for
     ablation: dict[str, dict[str, float | None]] = {}
     if isinstance(pipeline, Pipeline):
         retrievals, ablation = _search(cfg, rt, pipeline, ks, tracer, timings)
     else:
         t = time.perf_counter()
-        for g in goldens:
-            with timed() as clock:
-                r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids, rescored)
-            retrievals.append(r)
-            tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id,
-                             messages=[*g.history, {"role": "user", "content": g.final_query}])
+        retrievals = _custom_search(pipeline, rt, tracer, rescored)
         timings["search"] = time.perf_counter() - t
 
     t = time.perf_counter()
     top_k = int(cfg.pipeline.get("top_k") or max(ks))
-    scores = score_lists(retrievals, goldens, rt if isinstance(pipeline, Pipeline) else None)
-    names = metric_names(ks)
+    scores = score_lists(retrievals, rt.goldens, rt if isinstance(pipeline, Pipeline) else None)
     up_ks = view_ks(ks)
-    rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(goldens, retrievals, strict=True)]
+    rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(rt.goldens, retrievals, strict=True)]
     cases = [c.row for c in rows]
+    report = _report(cfg, rt, isinstance(pipeline, Pipeline), cases, metric_names(ks), up_ks, scores)
+    report.ablation = ablation
+    if warning := custom_order_warning(rescored, len(rt.goldens)):
+        report.warnings.append(warning)
+    timings["metrics"] = time.perf_counter() - t
+    t = time.perf_counter()
+    write_atomic(out / "cases.jsonl", "".join(c.line + "\n" for c in rows))  # write_jsonl's bytes
+    write_atomic(out / "scores.json", json.dumps(scores))
+    write_exports(out, cases, [c.flat for c in rows])
+    if warning := tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"), float(cfg.trace.otlp_timeout_s)):
+        report.warnings.append(warning)
+    timings["write"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t_start
+    report.timings = timings
+    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
+    report.gate = outcome.gate
+    write_atomic(out / "report.md", retrieval_markdown(report) + upstream_markdown(report.upstream))
+    write_atomic(out / "report.json", report.model_dump_json(indent=2))
+    write_html(out, report, cases, scores)
+    print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
+    if not cfg.get("quiet") and report.upstream is not None and report.upstream.advice:
+        console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
+                      markup=False, highlight=False)
+    return finish(cfg, out, outcome)
+
+
+def _custom_search(pipeline: Any, rt: Runtime, tracer: Tracer, rescored: list[str]) -> list[Retrieval]:
+    """A user's own retriever, asked each question alone; its answers traced as the harness's own searches."""
+    retrievals = []
+    for g in rt.goldens:
+        with timed() as clock:
+            r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids, rescored)
+        retrievals.append(r)
+        tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id,
+                         messages=[*g.history, {"role": "user", "content": g.final_query}])
+    return retrievals
+
+
+def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], names: list[str], up_ks: list[int],
+            scores: dict[str, Any]) -> Report:
+    """The run's report before its timings and verdict: means, intervals (one bootstrap for both views), tags,
+    counts, separation, the subject and where the run came from."""
+    goldens = rt.goldens
     per_case = [row["metrics"] for row in cases]
     questions, metrics, intervals, view_intervals = _summaries(cases, names, upstream_names(up_ks), cfg)
     resolved = rt.resolved_config()
@@ -185,14 +220,12 @@ def run(cfg: DictConfig) -> int:
             "refusal": sum(g.expect_refusal for g in goldens),
             "chunks": len(rt.chunks),
             "documents": len(rt.documents),
-            "embedding_model_calls": rt.cached_embedder.model_calls if isinstance(pipeline, Pipeline) else 0,
+            "embedding_model_calls": rt.cached_embedder.model_calls if harness else 0,
             # 1 when this process imported the embedding model's stack: a warm run must not.
             "model_loaded": int("sentence_transformers" in sys.modules),
         },
         separation=separation(scores),
-        ablation=ablation,
-        subject=Subject.model_validate(subject_parts(
-            rt.documents, rt.chunks if isinstance(pipeline, Pipeline) else [], goldens)),
+        subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks if harness else [], goldens)),
         provenance=provenance(),
         overrides=overrides(),
         sweep_id=sweep_id(),
@@ -200,30 +233,7 @@ def run(cfg: DictConfig) -> int:
     report.intervals_by_tag = tag_intervals(questions, tag_columns(report), cfg)
     report.upstream = retrieval_view(cases, up_ks, view_intervals)
     report.warnings += rt.golden_warnings
-    if warning := custom_order_warning(rescored, len(goldens)):
-        report.warnings.append(warning)
-    timings["metrics"] = time.perf_counter() - t
-    t = time.perf_counter()
-    write_atomic(out / "cases.jsonl", "".join(c.line + "\n" for c in rows))  # write_jsonl's bytes
-    write_atomic(out / "scores.json", json.dumps(scores))
-    write_exports(out, cases, [c.flat for c in rows])
-    warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
-                           float(cfg.trace.otlp_timeout_s))
-    if warning:
-        report.warnings.append(warning)
-    timings["write"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t_start
-    report.timings = timings
-    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
-    report.gate = outcome.gate
-    write_atomic(out / "report.md", retrieval_markdown(report) + upstream_markdown(report.upstream))
-    write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases, scores)
-    print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
-    if not cfg.get("quiet") and report.upstream is not None and report.upstream.advice:
-        console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
-                      markup=False, highlight=False)
-    return finish(cfg, out, outcome)
+    return report
 
 
 Intervals = dict[str, MetricInterval]
