@@ -176,7 +176,7 @@ def _parallel(s: Step) -> tuple[str, str]:
 ROWS: list[tuple[str, str, Callable[[Step], tuple[str, str]], str | None]] = [
     ("startup", "start-up of `--help` and the corpus check", _startup, "<= 0.5 s"),
     ("ingest_overhead", "cold ingest of the core corpus vs raw embedding", _ingest, "<= 1.15"),
-    ("warm_run", "warm retrieval run, everything cached", _warm, "no model load"),
+    ("warm_run", "warm retrieval run, everything cached", _warm, "<= 1.5 s, no model load"),
     ("sweep_vs_single", "threshold sweep vs one run", _sweep, "<= 2.5"),
     ("metrics_vs_pytrec_eval", "metrics vs pytrec_eval", _trec, "<= 1"),
     ("store_100k", "embedded store, 100k points", _store, None),
@@ -193,8 +193,6 @@ ROWS: list[tuple[str, str, Callable[[Step], tuple[str, str]], str | None]] = [
 
 
 def _met(name: str, step: Step, missed: dict[str, str]) -> str:
-    if name == "warm_run":  # a fact the bench records, not a threshold: gaps() does not cover it
-        return yes_no(not step.get("model_loaded") and not step.get("embedding_model_calls"))
     return yes_no(name not in missed)
 
 
