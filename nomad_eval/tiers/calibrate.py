@@ -205,17 +205,7 @@ def run(cfg: DictConfig) -> int:
         console.print(f"filed {cfg.calibrate.file} as {target}; judge gates of that rubric, judge model and labels "
                       "file read it")
         return 0
-    if not cfg.calibrate.get("labels"):
-        raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric> (or "
-                         "calibrate.file=<a calibrate run dir> to file its result)", 2)
-    chosen = rubrics(judge_settings(cfg))
-    if len(chosen) != 1:
-        raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
-    rubric = chosen[0]
-    labels_path = Path(cfg.calibrate.labels)
-    labels = load_labels(labels_path, rubric.scale)
-    if len(labels) < 25:
-        raise NomadError(f"{cfg.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
+    rubric, labels_path, labels = _rubric_and_labels(cfg)
     ref = labels_ref(labels_path)  # hashed before judging: the labels the verdicts were compared with
     repeats = max(1, int(cfg.calibrate.repeats))
     cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.cache else None
@@ -229,23 +219,14 @@ def run(cfg: DictConfig) -> int:
     if cfg.calibrate.get("battery_size") != 0:
         with _costed(chat, cost, "battery"):
             figures, battery_rows = _battery(cfg, chat, rubric, labels, rows)
-    human, verdicts = [r["label"] for r in rows], [r["verdict"] for r in rows]
     resamples, seed = int(cfg.stats.resamples), int(cfg.seed)
     # Who wrote the labelled answers, where known (labels' `generator`, or calibrate.generator for all of them).
     named = cfg.calibrate.get("generator")
     generators = sorted({lab.generator for lab in labels if lab.generator} | ({str(named)} if named else set()))
     warning = same_family_warning(str(judge_id.get("model")), generators)
-    parsed = sum(v is not None for v in verdicts)
-    rejected = sum(r["rejected"] for r in rows)
     result: dict[str, Any] = {
         "format": 2, "rubric": rubric.key, "judge": judge_id, "labels": {**ref, "n": len(labels)},
-        "n": len(rows), "parsed": parsed, "unparseable": len(rows) - parsed - rejected, "rejected": rejected,
-        "agreement": agreement(human, verdicts).as_dict(),
-        "coverage": coverage(verdicts).as_dict(),
-        "agreement_parsed": agreement_parsed(human, verdicts).as_dict(),
-        "kappa": kappa_figure(human, verdicts, resamples, seed).as_dict(),
-        "spearman": spearman_figure(human, verdicts, resamples, seed).as_dict() if len(rubric.scale) > 2 else None,
-        "flip_rate": flip_rate([r["verdicts"] for r in rows]).as_dict() if repeats > 1 else None,
+        **_agreement_figures(rows, len(rubric.scale) > 2, repeats, resamples, seed),
         "repeats": repeats, "seed": seed, "resamples": resamples, "cost": cost,
         "battery": figures, "generators": generators, "warnings": [warning] if warning else [],
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -263,6 +244,39 @@ def run(cfg: DictConfig) -> int:
     if not cfg.quiet:
         _print(result, out)
     return 0
+
+
+def _rubric_and_labels(cfg: DictConfig) -> tuple[Rubric, Path, list[Label]]:
+    """The one rubric to calibrate and its human labels, refused (exit 2) when either is missing or too few."""
+    if not cfg.calibrate.get("labels"):
+        raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric> (or "
+                         "calibrate.file=<a calibrate run dir> to file its result)", 2)
+    chosen = rubrics(judge_settings(cfg))
+    if len(chosen) != 1:
+        raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
+    labels_path = Path(cfg.calibrate.labels)
+    labels = load_labels(labels_path, chosen[0].scale)
+    if len(labels) < 25:
+        raise NomadError(f"{cfg.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
+    return chosen[0], labels_path, labels
+
+
+def _agreement_figures(rows: list[dict[str, Any]], graded: bool, repeats: int, resamples: int, seed: int
+                       ) -> dict[str, Any]:
+    """How the judge's verdicts agree with the human labels: counts, agreement, coverage, kappa, Spearman on a
+    graded scale, and the verdicts' flip rate over repeats."""
+    human, verdicts = [r["label"] for r in rows], [r["verdict"] for r in rows]
+    parsed = sum(v is not None for v in verdicts)
+    rejected = sum(r["rejected"] for r in rows)
+    return {
+        "n": len(rows), "parsed": parsed, "unparseable": len(rows) - parsed - rejected, "rejected": rejected,
+        "agreement": agreement(human, verdicts).as_dict(),
+        "coverage": coverage(verdicts).as_dict(),
+        "agreement_parsed": agreement_parsed(human, verdicts).as_dict(),
+        "kappa": kappa_figure(human, verdicts, resamples, seed).as_dict(),
+        "spearman": spearman_figure(human, verdicts, resamples, seed).as_dict() if graded else None,
+        "flip_rate": flip_rate([r["verdicts"] for r in rows]).as_dict() if repeats > 1 else None,
+    }
 
 
 def _print(result: dict[str, Any], out: Path) -> None:

@@ -267,18 +267,24 @@ def run(cfg: DictConfig) -> int:
     items = [(c, [texts[cid] for cid in c.get("injected") or []]) for c in todo]
     answered = label_loop(items, rubric, input if sys.stdin else _no_input, record)
     console.print(f"\n{answered} answer(s) saved to {out}")
+    _corrected(report, cases, labels, rubric, f"{mode}.{name}", run_dir if out == run_dir / "judge_labels.jsonl"
+               else None)
+    return 0
+
+
+def _corrected(report: Report, cases: list[Case], labels: list[Label], rubric: Rubric, key: str,
+               own_run: Path | None) -> None:
+    """Print the judge-corrected estimate; with the run's own labels (`own_run`), its report shows it too."""
     result = judge_corrected(report, cases, labels, [rubric])
-    console.print(describe(f"{mode}.{name}", result[f"{mode}.{name}"]), markup=False)
-    if out == run_dir / "judge_labels.jsonl":
-        # The run's own labels: its report now shows the corrected estimate beside the judge mean.
+    console.print(describe(key, result[key]), markup=False)
+    if own_run is not None:
         report.judge_corrected.update(result)
-        write_atomic(run_dir / "report.json", report.model_dump_json(indent=2))
+        write_atomic(own_run / "report.json", report.model_dump_json(indent=2))
         from nomad_eval.report.markdown import generation_markdown
 
-        write_atomic(run_dir / "report.md", generation_markdown(report))
-        reseal(run_dir)
-        console.print(f"updated {run_dir / 'report.json'} and report.md with the corrected estimate")
-    return 0
+        write_atomic(own_run / "report.md", generation_markdown(report))
+        reseal(own_run)
+        console.print(f"updated {own_run / 'report.json'} and report.md with the corrected estimate")
 
 
 def _no_input(prompt: str) -> str:
