@@ -41,16 +41,22 @@ class ServerStore:
         elif url == ":memory:" or not url.startswith(("http://", "https://")):
             self._client = QdrantClient(location=url) if url == ":memory:" else QdrantClient(path=url)
         else:
-            with warnings.catch_warnings():
-                # An unreachable server is reported below in one line; the client's version-check warning
-                # about the same connection would only add noise.
-                warnings.simplefilter("ignore", UserWarning)
-                self._client = QdrantClient(url=url, timeout=int(timeout), api_key=api_key)
+            # An unreachable server is reported below in one line; the client's version-check warning about the
+            # same connection would only add noise. The client checks in a thread of its own that may warn after
+            # this constructor returns, so a filter scoped to this block (catch_warnings) cannot hold it.
+            warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
+            self._client = QdrantClient(url=url, timeout=int(timeout), api_key=api_key)
+        self._prepare(api_key)
+
+    def _prepare(self, api_key: str | None) -> None:
+        """The collection made, or checked for the embedder's dimension, with its keyword indexes; a server that
+        cannot do this is refused in one line, its key redacted."""
+        m, collection, url, dim = self._m, self.collection, self.url, self.dim
         try:
             exists = self._client.collection_exists(collection)
             if not exists:
                 self._client.create_collection(
-                    collection, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                    collection, vectors_config=m.VectorParams(size=dim, distance=m.Distance.COSINE)
                 )
             else:
                 size = self._client.get_collection(collection).config.params.vectors.size
@@ -62,8 +68,8 @@ class ServerStore:
             with warnings.catch_warnings():
                 # Local mode (tests) warns that indexes are no-ops there; on a server they are real.
                 warnings.simplefilter("ignore", UserWarning)
-                for key in (tag_key, "fingerprint"):
-                    self._client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
+                for key in (self.tag_key, "fingerprint"):
+                    self._client.create_payload_index(collection, key, m.PayloadSchemaType.KEYWORD)
         except NomadError:
             raise
         except Exception as exc:
