@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import shutil
 import subprocess
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.cli.resolvers import register_resolvers
@@ -62,24 +61,10 @@ def data_dir(tmp_path: Path, shared_data_dir: Path):  # type: ignore[no-untyped-
         shutil.copy(cache, shared_data_dir / "embeddings.sqlite")
 
 
-# A test's private folders are plain values: they are set on a copy of the composition of its other overrides,
-# composed once per session (Hydra's compose is the costly part of a small test; a copy costs a fraction).
-PATHS = ("paths.data_dir=", "paths.run_dir=", "paths.baselines_dir=")
-_COMPOSED: dict[tuple[str, ...], DictConfig] = {}
-
-
 def compose_cfg(*overrides: str) -> DictConfig:
-    """The shipped config with these overrides, as the entrypoint composes it."""
-    rest = tuple(o for o in overrides if not o.startswith(PATHS))
-    if rest not in _COMPOSED:
-        with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
-            _COMPOSED[rest] = compose("config", overrides=list(rest))
-    cfg = copy.deepcopy(_COMPOSED[rest])
-    for o in overrides:  # in order: a later value wins, as on the command line
-        if o.startswith(PATHS):
-            key, _, value = o.partition("=")
-            OmegaConf.update(cfg, key, value)
-    return cfg
+    """The shipped config with these overrides, composed as the entrypoint composes it."""
+    with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
 
 
 @pytest.fixture

@@ -44,7 +44,6 @@ TABLES = {
     "nomad_eval.data.distractors.GENERATED": "constant: the generated distractor sets",
     "nomad_eval.harness.system.TIER_KEYS": "constant: the settings each tier depends on",
     "nomad_eval.metrics.answer.measures.FEATURES": "constant: markdown features -> patterns",
-    "nomad_eval.metrics.answer.measures._REFUSALS": "constant: refusal phrases",
     "nomad_eval.report.html_charts.COLORS": "constant: chart colours",
     "nomad_eval.report.markdown.ATTACK_HEADER": "constant: a table's header",
     "nomad_eval.report.upstream.UPSTREAM_TO_OURS": "constant: upstream metric names -> ours",

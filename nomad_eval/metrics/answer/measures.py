@@ -159,7 +159,7 @@ REFUSAL = register(MetricSpec(
 
 # Each pattern is a statement about the speaker's knowledge or ability, so instructions that merely
 # contain a negation ("do not cover the burn", "don't have the victim stand") do not count as refusals.
-_REFUSALS = [
+_REFUSALS = (
     r"\bI (?:do not|don't|did not|didn't) have (?:any |enough |the |that |this )?"
     r"(?:information|details|data|knowledge)",
     r"\bI (?:do not|don't) know\b",
@@ -171,7 +171,7 @@ _REFUSALS = [
     r"\bI(?:'m| am) not sure\b",
     r"\bunable to (?:answer|find)\b",
     r"\b(?:outside|beyond) (?:the scope|what I)",
-]
+)
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _REFUSALS), re.IGNORECASE)
 
 
