@@ -96,15 +96,9 @@ def mean_intervals(rows: Sequence[Sequence[float] | Array], *, level: float = 0.
     # runs compare equal to Interval(0.0, 0.0)).
     varied = np.flatnonzero(np.ptp(data, axis=1) > 0)
     if len(varied):
-        # Equal rows (a suite's metrics often agree on every question) get equal intervals: each distinct row is
-        # resampled once. Several rows go through numpy's strided means, one row through its contiguous ones,
-        # which round differently in the last bits: rows that were several stay at least two.
-        distinct, index = np.unique(data[varied], axis=0, return_inverse=True)
-        if len(distinct) == 1 < len(varied):
-            distinct, index = data[varied[:2]], np.zeros(len(varied), dtype=np.intp)
-        low, high = _row_intervals(distinct, "BCa", level, resamples, seed)
-        for i, j in zip(varied, index.reshape(-1), strict=True):
-            out[i] = Interval(float(low[j]), float(high[j]), level)
+        low, high = _row_intervals(data[varied], "BCa", level, resamples, seed)
+        for i, lo, hi in zip(varied, low, high, strict=True):
+            out[i] = Interval(float(lo), float(hi), level)
     return out
 
 

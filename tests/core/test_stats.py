@@ -291,7 +291,7 @@ def test_sign_flip_rejects_a_true_null_at_its_level() -> None:
     assert 0.02 <= rejected <= 0.085, rejected
 
 
-def test_equal_rows_are_resampled_once_and_get_what_scipy_gives_every_row() -> None:
+def test_every_row_of_a_joint_bootstrap_gets_what_scipy_gives_it() -> None:
     rng = np.random.default_rng(8)
     distinct = [(rng.random(150) < 0.9).astype(float), rng.random(150).round(2), (rng.random(150) < 0.5).astype(float)]
     rows = [distinct[i % 3] for i in range(10)] + [np.full(150, 1.0)]
