@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,17 @@ from pathlib import Path
 import pytest
 
 from nomad_eval.base.paths import REPO
+
+
+def machine_venv(venv: Path, *flags: str) -> None:
+    """A fresh virtual environment that sees the packages the tests run with, as a user's venv made with
+    --system-site-packages sees the machine's. That flag alone reaches only the base interpreter's packages, not
+    those of the virtual environment the tests run in (`./dev` runs them in .venv), so a .pth file adds its
+    site-packages. Its own .pth files (the checkout's editable install) are not read that way."""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", *flags, str(venv)], check=True,
+                   timeout=120, capture_output=True)
+    (own,) = (venv / "lib").glob("python*/site-packages")
+    (own / "tests-environment.pth").write_text("".join(f"{p}\n" for p in site.getsitepackages()))
 
 
 def user_env() -> dict[str, str]:

@@ -7,14 +7,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from nomad_eval.cli.init import WORKFLOW, init_main
-from tests.cli.conftest import user_env
+from tests.cli.conftest import machine_venv, user_env
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow  # builds a wheel, makes a venv and runs the tool three times
@@ -47,7 +46,7 @@ def test_the_workflow_installs_and_passes_on_a_new_project(tmp_path: Path, wheel
     venv = tmp_path / "venv"
     # The machine's packages are visible (torch's CPU build, the MiniLM weights) so pip stays offline; the tool itself
     # comes only from the workflow's install step.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    machine_venv(venv)
     script = "\n".join(steps)
     run_env = {**env, **wf_env, "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}", "VIRTUAL_ENV": str(venv)}
     r = subprocess.run(["bash", "-e", "-c", script], cwd=kb, env=run_env, capture_output=True, text=True,

