@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -101,3 +102,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_sep("-", "fuzz inputs tried")
         for name, count in sorted(TRIED.items()):
             terminalreporter.write_line(f"{name}: {count}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (./dev test runs on every core) a worker hands its fuzz counts to the controller."""
+    from tests.fuzz_support import TRIED
+
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["fuzz_tried"] = dict(TRIED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The controller adds up the workers' fuzz counts for the summary above."""
+    from tests.fuzz_support import TRIED
+
+    for name, count in getattr(node, "workeroutput", {}).get("fuzz_tried", {}).items():
+        TRIED[name] = TRIED.get(name, 0) + count
