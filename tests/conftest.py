@@ -25,6 +25,19 @@ FIXTURES = Path(__file__).parent / "fixtures"
 MINI = [f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={FIXTURES / 'goldens'}", "suite=mini"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """On every core (./dev test), each worker runs on cores of its own. The models size their threads by the cores
+    a process may use (base/cpus.py); two workers that each take every core make llama.cpp's and torch's waiting
+    threads spin against each other's work."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    i, n = int(workerinput["workerid"].removeprefix("gw")), int(workerinput["workercount"])
+    if n > 1 and len(cores) > 1:
+        os.sched_setaffinity(0, cores[i % len(cores)::n] or cores)
+
+
 @pytest.fixture(scope="session")
 def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One embedding cache for the session, so MiniLM embeds each distinct text once."""

@@ -60,8 +60,8 @@ class MiniLMEmbedder:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
 
         if self.threads:
             import torch

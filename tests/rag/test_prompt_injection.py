@@ -21,6 +21,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import DECLINE
+from nomad_eval.base.cpus import available_cores
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
@@ -177,7 +178,7 @@ def test_smollm2_prompts_keep_passages_out_of_the_system_message(make_cfg: Calla
                                                                  record_property: Callable[[str, object], None]
                                                                  ) -> None:
     """The real SmolLM2 behind a loopback server, so every request the tier makes is seen as sent."""
-    smol = build("model", "smollm2", threads=2)  # two threads: the tier's token probes dominate this test's time
+    smol = build("model", "smollm2", threads=available_cores())  # every core it may use: probes dominate its time
     sent: list[dict[str, Any]] = []
 
     def answer(body: dict[str, Any]) -> str:
