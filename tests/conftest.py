@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     i, n = int(workerinput["workerid"].removeprefix("gw")), int(workerinput["workercount"])
     if n > 1 and len(cores) > 1:
         with contextlib.suppress(OSError):  # a sandbox that refuses it: the worker keeps every core
-            os.sched_setaffinity(0, cores[i % len(cores)::n] or cores)
+            os.sched_setaffinity(0, cores[i % len(cores)::n])
 
 
 @pytest.fixture(scope="session")

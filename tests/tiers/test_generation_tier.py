@@ -14,7 +14,6 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.llamacpp import smollm2_path
-from nomad_eval.base.cpus import available_cores
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
@@ -137,7 +136,7 @@ Chat = Callable[[list[dict[str, str]], dict[str, Any]], tuple[str, int, int]]
 def smol_chat() -> Chat:
     """The real SmolLM2 as the loopback server's model, loaded once for the module."""
     needs_smollm2()
-    smol = build("model", "smollm2", threads=available_cores())
+    smol = build("model", "smollm2")
 
     def chat(messages: list[dict[str, str]], options: dict[str, Any]) -> tuple[str, int, int]:
         r = smol.chat(messages, ChatOptions(options.get("temperature", 0.0), options.get("seed", 0),
