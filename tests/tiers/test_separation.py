@@ -125,13 +125,20 @@ def test_counted_figures_are_those_of_the_listed_values() -> None:
     q, c, docs, relevant = _corpus(150, 6000)
     rel, irr = split_cosines(q, c, docs, relevant)
     want = _by_hand(q, c, docs, relevant)
+    step = 1e-5  # the histogram's rounding step
     for label, got in (("relevant", rel), ("irrelevant", irr)):
-        assert np.array_equal(got.bins().repeat(got.counts), np.sort(want[label])), label  # the same values
+        listed = got.bins().repeat(got.counts)
+        # The same values as one whole-matrix product, within one rounding step: the tiles sum float32 products in
+        # another order, and a value that lands on a rounding edge may round to the neighbouring step on some CPUs.
+        by_hand = np.sort(want[label])
+        assert len(listed) == len(by_hand), label
+        assert np.max(np.abs(listed - by_hand)) <= step * 1.01, label
+        assert np.mean(listed != by_hand) < 1e-3, label  # edge cases are rare, not a systematic shift
+        # The row's figures are exactly those of the values it counted.
         row = separation_row("raw cosine (every chunk)", "threshold", label, distribution(_json(rounded(got))))
-        v = want[label]
-        assert row.count == len(v) and (row.min, row.max) == (v.min(), v.max())
-        assert row.mean == pytest.approx(v.mean(), abs=1e-12)
-        assert [row.p10, row.median, row.p90] == pytest.approx(list(np.quantile(v, [0.1, 0.5, 0.9])), abs=1e-12)
+        assert row.count == len(listed) and (row.min, row.max) == (listed.min(), listed.max())
+        assert row.mean == pytest.approx(listed.mean(), abs=1e-12)
+        assert [row.p10, row.median, row.p90] == pytest.approx(list(np.quantile(listed, [0.1, 0.5, 0.9])), abs=1e-12)
     # One entry per distinct rounded value, at most 200,001 for a cosine whatever the pairs.
     assert len(_json(rounded(irr))["values"]) < len(want["irrelevant"]) / 5
 
