@@ -1,11 +1,13 @@
 """tier=promote: file a run as the baseline for its fingerprint, protecting the baseline it replaces.
 
 Shows each headline metric old → new, and refuses (unless promote.force=true) a run that failed, broke a floor,
-or regresses against the baseline compare would have used for it.
+or regresses against the baseline compare would have used for it. `promote.run=latest` takes the newest finished
+run of `promote.tier` and the suite under the run folders (`browse.roots`), so CI on main needs no path.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -13,10 +15,14 @@ from rich.markup import escape
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.runfolder import MANIFEST, problem
 from nomad_eval.report.baseline import load_run, promote
 from nomad_eval.report.gate import configured_floors, run_floors
 from nomad_eval.report.markdown import fmt
-from nomad_eval.tiers.finish import decide
+from nomad_eval.tiers.browse import find_reports
+from nomad_eval.tiers.finish import PROMOTE_HINT, decide
+
+LATEST = "latest"
 
 
 def objections(cfg: DictConfig, run: Path) -> list[str]:
@@ -34,7 +40,9 @@ def objections(cfg: DictConfig, run: Path) -> list[str]:
     outcome = decide(cfg, report, cases, floors=False, compare=True)
     g = outcome.gate
     if g.verdict == "not comparable":
-        console.print(f"no baseline to protect: {escape(g.cause)}", markup=False)
+        # The cause's next step is to promote, which is what this is doing: it is left out.
+        first = g.cause.replace(f"; {PROMOTE_HINT}", "")
+        console.print(f"no baseline this run compares with, so none to protect ({first}); filing it", markup=False)
         return out
     console.print(f"replacing, as the suite's reference, {escape(g.baseline or '')} "
                   f"({escape(g.baseline_reason or '')})")
@@ -45,10 +53,32 @@ def objections(cfg: DictConfig, run: Path) -> list[str]:
     return out
 
 
+def latest(roots: list[Path], tier: str, suite: str) -> Path:
+    """The newest run folder under `roots` of this tier and suite that finished and is whole (its manifest holds)."""
+    for report in find_reports(roots, limit=10_000):  # newest first
+        try:
+            raw = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(raw, dict) or raw.get("status") != "ok" or raw.get("tier") != tier \
+                or not isinstance(ident := raw.get("identity"), dict) or ident.get("suite") != suite:
+            continue
+        # A run's manifest is written last: without one it was cut short (or predates manifests: name it).
+        if not (report.parent / MANIFEST).is_file() or problem(report.parent) is not None:
+            continue
+        return report.parent
+    raise NomadError(f"promote.run=latest: no finished {tier} run of suite {suite!r} under "
+                     f"{', '.join(map(str, roots))}; run one (`nomad-eval tier={tier} suite={suite}`) or name it "
+                     "with promote.run=<run dir>", 2)
+
+
 def run(cfg: DictConfig) -> int:
     if not cfg.promote.get("run"):
-        raise NomadError("tier=promote needs promote.run=<run dir or report.json>", 2)
+        raise NomadError("tier=promote needs promote.run=<run dir or report.json> (or promote.run=latest)", 2)
     run_path = Path(cfg.promote.run)
+    if str(cfg.promote.run) == LATEST:
+        run_path = latest([Path(str(r)) for r in cfg.browse.roots], str(cfg.promote.tier), str(cfg.suite))
+        console.print(f"promote.run=latest: {run_path}", markup=False, highlight=False)
     found = objections(cfg, run_path.parent if run_path.name == "report.json" else run_path)  # or upstream's file
     if found and not cfg.promote.get("force"):
         raise NomadError("promote refused: " + "; ".join(found) + "; if this is intended (the drop is accepted), "
@@ -57,5 +87,5 @@ def run(cfg: DictConfig) -> int:
         console.print(f"[yellow]promoted despite:[/] {escape(line)}")
     variant = cfg.promote.get("variant")  # Hydra reads `promote.variant=2` as a number; a name is text
     target = promote(run_path, Path(cfg.paths.baselines_dir), None if variant is None else str(variant))
-    console.print(f"promoted {cfg.promote.run} to {target}; commit it to make it the CI baseline")
+    console.print(f"promoted {run_path} to {target}; commit it to make it the CI baseline")
     return 0
