@@ -38,9 +38,13 @@ class AppRequest:
     url: str
     body: Any
 
-    def key(self, app: Mapping[str, Any], repeat: int) -> str:
-        blob = json.dumps({"app": app, "method": self.method, "url": self.url, "body": self.body, "r": repeat},
-                          sort_keys=True, ensure_ascii=False)
+    def key(self, app: Mapping[str, Any], repeat: int, run: str | None = None) -> str:
+        """The request's cache key; with `run`, the key of this request's answer within that run alone (what a
+        resumed run reads back), without it the key any run shares (read only with an explicit cache=true)."""
+        ident: dict[str, Any] = {"app": app, "method": self.method, "url": self.url, "body": self.body, "r": repeat}
+        if run is not None:
+            ident["run"] = run
+        blob = json.dumps(ident, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -150,7 +154,8 @@ class HttpApp:
         left = (self._ends_at or time.monotonic()) - time.monotonic()
         if left <= 0:
             raise NomadError(f"{where}: app.deadline of {self.deadline:g} s passed before every golden was answered "
-                             "(the answers so far are cached: run again, or raise app.deadline)")
+                             "(the answers so far are kept: run again with resume=true and the same "
+                             "paths.run_dir, or raise app.deadline)")
         return left
 
     def _once(self, req: AppRequest, where: str) -> tuple[Any, float]:

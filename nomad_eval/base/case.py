@@ -49,6 +49,7 @@ class Case(TypedDict, total=False):
     estimated_prompt_tokens: int  # as the context budget planned them
     completion_tokens: int | None  # app: as the app counted them
     latency_ms: float | None  # app: its answer's latency
+    answered_from: str  # app: "resumed" (kept by this run before it was interrupted) or "cache" (cache=true)
     elided_history: int  # conversation messages the budget left out
     dropped_chunks: int  # passages the budget left out
     attack: dict[str, Any]  # attack suites: the golden's attack (family, planted documents, success patterns)

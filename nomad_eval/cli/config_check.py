@@ -40,7 +40,7 @@ class PlainKeys(_Keys):
     ablate: Bool
     verbose: Bool
     quiet: Bool
-    cache: Bool
+    cache: Bool | None
     resume: Bool
 
 

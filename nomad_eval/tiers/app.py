@@ -11,8 +11,10 @@ measure and no retrieval-miss cause; the harness's prompt-budget measures do not
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -20,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from nomad_eval.backends.http_app import AppReply, HttpApp
 from nomad_eval.backends.response_cache import AppResponseCache, ResponseCache
 from nomad_eval.base.case import Case
-from nomad_eval.base.console import map_in_order
+from nomad_eval.base.console import err_console, map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
@@ -44,6 +46,9 @@ MODE = "e2e"  # the app retrieves and answers by itself: end to end
 NOT_APPLICABLE = ("history_elided_rate", "chunks_dropped_rate", "prompt_token_error")
 KINDS = ("answers", "http")  # app=answers reads a file, app=http asks the endpoint
 OUTPUTS_FILE = "app_outputs.jsonl"  # the app's outputs as read or received, in the schema app=answers reads
+APP_CACHE = "app_responses.sqlite"  # in paths.data_dir
+CACHED_LABELS = MappingProxyType({"resumed": "kept from this run before it was interrupted (resume=true)",
+                                  "cache": "read from the response cache (cache=true), not asked of the app"})
 
 
 def run(cfg: DictConfig) -> int:
@@ -64,6 +69,9 @@ def run(cfg: DictConfig) -> int:
     by_id = {g.id: g for g in goldens}
     ks = retrieval_ks(cfg)
     cases = [case(by_id[rec.id], rec, ks) for rec in records]
+    for c in cases:
+        if (source := outputs.cached.get((c["id"], c["repeat"]))) is not None:
+            c["answered_from"] = source
     unstable = mark_unstable(cases)
     judges = _judges(cfg, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
@@ -124,7 +132,7 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
 
 def _judges(cfg: DictConfig, cases: list[Case], passages: list[list[str]], data_dir: Path
             ) -> dict[str, dict[str, Any]]:
-    cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache and cfg.judge.rubrics else None
+    cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache is not False and cfg.judge.rubrics else None
     try:
         return judge_all(cfg, cases, passages, cache)
     finally:
@@ -173,6 +181,7 @@ class Outputs:
     repeats: int
     calls: int = 0
     cache_hits: int = 0
+    cached: dict[tuple[str, int], str] = field(default_factory=dict)  # (id, repeat) -> "resumed" or "cache"
 
 
 def app_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -195,37 +204,80 @@ def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[
         records = {k: v for k, v in records.items() if k[0] in wanted}
         return Outputs(records, repeats_of(records))
     app = HttpApp(**{k: v for k, v in settings.items() if k != "kind"})
-    cache = AppResponseCache(data_dir / "app_responses.sqlite") if cfg.cache else None
+    use = CacheUse(str(run_dir(cfg.paths.run_dir).resolve()), bool(cfg.resume), cfg.cache is True)
+    if use.reuse:
+        err_console.print(f"cache=true: answers of earlier runs are read from {data_dir / APP_CACHE}, so an app "
+                          "redeployed at the same URL is not asked again for them (the default asks it every time)",
+                          markup=False)
+    cache = AppResponseCache(data_dir / APP_CACHE) if cfg.cache is not False else None
     try:
-        return ask_all(app, cache, goldens, max(1, int(cfg.repeats)), bool(cfg.quiet))
+        out = ask_all(app, cache, use, goldens, max(1, int(cfg.repeats)), bool(cfg.quiet))
     finally:
         app.close()
         if cache is not None:
             cache.close()
+    if out.cached:
+        sources = Counter(out.cached.values())
+        err_console.print(f"app: {out.calls} answer(s) asked of the app, " + ", ".join(
+            f"{n} {CACHED_LABELS[s]}" for s, n in sorted(sources.items())), markup=False)
+    return out
 
 
-def ask_all(app: HttpApp, cache: AppResponseCache | None, goldens: list[Golden], repeats: int, quiet: bool
-            ) -> Outputs:
-    """Each golden asked `repeats` times, up to app.concurrency requests at once, within app.deadline."""
+@dataclass(frozen=True)
+class CacheUse:
+    """Which of the app's cached answers a run may read. A new run reads none: the app under test answers every
+    golden and repeat. `resume`: this run's own answers (kept under its run folder) from before it was interrupted;
+    `reuse` (an explicit cache=true): any earlier run's."""
+
+    run: str
+    resume: bool
+    reuse: bool
+
+
+def _cached(cache: AppResponseCache | None, use: CacheUse, app: HttpApp, g: Golden, keys: tuple[str, str]
+            ) -> tuple[AppReply, str] | None:
+    """The cached reply this run may use and where it came from; a row that no longer parses is asked again."""
+    if cache is None:
+        return None
+    for source, key, allowed in (("resumed", keys[0], use.resume), ("cache", keys[1], use.reuse)):
+        hit = cache.get(key) if allowed else None
+        if hit is not None:
+            try:
+                return app.parse(hit[0], hit[1], g.id), source
+            except NomadError:
+                continue
+    return None
+
+
+def ask_all(app: HttpApp, cache: AppResponseCache | None, use: CacheUse, goldens: list[Golden], repeats: int,
+            quiet: bool) -> Outputs:
+    """Each golden asked `repeats` times, up to app.concurrency requests at once, within app.deadline. Only a
+    response that parses into an answer is cached (a null answer or a 200 carrying an error is asked again)."""
     tasks = [(g, r) for g in goldens for r in range(repeats)]
     ident = app.identity()
     out = Outputs({}, repeats)
     app.open()
 
-    def one(task: tuple[Golden, int]) -> tuple[AppOutput, bool]:
+    def one(task: tuple[Golden, int]) -> tuple[AppOutput, str | None]:
         g, r = task
         req = app.request(g.id, g.final_query, g.history)
-        key = req.key(ident, r)
-        hit = cache.get(key) if cache is not None else None
-        response, latency = hit if hit is not None else app.send(req)
-        if hit is None and cache is not None:
-            cache.put(key, response, latency)
-        return output(g.id, r, app.parse(response, latency, g.id)), hit is not None
+        keys = (req.key(ident, r, use.run), req.key(ident, r))
+        hit = _cached(cache, use, app, g, keys)
+        if hit is not None:
+            return output(g.id, r, hit[0]), hit[1]
+        response, latency = app.send(req)
+        reply = app.parse(response, latency, g.id)
+        if cache is not None:
+            for key in keys:
+                cache.put(key, response, latency)
+        return output(g.id, r, reply), None
 
-    for rec, cached in map_in_order(one, tasks, app.concurrency, f"asking the app ({app.name})", quiet):
+    for rec, source in map_in_order(one, tasks, app.concurrency, f"asking the app ({app.name})", quiet):
         out.records[(rec.id, rec.repeat)] = rec
-        out.cache_hits += cached
-        out.calls += not cached
+        if source is not None:
+            out.cached[(rec.id, rec.repeat)] = source
+        out.cache_hits += source is not None
+        out.calls += source is None
     return out
 
 

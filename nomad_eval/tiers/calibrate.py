@@ -208,7 +208,7 @@ def run(cfg: DictConfig) -> int:
     rubric, labels_path, labels = _rubric_and_labels(cfg)
     ref = labels_ref(labels_path)  # hashed before judging: the labels the verdicts were compared with
     repeats = max(1, int(cfg.calibrate.repeats))
-    cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.cache else None
+    cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.cache is not False else None
     chat = judge_chat(judge_settings(cfg), cache)
     judge_id = judge_identity(chat.identity())
     cost: dict[str, dict[str, float]] = {}

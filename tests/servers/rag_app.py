@@ -3,7 +3,8 @@
 It stands in for the app under evaluation, so it is scripted: each known question has its answer and the
 documents it retrieves. Plantable faults, as a deploy could bring them: `drop_contexts` (retrieval returns
 nothing, so the app declines), `wrong_topic` (questions about one document answered wrongly), `fail_first`
-(the first N requests answer 503), `delay` (seconds before each answer). `requests` counts what reached it.
+(the first N requests answer 503), `delay` (seconds before each answer), `broken` (a null answer, or a 200
+carrying an error). `requests` counts what reached it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Script:
     wrong_topic: str | None = None
     fail_first: int = 0
     delay: float = 0.0
+    broken: str | None = None                  # "null": a null answer; "error": a 200 carrying {"error": ...}
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     in_flight: int = 0
@@ -36,6 +38,8 @@ class Script:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self.broken == "error":
+            return {"error": "the index is being rebuilt"}
         query = str(body.get("query"))
         answer, docs = self.answers.get(query, (DECLINE, []))
         word = self.needs_history.get(query)
@@ -45,7 +49,7 @@ class Script:
             answer, docs = DECLINE, []
         if self.wrong_topic and self.wrong_topic in docs:
             answer = "About half an hour, I believe."
-        return {"result": {"answer": answer},
+        return {"result": {"answer": None if self.broken == "null" else answer},
                 "contexts": [{"doc_id": d, "text": self.corpus[d]} for d in docs],
                 "usage": {"prompt_tokens": 100 + len(query), "completion_tokens": len(answer) // 4}}
 

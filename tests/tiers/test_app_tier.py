@@ -71,7 +71,7 @@ def test_http_app_is_scored_promoted_compared_and_gated(tmp_path: Path) -> None:
         assert _read(tmp_path / "same")[0]["gate"]["verdict"] == "pass"
 
         script.wrong_topic = "kettle-descaling"  # planted: both kettle questions answered wrongly
-        assert _code(_cfg(tmp_path, "wrong", *ci, "cache=false")) == 1
+        assert _code(_cfg(tmp_path, "wrong", *ci)) == 1
         gate = _read(tmp_path / "wrong")[0]["gate"]
         assert gate["verdict"] == "regression"
         failed = next(x for x in gate["metrics"] if x["name"] == "e2e.correctness")
@@ -80,7 +80,7 @@ def test_http_app_is_scored_promoted_compared_and_gated(tmp_path: Path) -> None:
         assert "mini-01" in (tmp_path / "wrong" / "junit.xml").read_text()
 
         script.wrong_topic, script.drop_contexts = None, True  # planted: retrieval returns nothing
-        assert _code(_cfg(tmp_path, "dropped", *ci, "cache=false")) == 1
+        assert _code(_cfg(tmp_path, "dropped", *ci)) == 1
         report, cases = _read(tmp_path / "dropped")
         assert report["gate"]["verdict"] == "regression"
         assert report["metrics"]["e2e.recall@5"] == 0.0
@@ -102,17 +102,69 @@ def test_the_outputs_file_of_an_http_run_reads_back_to_identical_metrics(tmp_pat
     assert len(a_cases) == 16 and a["counts"]["repeats"] == b["counts"]["repeats"] == 2
 
 
-def test_a_rerun_is_answered_from_the_request_cache(tmp_path: Path) -> None:
+def test_every_run_asks_the_app_and_only_an_explicit_cache_true_reads_earlier_answers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = _script()
     with serve(script) as url:
         assert _code(_cfg(tmp_path, "one", *HTTP, f"app.url={url}")) == 0
         assert len(script.requests) == 8
         assert _code(_cfg(tmp_path, "two", *HTTP, f"app.url={url}")) == 0
-        assert len(script.requests) == 8  # every request was cached
-        assert _read(tmp_path / "two")[0]["counts"]["cache_hits"] == 8
-        assert _code(_cfg(tmp_path, "three", *HTTP, f"app.url={url}", "+app.body.lang=en")) == 0
-        assert len(script.requests) == 16  # another body is another request
-        assert _read(tmp_path / "one")[0]["metrics"] == _read(tmp_path / "two")[0]["metrics"]
+        assert len(script.requests) == 16  # the system under test is asked again, never replayed
+        assert _read(tmp_path / "two")[0]["counts"]["cache_hits"] == 0
+        capsys.readouterr()
+        assert _code(_cfg(tmp_path, "three", *HTTP, f"app.url={url}", "cache=true")) == 0
+        assert len(script.requests) == 16  # asked for: every answer from the cache, and said so
+        report, cases = _read(tmp_path / "three")
+        assert report["counts"]["cache_hits"] == 8 and {c["answered_from"] for c in cases} == {"cache"}
+        err = capsys.readouterr().err
+        assert "cache=true: answers of earlier runs are read" in err and "8 read from the response cache" in err
+        assert "answered_from" not in _read(tmp_path / "two")[1][0]
+        assert _read(tmp_path / "one")[0]["metrics"] == _read(tmp_path / "three")[0]["metrics"]
+
+
+def test_a_redeployed_app_at_the_same_url_fails_the_default_gate(tmp_path: Path) -> None:
+    script = _script()
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "first", *HTTP, f"app.url={url}")) == 0
+        assert _code(_cfg(tmp_path, "promote", "tier=promote", f"promote.run={tmp_path / 'first'}")) == 0
+        script.wrong_topic = "kettle-descaling"  # redeployed: the kettle questions now answered wrongly
+        assert _code(_cfg(tmp_path, "after", *HTTP, f"app.url={url}", "compare.after_run=true")) == 1
+    failed = next(x for x in _read(tmp_path / "after")[0]["gate"]["metrics"] if x["name"] == "e2e.correctness")
+    assert "e2e:mini-01" in failed["reason"] and "e2e:mini-08" in failed["reason"]
+
+
+def test_a_resumed_run_asks_the_app_only_for_what_is_missing(tmp_path: Path) -> None:
+    script = _script()
+    script.delay = 0.4
+    with serve(script) as url:
+        # Interrupted by its deadline after some answers: the same run folder with resume=true asks only the rest.
+        assert _code(_cfg(tmp_path, "run", *HTTP, f"app.url={url}", "app.concurrency=1", "app.deadline=1.5")) == 1
+        asked = len(script.requests)
+        assert 1 <= asked < 8
+        script.delay = 0.0
+        assert _code(_cfg(tmp_path, "run", *HTTP, f"app.url={url}", "resume=true")) == 0
+        report, cases = _read(tmp_path / "run")
+        kept = report["counts"]["cache_hits"]
+        assert len(script.requests) - asked == report["counts"]["model_calls"] == 8 - kept  # only the missing
+        assert sum(c.get("answered_from") == "resumed" for c in cases) == report["counts"]["cache_hits"] >= 1
+        # Another run folder resumes nothing: every golden is asked.
+        before = len(script.requests)
+        assert _code(_cfg(tmp_path, "other", *HTTP, f"app.url={url}", "resume=true")) == 0
+        assert len(script.requests) == before + 8
+
+
+def test_a_null_answer_or_an_error_body_is_never_cached(tmp_path: Path) -> None:
+    script = _script()
+    with serve(script) as url:
+        script.broken = "null"
+        assert _code(_cfg(tmp_path, "null", *HTTP, f"app.url={url}", "cache=true")) == 1
+        script.broken = "error"
+        assert _code(_cfg(tmp_path, "error", *HTTP, f"app.url={url}", "cache=true")) == 1
+        script.broken = None  # recovered: even with cache=true every golden is asked again, and passes
+        before = len(script.requests)
+        assert _code(_cfg(tmp_path, "healthy", *HTTP, f"app.url={url}", "cache=true")) == 0
+    assert len(script.requests) - before == 8
+    assert _read(tmp_path / "healthy")[0]["metrics"]["e2e.correctness"] == 1.0
 
 
 def test_secret_headers_reach_the_app_and_are_written_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -195,7 +247,7 @@ def test_a_project_gates_its_app_with_its_own_ci_experiment(tmp_path: Path) -> N
         same = run_cli("+experiment=ci", "paths.run_dir=runs/same", cwd=project)
         assert same.returncode == 0 and "verdict: pass" in same.stdout, same.stdout + same.stderr
         script.wrong_topic = "lantern-batteries"  # planted: the lantern questions answered wrongly
-        wrong = run_cli("+experiment=ci", "paths.run_dir=runs/wrong", "cache=false", cwd=project)
+        wrong = run_cli("+experiment=ci", "paths.run_dir=runs/wrong", cwd=project)  # the default asks the app
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
     assert "regression" in wrong.stderr and "e2e:mini-02" in wrong.stderr and "e2e:mini-07" in wrong.stderr
     assert "mini-02" in (project / "runs" / "wrong" / "junit.xml").read_text()
