@@ -57,7 +57,7 @@ def test_a_bad_value_is_refused_by_key(make_cfg: Callable[..., DictConfig], over
 
 
 def test_an_interpolation_is_checked_as_the_value_it_resolves_to(make_cfg: Callable[..., DictConfig]) -> None:
-    check_config(make_cfg(*MINI, "seed=${repeats}"))
+    check_config(make_cfg(*MINI, "seed=${sample_repeats}"))
     with pytest.raises(NomadError, match=r"stats.resamples=0: Input should be greater than or equal to 1"):
         check_config(make_cfg(*MINI, "stats.resamples=${oc.decode:'0'}"))
     with pytest.raises(NomadError, match=r"pipeline.top_k='\$\{oc.env:NOMAD_UNSET_FOR_TEST\}': Input should be"):

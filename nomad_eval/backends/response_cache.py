@@ -108,6 +108,12 @@ class CachedChat:
     def identity(self) -> dict[str, Any]:
         return self.model.identity()
 
+    def cached(self, messages: list[Message], options: ChatOptions, repeat: int) -> ChatResult | None:
+        """The answer the cache holds for this call, without asking the model or counting a hit."""
+        if self.cache is None:
+            return None
+        return self.cache.get(response_key(self.model.identity(), messages, options.as_dict(), repeat))
+
     def chat(self, messages: list[Message], options: ChatOptions, repeat: int) -> ChatResult:
         key = response_key(self.model.identity(), messages, options.as_dict(), repeat)
         if self.cache is not None:

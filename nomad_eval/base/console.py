@@ -116,7 +116,8 @@ def progress_bar(description: str, total: int, quiet: bool = False) -> Iterator[
 
 def map_in_order(fn: Callable[[T], R], tasks: Sequence[T], workers: int, label: str, quiet: bool) -> list[R]:
     """`fn` over `tasks`, up to `workers` calls at once, the results in the order of `tasks`, with a progress bar
-    counting them. The first failure (or Ctrl-C) stops the rest; what finished stays where `fn` put it (a cache)."""
+    counting them. The first failure stops the rest; what finished stays where `fn` put it (a cache). Ctrl-C says
+    so at once and stops once the calls under way return; a second Ctrl-C stops the process then and there."""
     from concurrent.futures import ThreadPoolExecutor
 
     out: list[R] = []
@@ -125,10 +126,39 @@ def map_in_order(fn: Callable[[T], R], tasks: Sequence[T], workers: int, label: 
             for result in pool.map(fn, tasks):
                 out.append(result)
                 prog.advance(prog.task_ids[0])
+        except KeyboardInterrupt:
+            err_console.print("stopping after the current answer (Ctrl-C again stops at once)", markup=False)
+            with _second_interrupt_exits():
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     return out
+
+
+@contextmanager
+def _second_interrupt_exits() -> Iterator[None]:
+    """While the calls under way finish, Ctrl-C ends the process at once: a worker thread inside a model call
+    cannot be interrupted, and the interpreter would wait for it on the way out. Every finished answer is
+    already committed to its cache."""
+    import signal
+    import sys
+    import threading
+
+    def now(signum: int, frame: object) -> None:
+        sys.stderr.write("stopped\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, now)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def timed_load(what: str, load: Callable[[], object], quiet: bool = False) -> None:

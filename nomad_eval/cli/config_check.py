@@ -33,7 +33,8 @@ class _Keys(BaseModel):
 
 class PlainKeys(_Keys):
     threshold: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None
-    repeats: Count
+    repeats: Count | None
+    sample_repeats: Count
     seed: Annotated[int, Strict(), Field(ge=0)]  # numpy's generators refuse a negative seed
     limit: Count | None
     tags: list[Annotated[str, Strict()]]

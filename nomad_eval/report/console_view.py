@@ -140,6 +140,8 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
                   f"results in {run_dir}")
+    if r.repeats_reason:
+        console.print(f"repeats {r.counts.get('repeats')}: {r.repeats_reason}", markup=False)
 
 
 def _generation_table(r: Report) -> Table:

@@ -115,6 +115,8 @@ def generation_markdown(r: Report) -> str:
     if r.unstable:
         lines += ["## Unstable questions (repeats disagree: counted in instability)", "", ", ".join(r.unstable), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
+    if r.repeats_reason:
+        lines += [f"Repeats: {r.counts.get('repeats')}, {r.repeats_reason}.", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -203,6 +203,7 @@ class Report(BaseModel):
     # Each tag's n and 95% interval for the columns its tables show (report/markdown.tag_columns).
     intervals_by_tag: dict[str, dict[str, MetricInterval]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
+    repeats_reason: str | None = None  # generation: why each prompt got `counts.repeats` answers
     separation: list[SeparationRow] = Field(default_factory=list)
     ablation: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     # Generation: where the points went, the mock ceiling on the same prompts, questions that flip.

@@ -211,7 +211,9 @@ def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[
                           markup=False)
     cache = AppResponseCache(data_dir / APP_CACHE) if cfg.cache is not False else None
     try:
-        out = ask_all(app, cache, use, goldens, max(1, int(cfg.repeats)), bool(cfg.quiet))
+        # The app's own variation is unknown (it is the system under test), so a null `repeats` samples it.
+        repeats = int(cfg.sample_repeats if cfg.repeats is None else cfg.repeats)
+        out = ask_all(app, cache, use, goldens, max(1, repeats), bool(cfg.quiet))
     finally:
         app.close()
         if cache is not None:

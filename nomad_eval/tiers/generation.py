@@ -91,9 +91,40 @@ def prompt_context(p: Plan) -> str:
         m["content"] for m in p.messages[1:-1])
 
 
+def repeat_options(options: ChatOptions, repeat: int) -> ChatOptions:
+    """A repeat's options: its own seed (`seed + repeat`), so sampled repeats are independent and reproducible."""
+    return ChatOptions(options.temperature, options.seed + repeat, options.max_tokens)
+
+
 def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tuple[str, str, int | None]:
     result = chat.chat(p.messages, options, repeat)
     return result.text, strip_reasoning(result.text), result.prompt_tokens
+
+
+def _known_to_vary(chat: CachedChat, p: Plan, options: ChatOptions, repeats: int) -> bool:
+    """The response cache holds two different answers of this backend to this prompt, from two of its repeats."""
+    texts = {hit.text for r in range(repeats) if (hit := chat.cached(p.messages, repeat_options(options, r), r))}
+    return len(texts) > 1
+
+
+def repeats_for(cfg: DictConfig, chat: CachedChat, options: ChatOptions, plans: list[Plan]) -> tuple[int, str]:
+    """How many answers each prompt gets, and why. `repeats=N` asks N. Left null, greedy decoding (temperature 0)
+    asks once, since a repeat of the same prompt would return the same answer, unless this backend is known to
+    vary: the response cache already holds differing answers of it to one of these prompts from earlier repeats
+    (a server that batches requests can break greedy ties differently). Sampled answers always get
+    `sample_repeats`."""
+    if cfg.repeats is not None:
+        n = max(1, int(cfg.repeats))
+        return n, f"repeats={n} as set"
+    n = int(cfg.sample_repeats)
+    if options.temperature > 0:
+        return n, f"temperature {options.temperature:g} samples: sample_repeats={n} answers per prompt"
+    varied = sum(_known_to_vary(chat, p, options, n) for p in plans)
+    if varied:
+        return n, (f"temperature 0, but this backend is known to vary: its cached answers differ between repeats "
+                   f"for {varied} of {len(plans)} prompts, so sample_repeats={n}")
+    return 1, ("temperature 0 and the backend is not known to vary (no cached answer of it differs between "
+               "repeats): one answer per prompt; repeats=N asks N")
 
 
 @dataclass
@@ -125,7 +156,7 @@ def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bo
     """Each (plan, repeat) answered, in the model's concurrency, returned in the order of `work`."""
     def one(task: tuple[Plan, int]) -> tuple[str, str, int | None]:
         p, r = task
-        return _answer(s.chat, p, ChatOptions(s.options.temperature, s.options.seed + r, s.options.max_tokens), r)
+        return _answer(s.chat, p, repeat_options(s.options, r), r)
 
     return map_in_order(one, work, int(s.model.concurrency), label, quiet)
 
@@ -149,7 +180,6 @@ def run(cfg: DictConfig) -> int:
     modes = [str(m) for m in cfg.mode.modes]
     if unknown := set(modes) - set(MODES):
         raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
-    repeats = max(1, int(cfg.repeats))
     out = run_dir(cfg.paths.run_dir)
     check_judge_gates(judge_settings(cfg))  # an uncalibrated judge in a gate is refused before any model time is spent
     s = open_chat(cfg, rt, "generation")
@@ -160,8 +190,10 @@ def run(cfg: DictConfig) -> int:
     contexts = _contexts(cfg, rt, modes, s, tracer)
     timings["retrieval"] = time.perf_counter() - t0
 
-    w = _Work(goldens, modes, contexts, {(gi, mode): plan_prompt(goldens[gi], contexts[gi].passages(mode), s, cfg, est)
-                                         for gi in range(len(goldens)) for mode in modes},
+    plans = {(gi, mode): plan_prompt(goldens[gi], contexts[gi].passages(mode), s, cfg, est)
+             for gi in range(len(goldens)) for mode in modes}
+    repeats, why = repeats_for(cfg, s.chat, s.options, list(plans.values()))
+    w = _Work(goldens, modes, contexts, plans,
               [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)])
     t = time.perf_counter()
     answers = answer_all(s, [(w.plans[(gi, mode)], r) for gi, mode, r in w.tasks], f"generating ({s.model.name})",
@@ -176,6 +208,7 @@ def run(cfg: DictConfig) -> int:
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
+    report.repeats_reason = why
     if judges:
         report.judge_corrected = corrected_judges(cfg, report, cases, out)
     timings["total"] = time.perf_counter() - t0
@@ -241,7 +274,8 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
     ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
                                                       "judges": [r.key for r in rubrics(judge_settings(cfg))]})
     # model.num_ctx: null (model=smollm2) is the model file's own context: the report names the number used.
-    system = system_settings(rt.resolved_config(), "generation") | {"model.num_ctx": str(s.model.num_ctx)}
+    system = system_settings(rt.resolved_config(), "generation") | {"model.num_ctx": str(s.model.num_ctx),
+                                                                      "repeats": str(repeats)}
     return Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
         system=system,

@@ -45,6 +45,7 @@ from nomad_eval.tiers.generation import (
     open_chat,
     plan_prompt,
     prompt_context,
+    repeats_for,
 )
 from nomad_eval.tiers.generation_cases import score_case
 from nomad_eval.tiers.generation_context import _passage, oracle_passages
@@ -135,7 +136,6 @@ def run(cfg: DictConfig) -> int:
     rt = runtime(cfg)
     n = int(cfg.tier.passages)
     positions = _positions(cfg, n)
-    repeats = max(1, int(cfg.repeats))
     out = run_dir(cfg.paths.run_dir)
     s = open_chat(cfg, rt, "position")
     skipped: dict[str, list[str]] = {}
@@ -144,6 +144,7 @@ def run(cfg: DictConfig) -> int:
 
     plans = {(si, pos): plan_prompt(st.golden, place(st.relevant, st.distractors, pos), s, cfg, est)
              for si, st in enumerate(setups) for pos in positions}
+    repeats, _ = repeats_for(cfg, s.chat, s.options, list(plans.values()))
     tasks = [(si, pos, r) for si in range(len(setups)) for pos in positions for r in range(repeats)]
     t = time.perf_counter()
     answers = answer_all(s, [(plans[(si, pos)], r) for si, pos, r in tasks], f"position curve ({s.model.name})",

@@ -50,7 +50,7 @@ def run(cfg: DictConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def test_planted_failures_get_their_causes_and_the_report_counts_them(make_cfg: Callable[..., DictConfig]) -> None:
-    cfg = make_cfg(*CAUSES, TINY_BUDGET)  # the default repeats (3), as a run from the command line
+    cfg = make_cfg(*CAUSES, TINY_BUDGET, "repeats=3")  # repeats that agree: one cause per question, 3 per case
     report, cases = run(cfg)
     assert report["counts"]["repeats"] == 3 and len(cases) == 6 * 3 * 3
     labels = {(c["mode"], c["id"]): c["cause"] for c in cases}
@@ -118,7 +118,7 @@ def test_compare_lists_the_questions_whose_cause_changed(make_cfg: Callable[...,
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_html_table_filters_by_cause_in_a_browser(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
-    cfg = make_cfg(*CAUSES, TINY_BUDGET)
+    cfg = make_cfg(*CAUSES, TINY_BUDGET, "repeats=3")
     _, cases = run(cfg)
     page = Path(cfg.paths.run_dir) / "report.html"
     html = page.read_text()
