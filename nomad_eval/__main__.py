@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.check_only import check_only, exit_now, run_check_only
@@ -13,15 +14,42 @@ from nomad_eval.cli.where import make_project_importable, outside_project, run_f
 
 
 def _hydra_main() -> None:
-    """Hydra, its resolvers and the tiers load here, after `--help` had its chance to answer without them."""
+    """Hydra, its resolvers and the tiers load here, after `--help` had its chance to answer without them.
+
+    Exit codes (docs/gate.md#exit-codes): Hydra exits 1 for a command line it cannot compose and for an error it
+    caught, where 1 would read as "worse"; both are the setup's (2). Only a tier's verdict exits 1."""
+    import functools
+    import traceback
+
     import hydra
 
     from nomad_eval.cli.entry import run_tier
     from nomad_eval.cli.resolvers import register_resolvers
+    from nomad_eval.harness.rundir import multirun
 
     register_resolvers()
-    # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
-    hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(run_tier)()
+    started: list[bool] = []  # whether Hydra composed the config and handed it to a job
+
+    @functools.wraps(run_tier)  # Hydra names the job after the wrapped function's module, as before
+    def task(cfg: Any) -> int:
+        started.append(True)
+        try:
+            return run_tier(cfg)
+        except Exception:  # noqa: BLE001 -- a crash measured nothing: said in full, then exit 2
+            if multirun():
+                raise  # a sweep records its jobs' own failures (cli/entry.py) and gates at its end
+            traceback.print_exc()
+            print("error: the run stopped on the error above before any verdict (exit 2); if the input and the "
+                  "setup are right, it is a bug in nomad-eval: please report it with this output", file=sys.stderr)
+            sys.exit(2)
+
+    try:
+        # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
+        hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")(task)()
+    except SystemExit as exc:
+        if exc.code == 1 and not started:  # Hydra refused the command line, with its message: the setup's
+            sys.exit(2)
+        raise
 
 
 def _conf_dirs() -> list[Path]:

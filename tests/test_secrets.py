@@ -162,7 +162,7 @@ def test_a_key_echoed_in_a_server_error_body_is_redacted(make_cfg: Callable[...,
                        f"model.api_key={key}", "mode=noretrieval", "repeats=1", "cache=false")
         with pytest.raises(SystemExit) as stop:
             run_tier(cfg)
-    assert stop.value.code == 1
+    assert stop.value.code == 2
     error = (tmp_path / "run" / "report.json").read_text()
     assert "HTTP 401 " in error and "Incorrect API key provided: <redacted>" in error and key not in error
 

@@ -18,11 +18,11 @@ FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 class NoSpace(NomadError):
-    """A write that failed for lack of space: named by the folder and the file, exit 1 (the run failed)."""
+    """A write that failed for lack of space: named by the folder and the file, exit 2 (the setup: no verdict)."""
 
     def __init__(self, path: Path, exc: OSError) -> None:
         what = "no space left on" if exc.errno != errno.EFBIG else "file size limit reached in"
-        super().__init__(f"{what} {path.parent} (writing {path.name}); free space there and run again", 1)
+        super().__init__(f"{what} {path.parent} (writing {path.name}); free space there and run again", 2)
 
 
 def no_space(path: Path, exc: BaseException) -> NoSpace | None:

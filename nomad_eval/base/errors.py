@@ -10,9 +10,11 @@ if TYPE_CHECKING:  # pydantic loads with the first model, not with every error c
 
 
 class NomadError(Exception):
-    """A failure the user can act on. `exit_code` 2 means 'refused', 1 means 'failed'."""
+    """A failure the user can act on, which stops the run before any verdict: exit 2, the input or the setup is
+    wrong (docs/gate.md#exit-codes). Exit 1 belongs to a verdict that the system under test got worse; an error
+    sets it only where the system under test itself broke a rule the gate enforces (the leak guard)."""
 
-    exit_code: int = 1
+    exit_code: int = 2
 
     def __init__(self, message: str, exit_code: int | None = None) -> None:
         super().__init__(message)
@@ -43,10 +45,10 @@ class Defect:
 
 
 class InvalidInput(NomadError):
-    """Raised with every defect found, so one run shows the whole list. Exit 2 for input refused as not
-    comparable (an unreadable run, baseline or app output), never read as a regression."""
+    """Raised with every defect found, so one run shows the whole list. Exit 2: the input is wrong, never read
+    as a regression."""
 
-    def __init__(self, defects: list[Defect], exit_code: int = 1) -> None:
+    def __init__(self, defects: list[Defect], exit_code: int = 2) -> None:
         self.defects = defects
         lines = "\n".join(f"  {d}" for d in defects)
         super().__init__(f"{len(defects)} defect(s) found:\n{lines}", exit_code=exit_code)

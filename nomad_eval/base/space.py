@@ -48,12 +48,12 @@ def store_room(folder: Path) -> int:
 
 
 def require_room(folder: Path, need: int, what: str) -> None:
-    """Refuse (exit 1) when the file system holding `folder` has less than `need` bytes free."""
+    """Refuse (exit 2, the setup) when the file system holding `folder` has less than `need` bytes free."""
     free = shutil.disk_usage(_existing(folder)).free
     if free < need:
         raise NomadError(f"no space left on {folder}: {what} may need up to {need / MIB:.0f} MiB, "
                          f"{free / MIB:.0f} MiB free; free space there (or set paths.data_dir to a larger disk) "
-                         "and run again", 1)
+                         "and run again", 2)
 
 
 def out_of_room(folder: Path, what: str, exc: BaseException) -> str | None:

@@ -153,13 +153,23 @@ def _full_disk(cfg: DictConfig, exc: BaseException) -> NomadError | None:
     else by the data folder, whose caches are then the writers."""
     if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
         return NomadError(f"no space left on {cfg.paths.data_dir} (a cache there could not be written); free "
-                          "space there and run again", 1)
+                          "space there and run again", 2)
     if isinstance(exc, OSError) and exc.filename:
         return no_space(Path(str(exc.filename)), exc)
     if isinstance(exc, OSError) and exc.errno in FULL:
         return NomadError(f"no space left on device ({exc.strerror}) under {cfg.paths.data_dir} or the run "
-                          "folder; free space and run again", 1)
+                          "folder; free space and run again", 2)
     return None
+
+
+def _missing_package(exc: BaseException | None) -> NomadError | None:
+    """A package the configuration needs (a store client, a model runtime) that is not installed: the setup is
+    wrong (exit 2), said in one line rather than a traceback. A module of nomad-eval's own missing is a bug."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name or exc.name.split(".")[0] == "nomad_eval":
+        return None
+    return NomadError(f"this configuration needs the Python package that provides `{exc.name}`, which is not "
+                      f"installed: pip install it (docs/project.md lists the optional packages), or choose "
+                      "another backend", 2)
 
 
 def run_tier(cfg: DictConfig) -> int:
@@ -206,6 +216,12 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
             if isinstance(exc.__cause__, NomadError):
                 raise exc.__cause__ from None
+            if (missing := _missing_package(exc.__cause__)) is not None:
+                raise missing from None
+            raise
+        except ModuleNotFoundError as exc:
+            if (missing := _missing_package(exc)) is not None:
+                raise missing from None
             raise
         except (OSError, sqlite3.Error) as exc:
             if (full := _full_disk(cfg, exc)) is not None:
@@ -218,10 +234,11 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
     except Exception as exc:
         if not multirun:
             raise
-        # One bad config must not hide the other jobs of a sweep: record it and go on.
+        # One bad config must not hide the other jobs of a sweep: record it and go on. It measured nothing, so
+        # it is no verdict on the system under test (exit 2, as on its own: __main__.py).
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
-        code = 1
+        code = 2
     _last_line(cfg, multirun, started)
     return code
 

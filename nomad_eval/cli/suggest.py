@@ -214,7 +214,7 @@ def _message(dirs: list[Path], key: str, package: str, group: str, option: str, 
 
 
 def _option_problem(argv: list[str], dirs: list[Path], groups: set[str]) -> str | None:
-    """`model=smollm`: an option no conf folder has, answered with the nearest one (Hydra's own error exits 1)."""
+    """`model=smollm`: an option no conf folder has, answered with the nearest one (Hydra's own error: exit 2 too)."""
     for arg in argv:
         key, eq, value = arg.partition("=")
         group = key.lstrip("+").partition("@")[0]

@@ -101,12 +101,17 @@ def _sample(pattern: str) -> str | None:
     return text.strip()
 
 
+UNSOURCED = "unsourced"  # a mustInclude that none of its golden's relevant documents holds
+QUALITY = "quality"      # a golden that cannot tell a good answer from a bad one
+
+
 @dataclass(frozen=True)
 class Finding:
     file: str
     line: int | None
     golden_id: str
     message: str
+    kind: str = QUALITY
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line} [{self.golden_id}]: {self.message}"
@@ -163,12 +168,12 @@ def lint(goldens: list[Golden], docs: list[Document], path: Path) -> list[Findin
     out: list[Finding] = []
     for g in goldens:
         messages = [m for p in g.must_include for m in _include_messages(g, p, doc_hits)]
-        messages += source_messages(g, by_id)
         messages += _inside_word_messages(g, vocabulary)
         messages += _attack_messages(g)
         messages += _negation_messages(g)
         messages += _suite_messages(g, ids, tag_counts)
         out += [Finding(str(path), lines.get(g.id), g.id, msg) for msg in messages]
+        out += [Finding(str(path), lines.get(g.id), g.id, msg, UNSOURCED) for msg in source_messages(g, by_id)]
     return out
 
 

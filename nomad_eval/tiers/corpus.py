@@ -63,19 +63,32 @@ def _suite_summary(rt: Runtime, goldens: list[Golden]) -> None:
         err_console.print(f"warning: {len(unused)} document(s) no golden refers to: {', '.join(unused)}", markup=False)
 
 
-def lint_suites(rt: Runtime) -> int:
-    """Warnings only: the exit code stays 0 so lint never blocks, but every finding names file and line."""
-    from nomad_eval.data.lint import lint
+def lint_suites(rt: Runtime, fail_unsourced: bool = False) -> int:
+    """Every finding names file and line. Warnings only (exit 0), unless `fail_unsourced`: then a mustInclude that
+    none of its relevant documents holds exits 1, as a golden out of date does in a run (the fact was deleted or
+    changed in its document, or the golden is wrong). A suite that does not load is the input's fault (exit 2)."""
+    from nomad_eval.data.lint import UNSOURCED, lint
 
     folder = rt.settings.data.goldens_dir
-    total = 0
+    findings = []
+    defects: list[Defect] = []
     for path in sorted(folder.glob("*.jsonl")):
-        findings = lint(load_goldens(path, rt.doc_ids), rt.documents, path)
-        total += len(findings)
-        for f in findings:
-            console.print(f"[yellow]warning:[/] {escape(str(f))}")
-    console.print(f"lint: {total} warning(s) in {folder}")
-    return 0
+        try:
+            findings += lint(load_goldens(path, rt.doc_ids), rt.documents, path)
+        except InvalidInput as exc:  # every suite's defects in one message, as action=check gives them
+            defects.extend(exc.defects)
+    if defects:
+        raise InvalidInput(defects)
+    for f in findings:
+        console.print(f"[yellow]warning:[/] {escape(str(f))}")
+    console.print(f"lint: {len(findings)} warning(s) in {folder}")
+    unsourced = sum(f.kind == UNSOURCED for f in findings)
+    if not fail_unsourced or not unsourced:
+        return 0
+    err_console.print(f"lint failed: {unsourced} mustInclude pattern(s) match none of their relevant documents "
+                      "(tier.fail_unsourced=true): update the golden or restore the fact in its document",
+                      markup=False, highlight=False)
+    return 1
 
 
 def status(rt: Runtime) -> int:
@@ -137,8 +150,10 @@ def run(cfg: DictConfig) -> int:
     rt = runtime(cfg)
     if action == "reset":
         return reset(rt, str(cfg.tier.reset))
+    if action == "lint":
+        return lint_suites(rt, bool(cfg.tier.get("fail_unsourced")))
     if action != "ingest":
-        return {"check": check, "lint": lint_suites, "status": status}[action](rt)
+        return {"check": check, "status": status}[action](rt)
     # Here, not at the top: `check` (the one action that must start fast) needs no numpy and no store.
     from nomad_eval.harness.index import embed_chunks, ingest
 

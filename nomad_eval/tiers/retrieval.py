@@ -119,7 +119,8 @@ def _custom_retrieve(fn: Any, query: str, doc_ids: set[str], rescored: list[str]
         get = it.get if isinstance(it, dict) else lambda k, _it=it: getattr(_it, k, None)
         doc, score = get("doc_id"), get("score")
         if doc not in doc_ids:
-            raise NomadError(f"leak guard: custom pipeline returned doc_id {doc!r}, not a document of the corpus")
+            # The system under test returned what it must not: a failure of it (exit 1), not of the setup.
+            raise NomadError(f"leak guard: custom pipeline returned doc_id {doc!r}, not a document of the corpus", 1)
         if isinstance(score, bool) or not isinstance(score, int | float):
             raise NomadError(f"custom pipeline: item {i} for query {query!r} has score {score!r}; a number is needed")
         rows.append((str(get("chunk_id") or f"{doc}#?"), str(doc), float(score)))

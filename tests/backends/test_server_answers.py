@@ -103,7 +103,7 @@ def test_run_against_a_malformed_server_records_the_failure(make_cfg: Callable[.
                        "model.retries=2", "mode=noretrieval", "repeats=1", "cache=false")
         with pytest.raises(SystemExit) as stop:
             run_tier(cfg)
-    assert stop.value.code == 1
+    assert stop.value.code == 2
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["status"] == "failed"
     assert "HTTP 200 with a malformed answer" in report["error"] and url[7:] in report["error"]

@@ -24,7 +24,7 @@ def test_a_credential_typed_on_a_check_is_warned_about(tmp_path: Path) -> None:
 
 def test_a_check_hydra_refuses_is_refused_by_hydra() -> None:
     r = run_cli("tier=corpus", "action=check", "suite=core,off_topic")
-    assert r.returncode == 1
+    assert r.returncode == 2  # the command line is wrong: Hydra's own exit 1 would read as "worse"
     assert "Ambiguous value for argument 'suite=core,off_topic'" in r.stderr
 
 

@@ -60,7 +60,7 @@ def test_a_full_data_dir_is_named_not_a_sigbus(small_disk: Callable[[str, str], 
     data = small_disk("data", "8m")
     r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data}", f"paths.run_dir={tmp_path / 'run'}",
                 "quiet=true")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     assert f"no space left on {data / 'qdrant-edge'}: the embedded store may need up to" in r.stderr
     assert "Traceback" not in r.stderr
     _no_partial_file(data)
@@ -71,7 +71,7 @@ def test_a_data_dir_too_full_for_the_embedding_cache_is_named(small_disk: Callab
     data = small_disk("tiny", "24k")  # not even room for SQLite's shared-memory file
     r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data}", f"paths.run_dir={tmp_path / 'run'}",
                 "quiet=true")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     assert f"no space left on {data} (opening the embedding cache: " in r.stderr and "Traceback" not in r.stderr
 
 
@@ -80,7 +80,7 @@ def test_a_full_run_folder_is_named_and_leaves_no_partial_file(small_disk: Calla
     # Room for Hydra's own files and the first results, not for all of them.
     run = small_disk("run", "60k")
     r = run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     assert f"no space left on {run} (writing " in r.stderr
     assert "Traceback" not in r.stderr and "polars" not in r.stderr
     _no_partial_file(run)
@@ -115,7 +115,7 @@ def test_a_rerun_into_a_good_run_on_a_full_disk_leaves_one_run(small_disk: Calla
         f.write(b"\0" * max(0, shutil.disk_usage(run).free - room))
     r = run_cli(*common, "threshold=0.5")
     (run / ".filler").unlink()
-    assert r.returncode == 1 and f"no space left on {run} (writing " in r.stderr, r.stderr[-2000:]
+    assert r.returncode == 2 and f"no space left on {run} (writing " in r.stderr, r.stderr[-2000:]
     assert json.loads((run / "report.json").read_text())["status"] == "failed"
     assert not (run / "manifest.json").exists() and not (run / "report.html").exists()  # the earlier run's
     promote = run_cli("tier=promote", f"promote.run={run}", f"paths.baselines_dir={tmp_path / 'b'}")

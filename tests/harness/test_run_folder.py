@@ -71,7 +71,7 @@ def test_a_rerun_that_fails_part_way_leaves_one_run_and_a_failure_record(
     with file_size_limit(limit), pytest.raises(SystemExit) as exc:
         run_tier(cfg)
     keep.close()
-    assert exc.value.code == 1
+    assert exc.value.code == 2
     err = capsys.readouterr().err
     assert f"file size limit reached in {run} (writing cases.parquet)" in err
     report = json.loads((run / "report.json").read_text())

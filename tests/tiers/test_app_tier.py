@@ -199,7 +199,7 @@ def test_transient_failures_are_retried_and_the_deadline_holds(tmp_path: Path) -
         script.fail_first, script.delay = 0, 0.6
         t = time.monotonic()
         assert _code(_cfg(tmp_path, "late", *HTTP, f"app.url={url}", "app.concurrency=1", "app.deadline=1",
-                             "cache=false")) == 1
+                             "cache=false")) == 2
         assert time.monotonic() - t < 5
     report = json.loads((tmp_path / "late" / "report.json").read_text())
     assert report["status"] == "failed" and "app.deadline" in report["error"]

@@ -68,14 +68,14 @@ def test_check_counts_tags_over_every_suite(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_check_fails_naming_the_value(tmp_path: Path, row: dict[str, object], needle: str) -> None:
     code, out = check(tmp_path, suite_dir(tmp_path, GOOD | {"id": "u0"}, row))
-    assert code != 0
+    assert code == 2  # the input is wrong: never read as "worse"
     assert needle in out and "unseen.jsonl:2" in out
     assert "Traceback" not in out
 
 
 def test_check_names_duplicate_id_and_broken_line(tmp_path: Path) -> None:
     code, out = check(tmp_path, suite_dir(tmp_path, GOOD, GOOD, "{oops"))
-    assert code != 0
+    assert code == 2
     assert "duplicate id 'u1'" in out and "unseen.jsonl:3" in out and "not valid JSON" in out
 
 
@@ -113,4 +113,4 @@ def test_check_refuses_an_empty_suite(tmp_path: Path) -> None:
     goldens = suite_dir(tmp_path, GOOD)
     (goldens / "blank.jsonl").write_text("\n\n")
     code, out = check(tmp_path, goldens)
-    assert code == 1 and f"{goldens / 'blank.jsonl'}: an empty suite: no goldens" in out
+    assert code == 2 and f"{goldens / 'blank.jsonl'}: an empty suite: no goldens" in out

@@ -201,5 +201,5 @@ def test_a_document_missing_from_the_corpus_is_a_retrieval_miss_and_fails_the_ch
     # The suite check still refuses it, naming file, line and value: a typo in a doc id cannot pass CI unseen.
     check = run_cli("tier=corpus", "action=check", CAUSES[0], f"data.goldens_dir={goldens}", "suite=causes",
                     f"hydra.run.dir={tmp_path / 'check'}")
-    assert check.returncode == 1
+    assert check.returncode == 2
     assert re.search(r"causes.jsonl:8 \[c-lost\]: unknown doc id 'zephyr-winch'", check.stderr), check.stderr

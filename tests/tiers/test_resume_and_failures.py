@@ -92,7 +92,7 @@ def test_a_failed_run_leaves_an_earlier_good_report_in_place(tmp_path: Path, mak
     (tmp_path / "goldens" / "mini.jsonl").write_text('{"id": "broken", "query": \n')  # the next run fails
     with pytest.raises(SystemExit) as exc:
         run_tier(make_cfg(*own_data))
-    assert exc.value.code == 1
+    assert exc.value.code == 2
     assert (run / "report.json").read_bytes() == good
     failed = json.loads((run / "report.failed.json").read_text())
     assert failed["status"] == "failed" and "mini.jsonl" in failed["error"]

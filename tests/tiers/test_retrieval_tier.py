@@ -125,7 +125,7 @@ def test_a_custom_pipeline_without_numeric_scores_is_named(make_cfg: Callable[..
                    "pipeline._target_=tests.tiers.test_retrieval_tier.scoreless_retriever")
     with pytest.raises(SystemExit) as exc:
         run_tier(cfg)
-    assert exc.value.code == 1
+    assert exc.value.code == 2  # the pipeline's contract (its input to the gate) is wrong, not a verdict
     err = capsys.readouterr().err
     assert "item 1" in err and "score 'high'" in err
 

@@ -64,7 +64,7 @@ def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> 
     check = ("tier=corpus", "action=check", f"data.corpus_dir={FIXTURES / 'corpus'}",
              f"data.goldens_dir={drafts.parent}", "suite=drafts", f"hydra.run.dir={tmp_path / 'c'}")
     before = run_cli(*check)
-    assert before.returncode == 1 and "no relevantDocIds" in before.stderr  # not annotated yet
+    assert before.returncode == 2 and "no relevantDocIds" in before.stderr  # not annotated yet
     cands = {json.loads(x)["id"]: json.loads(x)["candidates"] for x in
              (drafts.parent / "drafts.jsonl.candidates").read_text().splitlines()}
     rows = [json.loads(x) for x in drafts.read_text().splitlines()]
