@@ -26,6 +26,7 @@ from tests.conftest import MINI
 # Process-level by design: loading a model is what a user waits for.
 MODELS = {
     "nomad_eval.backends.minilm._LOADED": "the loaded MiniLM models, by weights folder and input limit",
+    "nomad_eval.backends.llamacpp._HASHED": "the GGUF files' hashes, by path, size and time: loaded-model facts",
 }
 
 # Filled when the module is imported and never changed after (test_a_run_changes_no_table holds them still).

@@ -48,6 +48,9 @@ class ChatResult:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     logprobs: tuple[TokenLogprob, ...] | None = None  # None: not asked for, or the backend gave none
+    # What the server said of the model that answered (OpenAI-style: its model id and system fingerprint); None:
+    # the backend reports nothing with an answer (its identity() already pins the weights, or cannot).
+    served: dict[str, str | None] | None = None
 
 
 class Malformed(ValueError):
@@ -87,8 +90,9 @@ def openai_answer(data: Any) -> ChatResult:
         raise Malformed("unreadable choices[0].logprobs") from None
     usage = data.get("usage")
     usage = usage if isinstance(usage, dict) else {}
+    served = {k: v if isinstance(v := data.get(k), str) and v else None for k in ("model", "system_fingerprint")}
     return ChatResult(content or "", count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
-                      logprobs)
+                      logprobs, served)
 
 
 class ChatModel(Protocol):

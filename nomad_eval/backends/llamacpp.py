@@ -25,6 +25,8 @@ from nomad_eval.base.identity import file_sha256
 # The sizes of GGUF's scalar value types, by type id (8 is a string, 9 an array).
 _SCALAR = MappingProxyType({0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8})
 _INTS = MappingProxyType({4: "<I", 5: "<i", 10: "<Q", 11: "<q"})
+# (resolved path, size, mtime) -> the GGUF's sha256: a loaded-model fact, hashed once per process.
+_HASHED: dict[tuple[str, int, int], str] = {}
 
 
 def _u64(f: BinaryIO) -> int:
@@ -97,8 +99,17 @@ class LlamaCppModel:
 
     @cached_property
     def _sha256(self) -> str:
-        # Hashed once per model object: every cached request's key holds the identity.
-        return file_sha256(self.model_path)
+        # Hashed once per process and file (the model and a judge may load the same one): every cached request's
+        # key holds it. A file replaced in place has another size or time, so it is hashed again.
+        st = Path(self.model_path).stat()
+        where = (str(Path(self.model_path).resolve()), st.st_size, st.st_mtime_ns)
+        if where not in _HASHED:
+            _HASHED[where] = file_sha256(self.model_path)
+        return _HASHED[where]
+
+    def served(self) -> dict[str, str]:
+        """The loaded model's facts: its file and that file's hash (the context is model.num_ctx)."""
+        return {"file": Path(self.model_path).name, "sha256": self._sha256}
 
     def identity(self) -> dict[str, Any]:
         # The file's full hash, not its name: a GGUF replaced under the same name is another model.

@@ -39,6 +39,24 @@ def ollama_digest(client: Any, name: str, where: str, timeout: float) -> str:
                      "Pull it, or set the model name.")
 
 
+def ollama_show(client: Any, name: str, timeout: float) -> dict[str, str]:
+    """What `/api/show` says of the model: its quantisation, parameter count and trained context length, where the
+    server says them; nothing when it cannot describe it (the digest, read before, already pins the weights)."""
+    import httpx
+    import ollama
+
+    try:
+        info = within(timeout, lambda: client.show(name))
+        details, facts = info.details, dict(info.modelinfo or {})
+    except (httpx.HTTPError, ConnectionError, TimeoutError, ollama.ResponseError, ValueError, TypeError,
+            AttributeError, KeyError):
+        return {}
+    out = {"quantization": getattr(details, "quantization_level", None),
+           "parameters": getattr(details, "parameter_size", None),
+           "context_length": next((facts[k] for k in sorted(facts) if k.endswith(".context_length")), None)}
+    return {k: str(v) for k, v in out.items() if v is not None}
+
+
 class OllamaChat:
     def __init__(self, name: str, base_url: str, num_ctx: int, timeout: float, connect_timeout: float,
                  concurrency: int, evict_others: bool, warmup: bool, retries: int) -> None:
@@ -55,6 +73,13 @@ class OllamaChat:
         self._ready = False
         self._lock = threading.Lock()
         self._digest: str | None = None
+        self._shown: dict[str, str] | None = None
+
+    def served(self) -> dict[str, str]:
+        """The model as the server reports it: its digest and what /api/show says (asked once)."""
+        if self._shown is None:
+            self._shown = ollama_show(self._connect(), self.name, self.timeout)
+        return {"digest": str(self.identity()["digest"]), **self._shown}
 
     def identity(self) -> dict[str, Any]:
         """What an answer depends on: the weights behind the tag (the server's digest, asked once) and num_ctx.

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from nomad_eval.backends.ollama_chat import ollama_digest
+from nomad_eval.backends.ollama_chat import ollama_digest, ollama_show
 from nomad_eval.backends.retry import Transient, malformed, retried, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
@@ -27,6 +27,13 @@ class OllamaEmbedder:
     batch_size: int = 32
     _client: Any = field(default=None, init=False, repr=False)
     _digest: str | None = field(default=None, init=False, repr=False)
+    _shown: dict[str, str] | None = field(default=None, init=False, repr=False)
+
+    def served(self) -> dict[str, str]:
+        """The model as the server reports it: its digest and what /api/show says (asked once)."""
+        if self._shown is None:
+            self._shown = ollama_show(self._get_client(), self.name, self.timeout)
+        return {"digest": str(self.identity()["digest"]), **self._shown}
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes a vector. The digest comes from the server (one call, then remembered): the

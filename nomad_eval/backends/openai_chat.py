@@ -14,6 +14,9 @@ TRANSIENT_STATUS = (429, 500, 502, 503, 504)
 
 
 class OpenAIChat:
+    # Its identity is the URL and the model's name; which model really answered is said with each answer.
+    reports_served = True
+
     def __init__(self, name: str, base_url: str, num_ctx: int, timeout: float, connect_timeout: float,
                  concurrency: int, api_key: str | None, retries: int) -> None:
         self.name = name
@@ -26,6 +29,15 @@ class OpenAIChat:
         self.retries = retries
         self._client: Any = None
         self._lock = threading.Lock()
+        self._served: dict[str, str | None] = {}
+
+    def served(self) -> dict[str, str]:
+        """What the server said of the model with its latest answer: the model id it reports and its system
+        fingerprint (or that it reports none); empty before the first answer."""
+        if not self._served:
+            return {}
+        return {"model": self._served.get("model") or "(not reported)",
+                "system_fingerprint": self._served.get("system_fingerprint") or "(not reported)"}
 
     def identity(self) -> dict[str, Any]:
         # An OpenAI-compatible server reports no weights digest: the base URL and model name are the best
@@ -114,10 +126,12 @@ class OpenAIChat:
                 raise RequestRejected(f"{self._where()} refused the request: HTTP {r.status_code} "
                                       f"{self._clean(r.text[:200])}")
             try:
-                return openai_answer(self._json(r))
+                result = openai_answer(self._json(r))
             except Malformed as exc:
                 raise Transient(f"HTTP {r.status_code} with a malformed answer ({exc}): "
                                 f"{self._clean(r.text[:120])!r}") from None
+            self._served = result.served or {}
+            return result
 
         return self._retrying(once)  # type: ignore[no-any-return]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.chat import ChatModel, ChatOptions, ChatResult, Message, TokenLogprob, count
+from nomad_eval.base.console import err_console
 from nomad_eval.base.sqlite_store import open_rebuildable
 
 
@@ -71,6 +72,8 @@ class ResponseCache:
             return
         body: dict[str, object] = {"text": result.text, "prompt_tokens": result.prompt_tokens,
                                    "completion_tokens": result.completion_tokens}
+        if result.served is not None:
+            body["served"] = result.served
         if result.logprobs is not None:
             # Positional triples [token, logprob, [[alternative, logprob], ...]]: a judge asks for a few
             # alternatives at each of up to judging.max_tokens positions, so key names would dominate the row.
@@ -92,18 +95,31 @@ def _result(d: dict[str, Any] | None) -> ChatResult | None:
     text = d["text"]
     if not isinstance(text, str):
         raise TypeError("text is not a string")
-    return ChatResult(text, count(d.get("prompt_tokens")), count(d.get("completion_tokens")), logprobs)
+    served = d.get("served")
+    served = {str(k): None if v is None else str(v) for k, v in served.items()} if isinstance(served, dict) else None
+    return ChatResult(text, count(d.get("prompt_tokens")), count(d.get("completion_tokens")), logprobs, served)
 
 
 class CachedChat:
-    """A chat model behind the response cache, counting what it really spent."""
+    """A chat model behind the response cache, counting what it really spent.
 
-    def __init__(self, model: ChatModel, cache: ResponseCache | None) -> None:
+    A backend that names its weights in identity() (a digest, a file's hash) is answered from rows of that key.
+    One under test whose server can only say, with each answer, which model answered (`reports_served`:
+    OpenAI-compatible servers give a model id and, some, a system fingerprint) has its first answer of a run asked
+    live; a cached
+    answer is then served only when it was given by what the server serves now, so a model swapped behind the
+    same name is asked again. A server that reports no fingerprint is said to be trusted by the model's name."""
+
+    def __init__(self, model: ChatModel, cache: ResponseCache | None, under_test: bool = False) -> None:
         self.model = model
         self.cache = cache
         self.calls = 0
         self.hits = 0
+        # Only the model under test is checked so; a judge's verdicts are keyed by its identity as before.
+        self.verify = under_test and bool(getattr(model, "reports_served", False))
+        self.served_now: dict[str, str | None] | None = None  # what the server said with this run's first answer
         self._lock = threading.Lock()
+        self._first = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         return self.model.identity()
@@ -116,15 +132,29 @@ class CachedChat:
 
     def chat(self, messages: list[Message], options: ChatOptions, repeat: int) -> ChatResult:
         key = response_key(self.model.identity(), messages, options.as_dict(), repeat)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                with self._lock:
-                    self.hits += 1
-                return hit
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None and self.verify:
+            with self._first:  # the others wait for what the first live answer says the server serves
+                if self.served_now is None:
+                    return self._ask(messages, options, key)
+            hit = hit if hit.served == self.served_now else None
+        if hit is not None:
+            with self._lock:
+                self.hits += 1
+            return hit
+        return self._ask(messages, options, key)
+
+    def _ask(self, messages: list[Message], options: ChatOptions, key: str) -> ChatResult:
         result = self.model.chat(messages, options)
         with self._lock:
             self.calls += 1
+            learned = self.verify and self.served_now is None
+            if learned:
+                self.served_now = result.served or {}
+        if learned and self.cache is not None and not (result.served or {}).get("system_fingerprint"):
+            err_console.print(f"warning: {self.model.name}: the server reports no system fingerprint, so its "
+                              "cached answers are trusted by the model's name only (a model swapped behind the "
+                              "same name is not seen); cache=false asks it for every answer", markup=False)
         if self.cache is not None:
             self.cache.put(key, result)
         return result

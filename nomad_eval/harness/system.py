@@ -52,6 +52,15 @@ def system_settings(config: Mapping[str, Any], tier: str = "retrieval") -> dict[
     return {k: v for k, v in out.items() if not k.endswith(LOCATION_SUFFIXES)}
 
 
+def served_settings(group: str, backend: object) -> dict[str, str]:
+    """What a model's server reports of it (`model.served.digest`, `embedder.served.quantization`), listed beside
+    the settings: a model swapped behind the same name is a changed setting. Nothing for a backend whose
+    weights the config alone names (MiniLM, the mock)."""
+    served = getattr(backend, "served", None)
+    facts: dict[str, str] = served() if callable(served) else {}
+    return {f"{group}.served.{k}": v for k, v in facts.items()}
+
+
 def differences(base: Mapping[str, str], run: Mapping[str, str]) -> list[str]:
     """`key base → run` for every setting that differs, added or removed ones shown as `(unset)`."""
     keys = sorted(base.keys() | run.keys())

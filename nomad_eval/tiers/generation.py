@@ -27,7 +27,7 @@ from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
-from nomad_eval.harness.system import system_settings
+from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.harness.trace import Tracer
 from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
 from nomad_eval.metrics.registry import MetricName
@@ -275,7 +275,8 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
                                                       "judges": [r.key for r in rubrics(judge_settings(cfg))]})
     # model.num_ctx: null (model=smollm2) is the model file's own context: the report names the number used.
     system = system_settings(rt.resolved_config(), "generation") | {"model.num_ctx": str(s.model.num_ctx),
-                                                                      "repeats": str(repeats)}
+                                                                      "repeats": str(repeats)} \
+        | served_settings("model", s.model) | served_settings("embedder", rt.embedder)
     return Report(
         tier="generation", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
         system=system,

@@ -39,7 +39,8 @@ def open_model_chat(cfg: DictConfig, data_dir: Path) -> CachedChat:
     """The configured chat model behind the response cache (cache=true); close it with `close_chat`."""
     model: ChatModel = instantiate(cfg.model)
     model.preflight()  # a dead server fails here, in seconds, before any other work
-    return CachedChat(model, ResponseCache(data_dir / "responses.sqlite") if cfg.cache is not False else None)
+    return CachedChat(model, ResponseCache(data_dir / "responses.sqlite") if cfg.cache is not False else None,
+                      under_test=True)
 
 
 def close_chat(chat: CachedChat) -> None:

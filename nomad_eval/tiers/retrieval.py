@@ -21,7 +21,7 @@ from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
-from nomad_eval.harness.system import system_settings
+from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.registry import headline_names
@@ -211,7 +211,7 @@ def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], name
         tier="retrieval",
         identity=identity(rt),
         config=resolved,
-        system=system_settings(resolved, "retrieval"),
+        system=system_settings(resolved, "retrieval") | served_settings("embedder", rt.embedder),
         metrics=metrics,
         intervals=intervals,
         metrics_by_tag=by_tag(per_case, [g.tags for g in goldens], names),

@@ -47,6 +47,16 @@ def _handler(models: dict[str, EmbedFn], chats: dict[str, ChatFn], log: list[dic
                 self._send(200, {"model": name, "created_at": NOW, "message": {"role": "assistant", "content": text},
                                  "done": True, "done_reason": "stop", "prompt_eval_count": n_in,
                                  "eval_count": n_out})
+            elif self.path == "/api/show":
+                name = body.get("model")
+                if name not in names:
+                    self._send(404, {"error": f"model '{name}' not found"})
+                    return
+                # `digests["<name>/q"]` sets the quantisation reported, for a test that re-pulls the tag.
+                details = {"format": "gguf", "family": "llama", "parameter_size": "3.2B",
+                           "quantization_level": digests.get(f"{name}/q", "Q4_K_M")}
+                self._send(200, {"modified_at": NOW, "details": details,
+                                 "model_info": {"general.architecture": "llama", "llama.context_length": 131072}})
             elif self.path == "/api/generate":  # only used to unload a model (keep_alive=0)
                 self._send(200, {"model": body.get("model"), "created_at": NOW, "response": "", "done": True,
                                  "done_reason": "unload"})

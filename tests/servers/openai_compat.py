@@ -19,10 +19,12 @@ RefuseFn = Callable[[dict[str, Any]], bool]
 
 
 @contextmanager
-def serve(model: str, answer: AnswerFn, logprobs: LogprobFn | None = None, refuse: RefuseFn | None = None
-          ) -> Iterator[str]:
+def serve(model: str, answer: AnswerFn, logprobs: LogprobFn | None = None, refuse: RefuseFn | None = None,
+          served: dict[str, str] | None = None) -> Iterator[str]:
     """`logprobs` scripts the token probabilities returned when a request asks for them; `refuse` answers
-    HTTP 400, as a server does for a parameter it does not support or a prompt longer than its context."""
+    HTTP 400, as a server does for a parameter it does not support or a prompt longer than its context.
+    `served` is added to every answer as read at that moment (`{"system_fingerprint": "fp_1"}`): a test swaps the
+    model behind the name by changing it."""
     class Handler(JsonHandler):
         def do_GET(self) -> None:
             self._send(200, {"object": "list", "data": [{"id": model, "object": "model"}]})
@@ -44,7 +46,8 @@ def serve(model: str, answer: AnswerFn, logprobs: LogprobFn | None = None, refus
                                       for a, p in sorted(alts.items(), key=lambda x: -x[1])[:k]]}
                     for tok, alts in logprobs(body, text)]}
             self._send(200, {"id": "x", "object": "chat.completion", "model": model, "choices": [choice],
-                             "usage": {"prompt_tokens": prompt, "completion_tokens": len(text) // 4}})
+                             "usage": {"prompt_tokens": prompt, "completion_tokens": len(text) // 4},
+                             **(served or {})})
 
     with running(Handler) as url:
         yield f"{url}/v1"
