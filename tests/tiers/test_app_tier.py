@@ -138,7 +138,7 @@ def test_a_resumed_run_asks_the_app_only_for_what_is_missing(tmp_path: Path) -> 
     script.delay = 0.4
     with serve(script) as url:
         # Interrupted by its deadline after some answers: the same run folder with resume=true asks only the rest.
-        assert _code(_cfg(tmp_path, "run", *HTTP, f"app.url={url}", "app.concurrency=1", "app.deadline=1.5")) == 1
+        assert _code(_cfg(tmp_path, "run", *HTTP, f"app.url={url}", "app.concurrency=1", "app.deadline=1.5")) == 2
         asked = len(script.requests)
         assert 1 <= asked < 8
         script.delay = 0.0
@@ -157,9 +157,9 @@ def test_a_null_answer_or_an_error_body_is_never_cached(tmp_path: Path) -> None:
     script = _script()
     with serve(script) as url:
         script.broken = "null"
-        assert _code(_cfg(tmp_path, "null", *HTTP, f"app.url={url}", "cache=true")) == 1
+        assert _code(_cfg(tmp_path, "null", *HTTP, f"app.url={url}", "cache=true")) == 2
         script.broken = "error"
-        assert _code(_cfg(tmp_path, "error", *HTTP, f"app.url={url}", "cache=true")) == 1
+        assert _code(_cfg(tmp_path, "error", *HTTP, f"app.url={url}", "cache=true")) == 2
         script.broken = None  # recovered: even with cache=true every golden is asked again, and passes
         before = len(script.requests)
         assert _code(_cfg(tmp_path, "healthy", *HTTP, f"app.url={url}", "cache=true")) == 0
