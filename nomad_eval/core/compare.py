@@ -2,8 +2,10 @@
 
 Pure logic over per-question records (no files, no reports). Two uncertainties, each for its own question:
 - *run-to-run noise* (from the repeats; zero for retrieval and for answers whose repeats agree) decides the gate:
-  a drop past the tolerance that this noise does not explain is a regression. A deterministic metric that drops
-  past its tolerance has regressed: the questions that flipped did flip.
+  a drop past the tolerance that this noise does not explain is a regression, Holm across every gated metric
+  whose noise is measured (core/noise.py). A deterministic metric that drops past its tolerance has regressed:
+  the questions that flipped did flip. Noise nobody measured (one repeat a side on a backend that is not
+  deterministic by construction) is never taken for zero: such a drop is "not measured" (cannot tell).
 - *question sampling* (resampling whole questions, a paired test, Holm across the gated metrics) says how far the
   change would generalise to questions like these. It is shown beside the verdict, and a suite too small to see
   a tolerance-sized change in general gets a warning with the detectable change (tier=plan's figure).
@@ -20,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from nomad_eval.core.noise import INSTABILITY, delta_noise, noise_p, repeats_for_noise
 from nomad_eval.core.pairing import QuestionSets, pair_questions
 from nomad_eval.core.questions import Question
 from nomad_eval.core.stats import (
@@ -55,8 +58,10 @@ class MetricVerdict:
     mde: float | None = None           # the suite's detectable change in general (tier=plan's figure)
     tolerance: str = "—"
     reason: str = ""
-    noise: float | None = None         # run-to-run standard error of the delta (0: deterministic)
+    noise: float | None = None         # run-to-run standard error of the delta (0: deterministic; None: unmeasured)
     worse: tuple[str, ...] = ()        # questions worse on this metric than in the baseline
+    noise_source: str = ""             # where the run-to-run noise came from
+    noise_p: float | None = None       # Holm-adjusted one-sided p of the drop past the tolerance, noise alone
 
     @property
     def delta(self) -> float | None:
@@ -160,9 +165,11 @@ def compare_questions(
     informational: Sequence[str] = (), base_goldens: Mapping[str, str] | None = None,
     run_goldens: Mapping[str, str] | None = None, exclude_unstable: bool = False, cluster: bool = False,
     resamples: int = 2000, seed: int = 0, strict: bool = False, correlation: float = 0.5,
-    tolerance: float | None = None,
+    tolerance: float | None = None, deterministic: bool = False,
 ) -> Verdict:
-    """`tolerance`, when given, replaces every metric's own (compare.tolerance, upstream's `--tolerance`)."""
+    """`tolerance`, when given, replaces every metric's own (compare.tolerance, upstream's `--tolerance`).
+    `deterministic`: both sides' answers come from a backend deterministic by construction (the mock, replays),
+    so answers neither side repeated carry no run-to-run noise."""
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
                                  exclude_unstable=exclude_unstable)
@@ -172,7 +179,7 @@ def compare_questions(
         return v
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     pairs = [(b_by[k], r_by[k]) for k in v.questions.common]
-    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance)
+    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance, deterministic)
     rows: list[MetricVerdict] = []
     tests: list[tuple[int, float]] = []
     for name in [*gated, *(n for n in informational if n not in gated)]:
@@ -180,11 +187,14 @@ def compare_questions(
         if p is not None:
             tests.append((len(rows), p))
         rows += [row] if row is not None else []
+    family = _noise_family(rows, tolerance)
+    size = max(1, len(family), sum(m.gated and m.noise is None for m in rows))
     for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
-        rows[i] = _decide(rows[i], p_adj, strict, tolerance)
+        rows[i] = _decide(replace(rows[i], noise_p=family.get(i)), p_adj, strict, tolerance, size, pairs)
     v.metrics = rows
     v.newly_failing = [b.key for b, r in pairs if b.passed == 1.0 and r.passed is not None and r.passed < 1.0]
-    v.warnings = _warnings(rows, tolerance)
+    v.warnings = _warnings(rows, tolerance) + [m.reason for m in rows if m.reason.endswith("(instability needs "
+                                                                                          "2+ repeats)")]
     return v
 
 
@@ -234,6 +244,7 @@ class Sampling:
     correlation: float = 0.5
     gated: int = 1
     tolerance: float | None = None  # one for every metric (compare.tolerance); None: each metric's own
+    deterministic: bool = False     # answers from the mock or replays: no run-to-run noise where none is measured
 
 
 Pairs = list[tuple[Question, Question]]
@@ -262,12 +273,26 @@ def _unmeasured(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str,
     return None
 
 
+def _single_repeat(name: str, pairs: Pairs) -> str:
+    """Why instability cannot be gated here: a side asked each question once has no repeats to disagree (its
+    drop in pass rate is still gated, with the other side's noise)."""
+    if not pairs or name.rsplit(".", 1)[-1] != INSTABILITY:
+        return ""
+    for side, i in (("baseline", 0), ("run", 1)):
+        if all(p[i].repeats < 2 for p in pairs):
+            return f"{name} is not gated: the {side} asked each question once (instability needs 2+ repeats)"
+    return ""
+
+
 def _measure(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, float | None],
              run_metrics: Mapping[str, float | None], how: Sampling) -> tuple[MetricVerdict | None, float | None]:
     """One metric's row before Holm, and its one-sided p-value when it is gated and measured on both sides."""
     spec = _spec(name, how.tolerance)
     tol = spec.tolerance_text() if spec else "—"
     pairs = [(b, r) for b, r in pairs if b.values.get(name) is not None]
+    if gated and (single := _single_repeat(name, pairs)):
+        return MetricVerdict(name, False, "not gated", base_metrics.get(name), run_metrics.get(name), len(pairs),
+                             tolerance=tol, reason=single), None
     missing = _unmeasured(name, gated, pairs, base_metrics, run_metrics, tol)
     pairs = [(b, r) for b, r in pairs if r.values.get(name) is not None]
     if missing is not None or not pairs:
@@ -279,11 +304,11 @@ def _measure(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, fl
     bm, cm = sum(b) / len(b), sum(c) / len(c)
     if not gated or spec is None:
         return MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol), None
-    noise = math.sqrt(sum(x.noise.get(name, 0.0) + y.noise.get(name, 0.0) for x, y in pairs)) / len(pairs)
+    noise = delta_noise(pairs, name, how.deterministic)
     worse = tuple(y.key for (_, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)
     p, mde = _question_sampling(spec, b, c, clusters, how)
     return MetricVerdict(name, True, "within tolerance", bm, cm, len(b), interval, p, None, mde, tol,
-                         noise=noise, worse=worse), p
+                         noise=noise.se, worse=worse, noise_source=noise.source), p
 
 
 def _question_sampling(spec: MetricSpec, b: list[float], c: list[float], clusters: list[str] | None,
@@ -297,29 +322,57 @@ def _question_sampling(spec: MetricSpec, b: list[float], c: list[float], cluster
     return p, detectable_change(b, how.gated, how.correlation, binary=zero_one and clusters is None)
 
 
-def _decide(row: MetricVerdict, p_adj: float, strict: bool, tolerance: float | None) -> MetricVerdict:
+def _noise_family(rows: Sequence[MetricVerdict], tolerance: float | None) -> dict[int, float]:
+    """Row index -> Holm-adjusted noise p of each gated metric whose run-to-run noise is measured and not zero:
+    the family whose chance of failing an unchanged system, all members together, is held at ALPHA."""
+    members: list[tuple[int, float]] = []
+    for i, m in enumerate(rows):
+        spec = _spec(m.name, tolerance)
+        if m.gated and m.noise and spec is not None and m.baseline is not None and m.current is not None:
+            members.append((i, noise_p(spec.worsening(m.baseline, m.current), spec.allowed(m.baseline), m.noise)))
+    return dict(zip([i for i, _ in members], adjust([p for _, p in members], "holm"), strict=True))
+
+
+def _decide(row: MetricVerdict, p_adj: float, strict: bool, tolerance: float | None, family: int,
+            pairs: Pairs) -> MetricVerdict:
     spec = _spec(row.name, tolerance)
     assert spec is not None and row.baseline is not None and row.current is not None
     worse = spec.worsening(row.baseline, row.current)
     allowed = spec.allowed(row.baseline)
-    noise = row.noise or 0.0
     general = f"in general: Holm p={p_adj:.3g}" + (", the drop generalises" if p_adj < ALPHA and worse > EPS else "")
-    outcome: Outcome = "within tolerance"
-    if worse > allowed + Z_NOISE * noise + EPS:
-        outcome = "regression"
-        why = (f"past run-to-run noise ({Z_NOISE:.3g} × {noise:.4f})" if noise > 0
-               else "deterministic, so every flipped question did flip")
-        reason = f"worse by {worse:.4f} > tolerance {allowed:g}, {why}; {len(row.worse)} question(s) worse"
-    elif worse > allowed + EPS:
-        reason = (f"worse by {worse:.4f}, past the tolerance {allowed:g} but within run-to-run noise "
-                  f"({Z_NOISE:.3g} × {noise:.4f}); more repeats would tell")
-    elif strict and worse > EPS and _too_small(row, tolerance):
+    outcome, reason = _noise_rule(row, worse, allowed, family, pairs)
+    if outcome == "within tolerance" and strict and worse > EPS and _too_small(row, tolerance) \
+            and _clears_noise(row, worse, family):
         outcome = "too small to tell"
         seen = "no change" if row.mde is None else f"only {row.mde:.4f}"
         reason = (f"worse by {worse:.4f} and the suite detects {seen} in general (n={row.n}), more than the "
                   f"tolerance {allowed:g} (compare.strict=true)")
-    else:
-        reason = "better" if worse < -EPS else ("unchanged" if abs(worse) <= EPS else f"worse by {worse:.4f}, "
-                                                f"inside the tolerance {allowed:g}")
-    return MetricVerdict(row.name, True, outcome, row.baseline, row.current, row.n, row.interval, row.p_value, p_adj,
-                         row.mde, row.tolerance, f"{reason}; {general}", row.noise, row.worse)
+    return replace(row, outcome=outcome, p_adjusted=p_adj, reason=f"{reason}; {general}")
+
+
+def _noise_rule(row: MetricVerdict, worse: float, allowed: float, family: int, pairs: Pairs) -> tuple[Outcome, str]:
+    """The verdict the run-to-run noise gives: exact for a deterministic metric, the family's Holm test for one
+    that varies, "not measured" (cannot tell) for one whose noise nobody measured."""
+    if worse <= allowed + EPS:
+        return "within tolerance", ("better" if worse < -EPS else "unchanged" if abs(worse) <= EPS
+                                    else f"worse by {worse:.4f}, inside the tolerance {allowed:g}")
+    head = f"worse by {worse:.4f} > tolerance {allowed:g}"
+    if row.noise is None:
+        reps = repeats_for_noise([p for p in pairs if p[0].values.get(row.name) is not None], allowed, family)
+        return "not measured", (f"cannot tell: run-to-run noise not measured (repeats = 1); {head} on "
+                                f"{len(row.worse)} question(s), which may be chance flips; next: repeats={reps} "
+                                "(tier=plan for this suite)")
+    if row.noise == 0:
+        return "regression", (f"{head}, deterministic, so every flipped question did flip; {len(row.worse)} "
+                              "question(s) worse")
+    p = row.noise_p if row.noise_p is not None else 1.0
+    noise = f"run-to-run noise {row.noise:.4f} {row.noise_source}, Holm p={p:.3g} over {family} varying metric(s)"
+    if p < ALPHA:
+        return "regression", f"{head}, past {noise}; {len(row.worse)} question(s) worse"
+    return "within tolerance", f"{head} but within {noise}; more repeats would tell"
+
+
+def _clears_noise(row: MetricVerdict, worse: float, family: int) -> bool:
+    """compare.strict fails a small drop only when run-to-run noise does not explain it (Bonferroni over the
+    family), so an unchanged system that varies does not fail on chance."""
+    return not row.noise or noise_p(worse, 0.0, row.noise) * family < ALPHA

@@ -114,6 +114,19 @@ def _sides(run: Report, cases: list[Case], base: Baseline, cfg: DictConfig, upst
                                            base_side[0])
 
 
+def deterministic(report: Report) -> bool:
+    """Answers deterministic by construction: the mock model's, or every answer replayed from the response cache
+    (no model call). Retrieval has no answers that vary."""
+    if report.tier != "generation":
+        return True
+    if (report.config or {}).get("app"):  # tier=app: the user's app answers, whatever model the config names
+        return False
+    counts = report.counts or {}
+    model = (report.config or {}).get("model") or {}
+    mock = isinstance(model, dict) and str(model.get("_target_", "")).endswith(".MockModel")
+    return mock or (counts.get("model_calls") == 0 and counts.get("cache_hits", 0) > 0)
+
+
 def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: DictConfig) -> Verdict:
     # NOMAD's own file on either side: its fingerprint never equals ours (reported below), and both sides are
     # measured in the upstream view, by upstream's definitions (report/upstream_view.py); compare.view=upstream
@@ -135,6 +148,7 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: Dict
         resamples=int(cfg.stats.resamples), seed=int(cfg.seed), strict=bool(cfg.compare.strict),
         correlation=float(cfg.plan.correlation),
         tolerance=None if cfg.compare.get("tolerance") is None else float(cfg.compare.tolerance),
+        deterministic=deterministic(run) and deterministic(base.report),
     )
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "

@@ -71,6 +71,12 @@ def test_http_app_is_scored_promoted_compared_and_gated(tmp_path: Path) -> None:
         assert _read(tmp_path / "same")[0]["gate"]["verdict"] == "pass"
 
         script.wrong_topic = "kettle-descaling"  # planted: both kettle questions answered wrongly
+        # One answer a question on both sides, from an app whose answers may vary: two flips could be chance.
+        assert _code(_cfg(tmp_path, "once", *ci)) == 1
+        gate = _read(tmp_path / "once")[0]["gate"]
+        assert gate["verdict"] == "not measured" and "cannot tell: run-to-run noise not measured" in gate["cause"]
+        # Two repeats in the run measure its noise (none: its answers agree), so the flips are a regression.
+        ci = [*HTTP[:-1], "repeats=2", f"app.url={url}", "compare.after_run=true", "compare.junit=junit.xml"]
         assert _code(_cfg(tmp_path, "wrong", *ci)) == 1
         gate = _read(tmp_path / "wrong")[0]["gate"]
         assert gate["verdict"] == "regression"
@@ -238,7 +244,7 @@ def test_a_project_gates_its_app_with_its_own_ci_experiment(tmp_path: Path) -> N
         (project / "conf" / "experiment").mkdir(parents=True)
         (project / "conf" / "experiment" / "ci.yaml").write_text(
             "# @package _global_\ndefaults:\n  - override /tier: app\n  - override /app: http\n"
-            f"suite: mini\nrepeats: 1\napp:\n  url: {url}\n  answer_path: result.answer\n  contexts_path: contexts\n"
+            f"suite: mini\nrepeats: 2\napp:\n  url: {url}\n  answer_path: result.answer\n  contexts_path: contexts\n"
             "compare:\n  after_run: true\n  junit: junit.xml\n")
         first = run_cli("+experiment=ci", "paths.run_dir=runs/first", cwd=project)
         assert first.returncode == 2 and "not comparable" in first.stdout + first.stderr  # no baseline yet

@@ -1,0 +1,137 @@
+"""Does the gate hold its false-alarm rate on answers that vary? python bench/flaky_gate.py [--pairs N]
+
+The measuring instrument of the generation gate (issue 41): simulated per-question records of a chat model whose
+answers vary between repeats go through the gate's own pure function (`compare_questions`, every headline
+metric of the mode gated together, as CI gates them); nothing of the gate is re-implemented here.
+
+A suite of `questions` goldens, some of them refusal goldens; each question has a probability of being answered
+right on one draw, the same on both sides when the system is unchanged. A wrong answer to an answerable golden is
+a wrong answer (not a refusal); a wrong answer to a refusal golden answers instead of declining. Baseline and run
+are fresh draws. The share of pairs that do not pass is the false-alarm rate of an unchanged system; with a change
+(questions made always wrong, or made flaky) it is the power. Each rate has its n and a Wilson 95% interval.
+
+Seeded (numpy's default_rng per setting and pair). Writes bench/results/flaky_gate.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from nomad_eval.core.compare import Verdict, compare_questions  # noqa: E402
+from nomad_eval.core.questions import means, questions_from_cases  # noqa: E402
+from nomad_eval.metrics.registry import headline_names  # noqa: E402
+from nomad_eval.tiers import generation_cases  # noqa: E402,F401  (registers the answer measures)
+
+SEED = 41
+MODE = "e2e"
+GATED = headline_names("generation", 5, [MODE])
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Each question's probability of a right answer on one draw, and which questions are refusal goldens."""
+
+    p: np.ndarray
+    refusal: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.p)
+
+
+def suite(questions: int = 60, flaky: int = 15, p: float = 0.5, refusals: int = 8, seed: int = SEED) -> Suite:
+    """`flaky` questions, spread over answerable and refusal goldens alike, answered right with probability `p`;
+    the rest always right."""
+    rng = np.random.default_rng([seed, questions, flaky])
+    probs = np.ones(questions)
+    probs[rng.choice(questions, size=flaky, replace=False)] = p
+    refusal = np.zeros(questions, dtype=bool)
+    refusal[rng.choice(questions, size=refusals, replace=False)] = True
+    return Suite(probs, refusal)
+
+
+def changed(s: Suite, kind: str, count: int, p: float = 0.5) -> Suite:
+    """`count` always-right questions made always wrong ("wrong") or flaky at `p` ("flaky")."""
+    right = np.flatnonzero(s.p == 1.0)[:count]
+    probs = s.p.copy()
+    probs[right] = 0.0 if kind == "wrong" else p
+    return Suite(probs, s.refusal)
+
+
+def cases(rng: np.random.Generator, s: Suite, repeats: int | Sequence[int]) -> list[dict[str, Any]]:
+    """One side's case records: each question drawn `repeats` times (one count for all, or one per question)."""
+    reps = np.broadcast_to(np.asarray(repeats), (s.size,))
+    out: list[dict[str, Any]] = []
+    for i in range(s.size):
+        for r in range(int(reps[i])):
+            right = bool(rng.random() < s.p[i])
+            refusal = bool(s.refusal[i])
+            out.append({"id": f"q{i}", "mode": MODE, "passed": right, "relevant_doc_ids": [f"d{i}"],
+                        "metrics": {"correctness": None if refusal else float(right),
+                                    "refusal_correctness": float(right) if refusal else 1.0,
+                                    "leakage_rate": 0.0}, "repeat": r})
+    return out
+
+
+def gate(base: list[dict[str, Any]], run: list[dict[str, Any]], **options: Any) -> Verdict:
+    """The gate's verdict on one pair, as tier=compare reaches it (question sampling's resamples cut: they are
+    shown beside the verdict and do not decide it)."""
+    bq, rq = questions_from_cases(base), questions_from_cases(run)
+    base_metrics, run_metrics = means(bq, GATED), means(rq, GATED)
+    gated = [n for n in GATED if base_metrics[n] is not None]  # as tiers/compare.py gates: what the baseline holds
+    return compare_questions(bq, rq, gated, base_metrics=base_metrics, run_metrics=run_metrics,
+                             resamples=options.pop("resamples", 200), **options)
+
+
+def failing_share(base: Suite, run: Suite, repeats: int | tuple[int, int], pairs: int, seed: int,
+                  **options: Any) -> dict[str, Any]:
+    """The share of `pairs` baseline/run pairs whose gate does not pass, with what fired."""
+    rb, rr = (repeats, repeats) if isinstance(repeats, int) else repeats
+    fired: dict[str, int] = {}
+    failed = 0
+    for k in range(pairs):
+        rng = np.random.default_rng([seed, rb, rr, k])
+        v = gate(cases(rng, base, rb), cases(rng, run, rr), seed=k, **options)
+        if v.exit_code != 0:
+            failed += 1
+            for m in v.metrics:
+                if m.gated and m.outcome != "within tolerance":
+                    fired[f"{m.name}: {m.outcome}"] = fired.get(f"{m.name}: {m.outcome}", 0) + 1
+    return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": fired}
+
+
+def wilson(hits: int, n: int) -> dict[str, float]:
+    ci = stats.binomtest(hits, n).proportion_ci(0.95, method="wilson")
+    return {"rate": hits / n, "low": round(float(ci.low), 4), "high": round(float(ci.high), 4)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=1000)
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "flaky_gate.json")
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    s = suite()
+    rows = {f"repeats {r}": failing_share(s, s, r, a.pairs, SEED) for r in (1, 3, 5)}
+    rows["baseline 3, run 1"] = failing_share(s, s, (3, 1), a.pairs, SEED)
+    result = {"settings": {"questions": s.size, "flaky": int((s.p < 1).sum()), "p": 0.5, "gated": GATED,
+                           "seed": SEED}, "unchanged": rows, "seconds": round(time.perf_counter() - t0, 1)}
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
