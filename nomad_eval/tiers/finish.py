@@ -97,7 +97,8 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bo
     for f in g.floors:
         console.print(("[red]floor broken:[/] " if f.broken else "floor holds: ") + escape(f.reason + floor_spread(f)))
     if g.exit_code:
-        step = NEXT_STEP.get(g.verdict, "")
+        # "cannot tell" (run-to-run noise not measured) carries its own next step: the repeats that would tell.
+        step = "" if "cannot tell:" in g.cause else NEXT_STEP.get(g.verdict, "")
         err_console.print(f"{g.verdict}: {g.cause}" + (f"; next: {step}" if step else ""), markup=False,
                           highlight=False)
     if (html := out / "report.html").is_file():  # named before the verdict, which stays the last line for CI
