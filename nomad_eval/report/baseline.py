@@ -21,6 +21,7 @@ from nomad_eval.base.secrets import redact
 from nomad_eval.data.golden import json_lines, json_problem, json_value
 from nomad_eval.metrics.registry import spec_for
 from nomad_eval.report.io import read_report, write_atomic
+from nomad_eval.report.renamed import renamed_cases, renamed_report
 from nomad_eval.report.schema import Report, Subject
 from nomad_eval.report.upstream import looks_upstream, upstream_baseline
 
@@ -127,7 +128,10 @@ def load_run(path: Path) -> tuple[Report, list[Case] | None]:
     report = read_report(report_path)
     _report_range(report, report_path)
     cases_path = report_path.parent / "cases.jsonl"
-    return report, read_cases(cases_path) if cases_path.exists() else None
+    if not cases_path.exists():
+        return report, None
+    cases = renamed_cases(read_cases(cases_path))  # a run written under a metric's old name reads as the new
+    return renamed_report(report, cases), cases
 
 
 def _upstream_file(path: Path) -> tuple[Report, list[Case]] | None:
@@ -162,7 +166,9 @@ class MatrixRow(BaseModel):
     oracle: Rate | None
     e2e: Rate | None
     gap: Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None
-    refusal_correctness: Rate | None
+    refusal_recall: Rate | None = None
+    false_refusal_rate: Rate | None = None
+    refusal_correctness: Rate | None = None  # a matrix filed before the refusal measures were split
     leakage_rate: Rate | None
     groundedness: Rate | None
     mock_oracle: Rate | None = None
@@ -256,7 +262,8 @@ def load_baseline(path: Path) -> Baseline:
     for i, case in enumerate(base.cases):
         if (problem := _case_problem(case)) is not None:
             raise InvalidInput([Defect(str(path), None, f"cases[{i}]: {problem}")], 2)
-    return base
+    cases = renamed_cases(base.cases)
+    return base.model_copy(update={"cases": cases, "report": renamed_report(base.report, cases)})
 
 
 def _names(ids: list[str], limit: int = 8) -> str:

@@ -100,10 +100,17 @@ def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None
     return "pass", f"{len(gated)} gated metric(s) within tolerance over {verdict.common} questions", 0
 
 
+def direction_text(name: str) -> str:
+    """", lower is better" (or higher), for a line that shows a metric's baseline → run."""
+    spec = spec_for(name)
+    return "" if spec is None else f", {spec.direction} is better"
+
+
 def _regressed(m: MetricVerdict) -> str:
     qs = f" ({', '.join(m.worse[:8])}{' …' if len(m.worse) > 8 else ''})" if m.worse else ""
-    return f"{m.name} {m.baseline:.4f} → {m.current:.4f}{qs}" if m.baseline is not None and m.current is not None \
-        else m.name
+    if m.baseline is None or m.current is None:
+        return m.name
+    return f"{m.name} worse: {m.baseline:.4f} → {m.current:.4f}{direction_text(m.name)}{qs}"
 
 
 def gate_record(floors: list[GateFloor], verdict: Verdict | None, *, baseline: str | None = None,

@@ -82,8 +82,8 @@ def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],
 
 
 def generation_page(report: Report, cases: list[Case], base: dict[str, float | None] | None) -> str:
-    names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_correctness", ".leakage_rate",
-                                                       ".groundedness", ".pass_rate"))]
+    names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_recall", ".false_refusal_rate",
+                                                       ".leakage_rate", ".groundedness", ".pass_rate"))]
     sections = [*gate_section(report),
                 _headline(report, base, names),
                 _chart("Decomposition", charts.decomposition_bars(report.metrics, report.mock_line, report.intervals),

@@ -13,9 +13,10 @@ from nomad_eval.base.console import console
 from nomad_eval.report.markdown import fmt
 
 ROW_FILE = "matrix_row.json"
-COLUMNS = ("oracle", "e2e", "gap", "refusal_correctness", "leakage_rate", "groundedness")
-# The last three are e2e figures; the headers say so, since oracle groundedness can differ a lot.
-HEADERS = ("oracle", "e2e", "gap", "e2e refusal_correctness", "e2e leakage_rate", "e2e groundedness")
+COLUMNS = ("oracle", "e2e", "gap", "refusal_recall", "false_refusal_rate", "leakage_rate", "groundedness")
+# The last four are e2e figures; the headers say so, since oracle groundedness can differ a lot.
+HEADERS = ("oracle", "e2e", "gap", "e2e refusal_recall", "e2e false_refusal_rate", "e2e leakage_rate",
+           "e2e groundedness")
 
 
 def matrix_row(report: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +27,8 @@ def matrix_row(report: dict[str, Any]) -> dict[str, Any]:
     return {
         "model": ident["model"], "fingerprint": ident["fingerprint"], "goldens_hash": ident["goldens_hash"],
         "suite": ident["suite"], "oracle": o, "e2e": e, "gap": None if o is None or e is None else o - e,
-        "refusal_correctness": m.get("e2e.refusal_correctness"), "leakage_rate": m.get("e2e.leakage_rate"),
+        "refusal_recall": m.get("e2e.refusal_recall"), "false_refusal_rate": m.get("e2e.false_refusal_rate"),
+        "leakage_rate": m.get("e2e.leakage_rate"),
         "groundedness": m.get("e2e.groundedness"),
         "mock_oracle": (mock.get("oracle") or {}).get("correctness"),
         "mock_e2e": (mock.get("e2e") or {}).get("correctness"),

@@ -36,7 +36,7 @@ UPSTREAM_TO_OURS: dict[str, str] = {
     "nonEmptyRateOnRefusal": "nonEmptyRateOnRefusal",
     # generation
     "correctness": "correctness",
-    "refusalCorrectness": "refusal_correctness",
+    "refusalCorrectness": "refusal_recall",
     "leakageRate": "leakage_rate",
     "thinkTagLeakRate": "think_leak_rate",
     "markdownRate": "markdownRate",

@@ -19,7 +19,7 @@ from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report import upstream_view as view
 from nomad_eval.report.baseline import Baseline, corpus_changes, load_run
-from nomad_eval.report.gate import GATE_COLUMNS, gate_cells, metric_row
+from nomad_eval.report.gate import GATE_COLUMNS, direction_text, gate_cells, metric_row
 from nomad_eval.report.merge import collect, sweep_id
 from nomad_eval.report.schema import TASK_FIELDS, Report
 from nomad_eval.report.upstream import is_upstream, upstream_differences, upstream_refusals
@@ -172,7 +172,9 @@ def print_verdict(v: Verdict) -> None:
     _print_table(v)
     for m in v.metrics:
         if m.gated and m.outcome != "within tolerance":
-            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}: {escape(m.reason)}")
+            values = "" if m.baseline is None or m.current is None else \
+                f" {m.baseline:.4f} → {m.current:.4f}{direction_text(m.name)}"
+            console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}{values}: {escape(m.reason)}")
             if m.worse:
                 console.print(f"  questions: {escape(_listed(list(m.worse), 20))}")
     for w in v.warnings:

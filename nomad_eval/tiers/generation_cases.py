@@ -19,7 +19,7 @@ from nomad_eval.metrics.answer.measures import (
     has_markdown,
     is_refusal,
     leaked,
-    refusal_correctness,
+    refusal_values,
     think_leaked,
     token_error,
 )
@@ -60,7 +60,7 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
         "leaked": leak,
         "metrics": {
             "correctness": correct,
-            "refusal_correctness": refusal_correctness(answer, golden.expect_refusal),
+            **refusal_values(answer, golden.expect_refusal),
             "leakage_rate": 1.0 if leak else 0.0,
             "groundedness": groundedness(answer, context),
             "think_leak_rate": 1.0 if think_leaked(answer) else 0.0,

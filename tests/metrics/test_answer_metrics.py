@@ -8,7 +8,7 @@ from nomad_eval.metrics.answer.measures import (
     is_refusal,
     leaked,
     question_outcome,
-    refusal_correctness,
+    refusal_values,
     think_leaked,
 )
 from nomad_eval.rag.prompt import strip_reasoning
@@ -35,7 +35,14 @@ def test_refusals_detected(text: str) -> None:
 ])
 def test_tricky_non_refusals(text: str) -> None:
     assert not is_refusal(text)
-    assert refusal_correctness(text, expect_refusal=False) == 1.0
+    assert refusal_values(text, expect_refusal=False) == {"refusal_recall": None, "false_refusal_rate": 0.0}
+
+
+def test_refusal_recall_and_false_refusals_each_count_their_own_goldens() -> None:
+    declined, answered = "I do not know.", "Let it stand for 40 minutes."
+    assert refusal_values(declined, expect_refusal=True) == {"refusal_recall": 1.0, "false_refusal_rate": None}
+    assert refusal_values(answered, expect_refusal=True) == {"refusal_recall": 0.0, "false_refusal_rate": None}
+    assert refusal_values(declined, expect_refusal=False) == {"refusal_recall": None, "false_refusal_rate": 1.0}
 
 
 def test_correctness_needs_all_includes_and_no_excludes() -> None:

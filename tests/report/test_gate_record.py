@@ -49,7 +49,7 @@ def test_a_floor_carries_its_values_n_and_interval() -> None:
 def test_a_regression_names_its_questions_and_a_refusal_is_an_error(tmp_path: Path) -> None:
     gate = gate_record([], _verdict([1.0] * 14, [0.0] * 4 + [1.0] * 10))
     assert gate.verdict == "regression" and gate.exit_code == 1
-    assert gate.cause == "recall@5 1.0000 → 0.7143 (q0, q1, q2, q3)"
+    assert gate.cause == "recall@5 worse: 1.0000 → 0.7143, higher is better (q0, q1, q2, q3)"
     (m,) = gate.metrics
     assert m.outcome == "regression" and m.noise == 0.0 and m.low is not None and m.high is not None
     refused = gate_record([], None, refused="no baseline for tier retrieval, suite 'core'; promote one")
@@ -69,3 +69,14 @@ def test_the_html_colours_a_change_by_the_metrics_direction() -> None:
     gate = gate_record([], _verdict([1.0] * 14, [0.0] * 4 + [1.0] * 10))
     html = render("block.html", block=gate_rows(gate.metrics))
     assert "<td class='down'>-0.2857</td>" in html and "<tr class='fail'>" in html
+
+
+def test_a_regression_line_says_which_way_is_better() -> None:
+    name = "e2e.false_refusal_rate"
+    base = [{"id": f"q{i}", "mode": "e2e", "passed": True, "metrics": {"false_refusal_rate": 0.0}} for i in range(12)]
+    run = [{**c, "passed": i >= 6, "metrics": {"false_refusal_rate": float(i < 6)}} for i, c in enumerate(base)]
+    v = compare_questions(questions_from_cases(base), questions_from_cases(run), [name],
+                          base_metrics={name: 0.0}, run_metrics={name: 0.5})
+    gate = gate_record([], v)
+    assert gate.verdict == "regression"
+    assert gate.cause.startswith(f"{name} worse: 0.0000 → 0.5000, lower is better (e2e:q0")

@@ -82,7 +82,7 @@ def test_a_run_with_a_value_outside_its_range_is_refused(tmp_path: Path) -> None
 
 
 ROW = {"model": "x", "fingerprint": "f" * 16, "goldens_hash": "h", "suite": "core", "oracle": 1.0, "e2e": 0.5,
-       "gap": 0.5, "refusal_correctness": None, "leakage_rate": None, "groundedness": None}
+       "gap": 0.5, "refusal_recall": None, "false_refusal_rate": None, "leakage_rate": None, "groundedness": None}
 
 
 @pytest.mark.parametrize(("table", "named"), [

@@ -68,7 +68,7 @@ def test_a_matrix_with_a_path_for_a_fingerprint_is_refused(tmp_path: Path,
     sweep = tmp_path / "sweep"
     sweep.mkdir()
     row = {"model": "x", "fingerprint": "../../m", "goldens_hash": "h", "suite": "core", "oracle": 1.0, "e2e": 0.5,
-           "gap": 0.5, "refusal_correctness": None, "leakage_rate": None, "groundedness": None}
+           "gap": 0.5, "refusal_recall": None, "false_refusal_rate": None, "leakage_rate": None, "groundedness": None}
     (sweep / "matrix.json").write_text(json.dumps({"rows": [row]}))
     before = _files(tmp_path.parent)
     with pytest.raises(SystemExit) as exc:

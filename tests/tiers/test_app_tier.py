@@ -53,7 +53,7 @@ def test_http_app_is_scored_promoted_compared_and_gated(tmp_path: Path) -> None:
         assert _code(_cfg(tmp_path, "first", *HTTP, f"app.url={url}")) == 0
         report, cases = _read(tmp_path / "first")
         m = report["metrics"]
-        assert m["e2e.correctness"] == 1.0 and m["e2e.refusal_correctness"] == 1.0
+        assert m["e2e.correctness"] == 1.0 and m["e2e.refusal_recall"] == 1.0 and m["e2e.false_refusal_rate"] == 0.0
         assert m["e2e.recall@5"] == 1.0 and report["intervals"]["e2e.recall@5"]["n"] == 7
         assert report["intervals"]["e2e.correctness"]["n"] == 7
         assert report["identity"]["pipeline"] == "app:http" and report["identity"]["mode"] == "e2e"

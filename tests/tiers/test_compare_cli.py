@@ -72,7 +72,8 @@ def test_compare_promote_regress_and_refuse(tmp_path: Path, data_dir: Path) -> N
     bad = run_cli("tier=compare", f"compare.run={third}", f"paths.baselines_dir={baselines}",
                   f"compare.junit={tmp_path / 'bad.xml'}")
     assert bad.returncode == 1, bad.stdout
-    assert _last_line(bad.stdout).startswith("verdict: regression: recall@5 1.0000 → 0.0000 (mini-01, mini-02")
+    assert _last_line(bad.stdout).startswith(
+        "verdict: regression: recall@5 worse: 1.0000 → 0.0000, higher is better (mini-01, mini-02")
     assert "recall@5 (regression)" in (tmp_path / "bad.xml").read_text()
     # One tolerance for every metric (compare.tolerance, upstream's --tolerance): a drop of 1 within 1 passes.
     loose = run_cli("tier=compare", f"compare.run={third}", f"paths.baselines_dir={baselines}", "compare.tolerance=1.0")

@@ -38,7 +38,7 @@ def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictCo
     assert len(cases) == 8 * 3 * 2
     for mode in ("oracle", "e2e", "noretrieval"):
         rows = [c for c in cases if c["mode"] == mode and not c["unstable"]]
-        for metric in ("correctness", "refusal_correctness", "leakage_rate", "groundedness"):
+        for metric in ("correctness", "refusal_recall", "false_refusal_rate", "leakage_rate", "groundedness"):
             assert m[f"{mode}.{metric}"] == pytest.approx(mean(c["metrics"][metric] for c in rows)), (mode, metric)
         assert report["intervals"][f"{mode}.correctness"]["n"] == 7  # answerable questions, repeats averaged
     d = report["decomposition"]

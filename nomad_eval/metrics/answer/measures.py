@@ -151,11 +151,19 @@ def question_outcome(passes: Sequence[bool | None]) -> tuple[float | None, bool]
     return rate, 0.0 < rate < 1.0
 
 
-# Refusal detection and refusal correctness: decline what the corpus cannot answer, never hedge otherwise.
-REFUSAL = register(MetricSpec(
-    "refusal_correctness", "declines on refusal goldens, answers (does not decline) on answerable ones",
+# Declining what the corpus cannot answer, and never what it can: two measures, each over its own goldens, so a
+# suite with few refusal goldens cannot hide every missed refusal behind its answerable questions (one rate over
+# both, upstream's refusalCorrectness, is kept under that name in the upstream view).
+REFUSAL_RECALL = register(MetricSpec(
+    "refusal_recall", "share of refusal goldens the answer declines (refusal goldens only)",
     tier="generation", binary=True, headline=True,
 ))
+FALSE_REFUSAL = register(MetricSpec(
+    "false_refusal_rate", "share of answerable goldens the answer declines (answerable goldens only)",
+    direction="lower", tier="generation", binary=True, headline=True,
+))
+# The name both replaced: a case or baseline that holds it is read once into them (report/renamed.py).
+OLD_REFUSAL = "refusal_correctness"
 
 # Each pattern is a statement about the speaker's knowledge or ability, so instructions that merely
 # contain a negation ("do not cover the burn", "don't have the victim stand") do not count as refusals.
@@ -179,8 +187,11 @@ def is_refusal(answer: str) -> bool:
     return bool(_REFUSAL.search(answer)) or not answer.strip()
 
 
-def refusal_correctness(answer: str, expect_refusal: bool) -> float:
-    return 1.0 if is_refusal(answer) == expect_refusal else 0.0
+def refusal_values(answer: str, expect_refusal: bool) -> dict[str, float | None]:
+    """refusal_recall on a refusal golden, false_refusal_rate on an answerable one; the other is not applicable."""
+    declined = 1.0 if is_refusal(answer) else 0.0
+    return {REFUSAL_RECALL.family: declined if expect_refusal else None,
+            FALSE_REFUSAL.family: None if expect_refusal else declined}
 
 
 THINK_LEAK = register(MetricSpec("think_leak_rate", "share of answers that still hold a reasoning tag after cleaning",
