@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -12,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+
+# A run folder's own records (base/runfolder.py): the manifest, written last; the failure record beside an earlier
+# run; and the mark a run writing into the folder keeps, listing each result as it is written.
+MANIFEST = "manifest.json"
+FAILURE = "report.failed.json"
+WRITING = ".incomplete"
 
 # A full disk, a full quota, or a file size limit: the write cannot succeed until the user frees space.
 FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -30,8 +37,22 @@ def no_space(path: Path, exc: BaseException) -> NoSpace | None:
     return NoSpace(path, exc) if isinstance(exc, OSError) and exc.errno in FULL else None
 
 
+def _note(path: Path, data: bytes) -> None:
+    """In a folder a run is writing (it holds the mark), the file's size and hash as written go into the mark before
+    the file takes its place: the manifest lists what this run wrote, not whatever is on disk when it seals."""
+    mark = path.parent / WRITING
+    if path.name.startswith(".") or path.name in (MANIFEST, FAILURE) or not mark.is_file():
+        return
+    entry = {"name": path.name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    with mark.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def write_atomic(path: Path, text: str | bytes) -> None:
     """`text` replaces `path` whole or not at all; a full disk leaves the old file and no temporary file."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -42,9 +63,10 @@ def write_atomic(path: Path, text: str | bytes) -> None:
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; results are meant to be read by others
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        _note(path, data)
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -15,14 +15,14 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
+from nomad_eval.base import runfolder as rf
 from nomad_eval.base.atomic import FULL, no_space, write_atomic
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.runfolder import FAILURE, MANIFEST, problem, reseal, sealed_intact, still_listed, unseal
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.cli.suggest import key_paths
-from nomad_eval.harness.rundir import multirun, overrides, run_dir, sweep_id
+from nomad_eval.harness.rundir import multirun, overrides, owned, run_dir, sweep_id
 
 # The tiers, their data, models and report models load when a job runs, not at import: `--help` and a corpus check
 # stay quick (tests/test_startup.py).
@@ -47,25 +47,23 @@ def _record_failure(cfg: DictConfig, message: str) -> None:
                     sweep_id=sweep_id(), config=config)
     target = out / "report.json"
     earlier = _finished(target)
-    intact = earlier and (not (out / MANIFEST).exists() or sealed_intact(out))
+    intact = earlier and not rf.written(out) and (not (out / rf.MANIFEST).exists() or rf.sealed_intact(out))
     if intact:
-        target = out / FAILURE
+        target = out / rf.FAILURE
     elif earlier:
         # This run replaced part of an earlier one: what is left of that run no longer stands for anything (and
-        # on a full disk, removing it first leaves room for the record). Its manifest goes once the record is
-        # written, so until then every reader still refuses the folder.
-        remains = [p for p in still_listed(out) if p.name != "report.json"]
-        for p in remains:
-            p.unlink(missing_ok=True)
+        # on a full disk, removing it first leaves room for the record). Until the failed run is sealed, the
+        # folder's mark has every reader refuse it.
+        remains = rf.prune(out)
         err_console.print(f"this run had replaced part of the earlier run in {out}; that run's remaining files "
-                          f"were removed ({', '.join(p.name for p in remains) or 'none'})", markup=False)
+                          f"were removed ({', '.join(remains) or 'none'})", markup=False)
     try:
         write_atomic(target, report.model_dump_json(indent=2))
+        if not intact:
+            rf.seal(out)  # the folder holds this failed run alone, as its report says
     except (NomadError, OSError) as exc:
         err_console.print(f"the failure could not be recorded in {target}: {exc}", markup=False, highlight=False)
         return
-    if not intact:
-        unseal(out)
     err_console.print(f"the failure is recorded in {target}" + (
         f"; {out / 'report.json'} still holds the earlier finished run" if intact else ""), markup=False)
 
@@ -120,10 +118,10 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
 
 
 def _incomplete(out: Path) -> str | None:
-    """Why a finished run's folder cannot be kept as it is: files changed or missing since its manifest, or (an
-    older run without one) no cases.jsonl, which every scoring tier writes."""
-    if (out / MANIFEST).exists():
-        return problem(out)
+    """Why a finished run's folder cannot be kept as it is: not finished, files changed or missing since its
+    manifest, or (an older run without one) no cases.jsonl, which every scoring tier writes."""
+    if (why := rf.problem(out)) is not None or (out / rf.MANIFEST).exists():
+        return why
     return None if (out / "cases.jsonl").is_file() else f"{out / 'cases.jsonl'} is missing"
 
 
@@ -142,8 +140,8 @@ def _resumable(cfg: DictConfig) -> bool:
         err_console.print(f"resume: re-running {out}: {why}", markup=False)
         return False
     old["sweep_id"] = sweep_id()  # it now belongs to this sweep, so the merge takes it
-    write_atomic(out / "report.json", json.dumps(old, indent=2))
-    reseal(out)
+    with rf.reopened(out):
+        write_atomic(out / "report.json", json.dumps(old, indent=2))
     err_console.print(f"resume: kept the finished results in {out}")
     return True
 
@@ -191,7 +189,21 @@ def run_tier(cfg: DictConfig) -> int:
 
 
 def _run_one(cfg: DictConfig, multirun: bool) -> int:
-    """One suite's run of the tier: its exit code, with a failure recorded in its folder."""
+    """One suite's run of the tier: its exit code, with a failure recorded in its folder. The run holds its folder
+    for its lifetime (a second run into the same folder waits) and marks it incomplete until the seal."""
+    timeout = float(cfg.store.lock_timeout)  # the wait the store allows another process, for its folder too
+    with owned(cfg.paths.get("run_dir"), timeout, bool(cfg.get("quiet"))) as out:
+        if _resumable(cfg):
+            return 0
+        if out is not None:
+            rf.begin(out)
+        started = time.time()
+        code = _job(cfg, multirun, out)
+    _last_line(cfg, multirun, started)
+    return code
+
+
+def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
     from hydra.errors import InstantiationException
     from hydra.utils import get_method
 
@@ -199,9 +211,6 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
     from nomad_eval.cli.config_check import check_config
     from nomad_eval.cli.targets import check_targets
 
-    if _resumable(cfg):
-        return 0
-    started = time.time()
     try:
         try:
             check_config(cfg)
@@ -212,6 +221,8 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
             quiet_job = multirun and not cfg.get("verbose")
             with console.capture() if quiet_job else contextlib.nullcontext():
                 code = int(get_method(cfg.tier._target_)(cfg))
+            if out is not None and rf.written(out):
+                rf.seal(out)  # a tier that wrote results without sealing them (finish() seals its own)
         except InstantiationException as exc:
             # Hydra wraps a backend constructor's own clear error (a store or server it cannot reach): unwrap it.
             if isinstance(exc.__cause__, NomadError):
@@ -230,7 +241,7 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
     except NomadError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         _record_failure(cfg, str(exc))
-        code = exc.exit_code
+        return exc.exit_code
     except Exception as exc:
         if not multirun:
             raise
@@ -238,8 +249,7 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
         # it is no verdict on the system under test (exit 2, as on its own: __main__.py).
         err_console.print(traceback.format_exc())
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
-        code = 2
-    _last_line(cfg, multirun, started)
+        return 2
     return code
 
 
@@ -281,7 +291,7 @@ def _drop_empty_run_dir(cfg: DictConfig) -> None:
     if not out.is_dir() or Path(hc.run.dir).is_absolute() and not str(hc.run.dir).startswith(str(Path.cwd())):
         return
     names = {p.name for p in out.iterdir()}
-    if names - {".hydra", f"{hc.job.name}.log"}:
+    if names - {".hydra", f"{hc.job.name}.log", rf.RUN_LOCK, rf.WRITING}:
         return
     shutil.rmtree(out, ignore_errors=True)
     cwd = Path.cwd().resolve()

@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 from nomad_eval.base.cpus import threads_per_job
 from nomad_eval.base.paths import CONF, PACKAGE, REPO, project_dir, slug
 from nomad_eval.base.secrets import known_secrets, redact_text
+from nomad_eval.harness.rundir import default_run_dir
 
 PROVIDER = "nomad-eval project"
 
@@ -78,8 +79,9 @@ def register_resolvers() -> None:
         "nomad_project": lambda rel="": str(project_dir() / rel), "nomad_project_file": project_file,
         "nomad_package": lambda rel="": str(PACKAGE / rel), "nomad_repo": lambda rel="": str(REPO / rel),
         "nomad_slug": job_dirname, "nomad_threads": model_threads,
-        "nomad_or": lambda first, fallback: first if first else fallback,
     }
     for name, resolver in resolvers.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, resolver)
+    if not OmegaConf.has_resolver("nomad_run_dir"):  # makes the folder: resolved once per config
+        OmegaConf.register_new_resolver("nomad_run_dir", default_run_dir, use_cache=True)

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
+
+from nomad_eval.base.locking import run_folder_lock
+from nomad_eval.base.runfolder import settle
 
 
 def _hydra() -> object | None:
@@ -23,6 +30,41 @@ def run_dir(explicit: str | None) -> Path:
         raise ValueError("no Hydra context: set paths.run_dir")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def default_run_dir(explicit: str | None, tier: str) -> str:
+    """`hydra.run.dir`: `paths.run_dir` when set, else `outputs/<date>/<HH-MM-SS.mmm>_<tier>`, made here: created
+    exclusively, with `_2`, `_3`, ... on a collision, so two runs started at once get a folder each. Registered with
+    OmegaConf's cache (cli/resolvers.py), so Hydra reading the setting again gets the same folder."""
+    if explicit:
+        return explicit
+    now = datetime.now()
+    base = Path("outputs") / now.strftime("%Y-%m-%d") / f"{now:%H-%M-%S}.{now.microsecond // 1000:03d}_{tier}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        path = base if n == 1 else base.with_name(f"{base.name}_{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return str(path)
+    raise AssertionError("unreachable")
+
+
+@contextmanager
+def owned(explicit: str | None, timeout: float, quiet: bool) -> Iterator[Path | None]:
+    """The run's folder, locked for the block (None outside Hydra with no `paths.run_dir`: a tier called directly);
+    a mark listing nothing is dropped at the end."""
+    try:
+        out = run_dir(explicit)
+    except ValueError:
+        yield None
+        return
+    with run_folder_lock(out, timeout, quiet):
+        try:
+            yield out
+        finally:
+            settle(out)
 
 
 def overrides() -> list[str]:

@@ -19,7 +19,7 @@ from rich.markup import escape
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.runfolder import reseal, seal
+from nomad_eval.base.runfolder import reopened, seal
 from nomad_eval.core.compare import Verdict
 from nomad_eval.harness.system import differences, system_settings
 from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, document_distance, load_baseline
@@ -85,8 +85,9 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bo
     from nomad_eval.tiers.compare import print_cause_changes, print_verdict
 
     # A compare writing junit.xml into a finished run's folder seals it again: its reader checked it just before.
-    if gate_files and (junit := write_gate_files(cfg, outcome, out)) and junit.parent == out:
-        reseal(out)
+    if gate_files:
+        with reopened(out):
+            write_gate_files(cfg, outcome, out)
     g = outcome.gate
     if g.baseline:
         console.print(f"baseline: {escape(g.baseline)} ({escape(g.baseline_reason or '')})")

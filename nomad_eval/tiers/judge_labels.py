@@ -32,7 +32,7 @@ from rich.markup import escape
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
-from nomad_eval.base.runfolder import check, reseal
+from nomad_eval.base.runfolder import check, reopened
 from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.judges.judge import Rubric, load_rubric
 from nomad_eval.judges.run_judges import by_rule
@@ -279,11 +279,11 @@ def _corrected(report: Report, cases: list[Case], labels: list[Label], rubric: R
     console.print(describe(key, result[key]), markup=False)
     if own_run is not None:
         report.judge_corrected.update(result)
-        write_atomic(own_run / "report.json", report.model_dump_json(indent=2))
         from nomad_eval.report.markdown import generation_markdown
 
-        write_atomic(own_run / "report.md", generation_markdown(report))
-        reseal(own_run)
+        with reopened(own_run):
+            write_atomic(own_run / "report.json", report.model_dump_json(indent=2))
+            write_atomic(own_run / "report.md", generation_markdown(report))
         console.print(f"updated {own_run / 'report.json'} and report.md with the corrected estimate")
 
 

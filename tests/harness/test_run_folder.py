@@ -77,12 +77,14 @@ def test_a_rerun_that_fails_part_way_leaves_one_run_and_a_failure_record(
     report = json.loads((run / "report.json").read_text())
     assert report["status"] == "failed" and "cases.parquet" in report["error"]
     assert (run / "cases.jsonl").read_bytes() != earlier_cases  # the re-run's, beside no file of the earlier run
-    assert not (run / MANIFEST).exists()
-    # The earlier run's report.md, report.html, trace.jsonl are gone; qrels.trec too, as the re-run wrote the
-    # same bytes there (what still matches the earlier manifest is taken for the earlier run's).
-    left = {p.name for p in run.iterdir() if p.is_file()}
-    assert left == {"report.json", "cases.jsonl", "scores.json", "run.trec"}, left
-    assert not [p for p in run.iterdir() if p.name.startswith(".") and p.is_file()]  # no temporary file
+    # The earlier run's report.md, report.html, trace.jsonl, cases.parquet are gone; what is left is what the
+    # failed re-run wrote, and its manifest lists exactly that.
+    left = {p.name for p in run.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert left == {"report.json", "cases.jsonl", "scores.json", "run.trec", "qrels.trec", MANIFEST}, left
+    assert set(json.loads((run / MANIFEST).read_text())["files"]) == left - {MANIFEST}
+    assert problem(run) is None
+    # no temporary file; the lock stays, the mark went with the seal
+    assert [p.name for p in run.iterdir() if p.name.startswith(".") and p.is_file()] == [".lock"]
     with pytest.raises(NomadError) as refused:
         promote(make_cfg(*own_data, f"promote.run={run}"))
     assert "a failed run cannot become a baseline" in str(refused.value)
@@ -131,7 +133,11 @@ def test_resume_reruns_a_job_whose_files_are_missing(
     capsys.readouterr()
     assert not _resumable(make_cfg(*own_data, "resume=true"))
     assert f"{run / 'trace.jsonl'}: listed in the run's manifest but missing" in capsys.readouterr().err
-    (run / MANIFEST).unlink()  # a folder from before manifests: cases.jsonl is the least it must hold
+    # A folder from before manifests (its report older than them): cases.jsonl is the least it must hold.
+    (run / MANIFEST).unlink()
+    report = json.loads((run / "report.json").read_text())
+    report["provenance"]["created"] = "2026-11-30T12:00:00+00:00"
+    (run / "report.json").write_text(json.dumps(report))
     (run / "cases.jsonl").unlink()
     assert not _resumable(make_cfg(*own_data, "resume=true"))
     assert f"{run / 'cases.jsonl'} is missing" in capsys.readouterr().err
