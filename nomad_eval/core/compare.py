@@ -80,6 +80,11 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
     clustered: bool = False
     strict: bool = False  # a worse metric the suite is too small to judge in general fails too
+    # Goldens whose evidence the corpus no longer holds where they say (data/anchors.py), one message each: left
+    # out of the gated questions, and their own verdict unless `stale_warn` (compare.stale=warn).
+    stale: list[str] = field(default_factory=list)
+    stale_warn: bool = False
+    evidence: dict[str, list[str]] = field(default_factory=dict)  # evidence status -> golden ids, all but intact
 
     @property
     def common(self) -> int:
@@ -105,13 +110,15 @@ class Verdict:
             return "regression"
         if self.unmeasured or self.questions.missing:
             return "not measured"
+        if self.stale and not self.stale_warn:
+            return "golden out of date"
         return "too small to tell" if self.too_small else "pass"
 
     @property
     def exit_code(self) -> int:
         if self.refused:
             return 2
-        return 1 if self.outcome in ("regression", "not measured", "too small to tell") else 0
+        return 1 if self.outcome in ("regression", "not measured", "golden out of date", "too small to tell") else 0
 
 
 def detectable_change(values: Sequence[float], gated: int, correlation: float, binary: bool = False

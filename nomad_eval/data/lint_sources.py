@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from nomad_eval.base.patterns import TIMEOUT_S, PatternError, compile_pattern, search, shown
+from nomad_eval.base.patterns import TIMEOUT_S, PatternError, compile_pattern, shown
+from nomad_eval.data.anchors import first_match
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden
 
@@ -27,7 +28,7 @@ def source_messages(g: Golden, by_id: dict[str, Document]) -> list[str]:
         return []  # a refusal golden, or ids the corpus lacks (the golden check reports those)
     out = []
     for p in g.must_include:
-        if any(search(p, d.text) is not False for d in docs):
+        if any(first_match(p, d.text) is not None for d in docs):
             continue  # found, or too slow to tell (the run reports a pattern that times out)
         names = ", ".join(d.doc_id for d in docs)
         wrapped = _wrapped(p, docs)

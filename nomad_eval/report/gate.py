@@ -94,6 +94,8 @@ def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None
             miss = verdict.questions.missing
             parts.append(f"{len(miss)} question(s) of the run's suite have no record: {', '.join(miss[:10])}")
         return "not measured", "; ".join(parts), 1
+    if verdict.stale and not verdict.stale_warn:
+        return "golden out of date", "; ".join(verdict.stale), 1
     if verdict.too_small:
         return "too small to tell", "; ".join(f"{m.name}: {m.reason}" for m in verdict.too_small), 1
     gated = [m for m in verdict.metrics if m.gated]
@@ -122,6 +124,8 @@ def gate_record(floors: list[GateFloor], verdict: Verdict | None, *, baseline: s
         questions=verdict.questions.listing() if verdict else {},
         metrics=[metric_row(m) for m in verdict.metrics if m.gated] if verdict else [],
         floors=floors, warnings=list(verdict.warnings) if verdict else [],
+        stale=list(verdict.stale) if verdict else [], stale_warn=bool(verdict and verdict.stale_warn),
+        evidence=dict(verdict.evidence) if verdict else {},
     )
 
 
@@ -163,6 +167,7 @@ def gate_markdown(gate: Gate | None) -> list[str]:
     out += [f"- questions {k} ({len(v)}): {', '.join(v[:20])}" for k, v in gate.questions.items()]
     out += [f"- floor {f.metric}: {f.reason}{floor_spread(f)}" + (" — **broken**" if f.broken else "")
             for f in gate.floors]
+    out += [f"- golden out of date{' (compare.stale=warn)' if gate.stale_warn else ''}: {s}" for s in gate.stale]
     out += [f"- warning: {w}" for w in gate.warnings]
     if gate.metrics:
         out += ["", "| " + " | ".join(GATE_COLUMNS) + " |", "|" + "---|" * len(GATE_COLUMNS)]
@@ -203,6 +208,11 @@ def write_junit(gate: Gate, path: Path, suite: str = "nomad-eval") -> None:
     for m in gate.metrics:
         _case(root, f"{m.name} ({m.outcome})", f"{suite}.compare",
               failure=_summary(m) if m.outcome in FAILED else None, out=None if m.outcome in FAILED else _summary(m))
+    if gate.metrics or gate.stale:  # a golden out of date is its own failure, beside the metrics' regressions
+        stale = "\n".join(gate.stale)
+        _case(root, "goldens up to date", f"{suite}.compare",
+              failure=f"{len(gate.stale)} golden(s) out of date:\n{stale}" if gate.stale and not gate.stale_warn
+              else None, out=f"out of date (compare.stale=warn):\n{stale}" if gate.stale_warn and gate.stale else None)
     missing = gate.questions.get("not measured")
     if gate.metrics or missing:
         _case(root, "every question measured", f"{suite}.compare",

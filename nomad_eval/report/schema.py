@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from nomad_eval.data.anchors import GoldenAnchors
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.separation import SeparationRow
 from nomad_eval.metrics.upstream.separation import Distribution
@@ -47,6 +48,8 @@ class Subject(BaseModel):
     documents: dict[str, str] = Field(default_factory=dict)   # doc id -> sha256 of its text (12 hex)
     chunks: dict[str, int] = Field(default_factory=dict)      # doc id -> chunks made of it
     goldens: dict[str, str] = Field(default_factory=dict)     # golden id -> data/golden.judgement_hash
+    # golden id -> where its mustInclude patterns match (data/anchors.py); empty in reports written before them
+    anchors: dict[str, GoldenAnchors] = Field(default_factory=dict)
 
 
 class GateMetric(BaseModel):
@@ -91,6 +94,10 @@ class Gate(BaseModel):
     metrics: list[GateMetric] = Field(default_factory=list)
     floors: list[GateFloor] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    # Goldens whose evidence is gone or relocated (data/anchors.py): "golden out of date", never a regression.
+    stale: list[str] = Field(default_factory=list)
+    stale_warn: bool = False  # compare.stale=warn: out-of-date goldens named, not failed
+    evidence: dict[str, list[str]] = Field(default_factory=dict)  # status -> golden ids, for all but intact
 
 
 class MetricInterval(BaseModel):

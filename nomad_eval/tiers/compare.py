@@ -15,6 +15,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_changes
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.data.anchors import Evidence, reanchor_all
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report import upstream_view as view
@@ -25,7 +26,7 @@ from nomad_eval.report.schema import TASK_FIELDS, Report
 from nomad_eval.report.upstream import is_upstream, upstream_differences, upstream_refusals
 from nomad_eval.tiers.finish import system_of
 
-OUTCOME_STYLE = {"regression": "red", "not measured": "red", "too small to tell": "red",
+OUTCOME_STYLE = {"regression": "red", "golden out of date": "red", "not measured": "red", "too small to tell": "red",
                  "within tolerance": "green", "not gated": "dim"}
 
 
@@ -127,6 +128,37 @@ def deterministic(report: Report) -> bool:
     return mock or (counts.get("model_calls") == 0 and counts.get("cache_hits", 0) > 0)
 
 
+ANCHORS_NOTE = ("the baseline has no evidence anchors (promoted before they existed): its goldens are anchored on "
+                "the run's corpus instead; re-promote it to record them")
+
+
+def evidence(run: Report, base: Report) -> tuple[dict[str, Evidence], list[str]]:
+    """Each run golden's evidence status against the baseline's anchors, and the notes the output carries; none
+    for a run that recorded no anchors (an older run, or an upstream file)."""
+    if run.subject is None or not run.subject.anchors:
+        return {}, []
+    anchors = base.subject.anchors if base.subject is not None else {}
+    found = reanchor_all(anchors or None, run.subject.anchors, base.subject.documents if base.subject else None,
+                         run.subject.documents)
+    notes = [] if anchors else [ANCHORS_NOTE]
+    return found, notes + [e.message for e in found.values() if e.status == "ambiguous"]
+
+
+def _stale_mode(cfg: DictConfig) -> bool:
+    """True when compare.stale=warn; a value other than fail or warn is refused."""
+    mode = str(cfg.compare.stale)
+    if mode not in ("fail", "warn"):
+        raise NomadError(f"compare.stale={mode!r}: choose fail (a golden out of date exits 1) or warn", 2)
+    return mode == "warn"
+
+
+def _without(side: Side, goldens: dict[str, str] | None, ids: set[str]) -> tuple[Side, dict[str, str] | None]:
+    """A side with the out-of-date goldens left out: their values answer a question the corpus no longer poses."""
+    metrics, cases = side
+    kept = {k: v for k, v in goldens.items() if k not in ids} if goldens is not None else None
+    return (metrics, [c for c in cases if str(c["id"]) not in ids]), kept
+
+
 def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: DictConfig) -> Verdict:
     # NOMAD's own file on either side: its fingerprint never equals ours (reported below), and both sides are
     # measured in the upstream view, by upstream's definitions (report/upstream_view.py); compare.view=upstream
@@ -136,20 +168,29 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: Dict
     if refused or not cases:
         return Verdict(refused=refused)
     in_view = upstream or cfg.compare.get("view") == "upstream"
-    (run_metrics, run_cases), (base_metrics, base_cases), gated = _sides(run, cases, base, cfg, in_view)
+    warn_stale = _stale_mode(cfg)
+    run_side, base_side, gated = _sides(run, cases, base, cfg, in_view)
+    found, notes = ({}, []) if upstream else evidence(run, base.report)
+    stale = {e.id for e in found.values() if e.stale}
+    (run_metrics, run_cases), run_goldens = _without(run_side, _goldens(run), stale)
+    (base_metrics, base_cases), base_goldens = _without(base_side, _goldens(base.report), stale)
     informational = [n for n in base_metrics if n in run_metrics and n not in gated and spec_for(n)]
     # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
     informational += [n for n in run_metrics if n not in base_metrics and n not in gated and spec_for(n)]
     v = compare_questions(
         questions_from_cases(base_cases), questions_from_cases(run_cases), gated,
         base_metrics=base_metrics, run_metrics=run_metrics, informational=informational,
-        base_goldens=_goldens(base.report), run_goldens=_goldens(run),
+        base_goldens=base_goldens, run_goldens=run_goldens,
         exclude_unstable=bool(cfg.compare.exclude_unstable), cluster=bool(cfg.stats.cluster),
         resamples=int(cfg.stats.resamples), seed=int(cfg.seed), strict=bool(cfg.compare.strict),
         correlation=float(cfg.plan.correlation),
         tolerance=None if cfg.compare.get("tolerance") is None else float(cfg.compare.tolerance),
         deterministic=deterministic(run) and deterministic(base.report),
     )
+    v.stale, v.stale_warn = [e.message for e in found.values() if e.stale], warn_stale
+    v.evidence = {s: ids for s in ("gone", "relocated", "ambiguous", "moved", "unanchored")
+                  if (ids := sorted(e.id for e in found.values() if e.status == s))}
+    v.warnings += notes
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "
                          "name them with compare.metrics=[...]")
@@ -177,6 +218,8 @@ def print_verdict(v: Verdict) -> None:
             console.print(f"[{OUTCOME_STYLE[m.outcome]}]{m.outcome}:[/] {escape(m.name)}{values}: {escape(m.reason)}")
             if m.worse:
                 console.print(f"  questions: {escape(_listed(list(m.worse), 20))}")
+    for line in v.stale:
+        console.print(f"[{'yellow' if v.stale_warn else 'red'}]golden out of date:[/] {escape(line)}")
     for w in v.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}")
     if v.newly_failing:

@@ -31,6 +31,8 @@ NEXT_STEP = {
                   "promote.force=true after review",
     "floor broken": "the run is below an absolute floor (gate.fail_under); fix the cause before promoting",
     "not measured": "re-run so every question of the suite has a record; a missing value never passes",
+    "golden out of date": "update or retire the goldens named above in this pull request (tier=corpus "
+                          "action=review proposes the edits), or pass compare.stale=warn",
     "too small to tell": "add questions (tier=plan says how many) or drop compare.strict",
 }
 

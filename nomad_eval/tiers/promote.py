@@ -16,13 +16,22 @@ from rich.markup import escape
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, problem
+from nomad_eval.data.anchors import unanchored
 from nomad_eval.report.baseline import load_run, promote
 from nomad_eval.report.gate import configured_floors, run_floors
 from nomad_eval.report.markdown import fmt
+from nomad_eval.report.schema import Report
 from nomad_eval.tiers.browse import find_reports
 from nomad_eval.tiers.finish import PROMOTE_HINT, decide
 
 LATEST = "latest"
+
+
+def name_unanchored(report: Report) -> None:
+    """A golden whose pattern its relevant documents never say is a defect of the suite the baseline would carry:
+    named (as lint names it), not refused, since a computed answer may be meant."""
+    for line in unanchored(report.subject.anchors if report.subject else {}):
+        console.print(f"[yellow]warning:[/] {escape(line)}: no evidence to anchor (tier=corpus action=lint)")
 
 
 def objections(cfg: DictConfig, run: Path) -> list[str]:
@@ -32,6 +41,7 @@ def objections(cfg: DictConfig, run: Path) -> list[str]:
     report, cases = load_run(run)
     if report.status != "ok" or report.identity is None:
         return []  # promote() refuses a failed run itself, with its own message (exit 2)
+    name_unanchored(report)
     # The floors the run was made with (its saved config), so a promote anywhere applies the same ones.
     floors = run_floors(report, configured_floors(report.config.get("gate")))
     out = [f"floor broken: {f.reason}" for f in floors if f.broken]

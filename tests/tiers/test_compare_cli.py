@@ -121,14 +121,15 @@ def test_the_gate_compares_across_document_chunking_and_golden_changes(tmp_path:
                    f"paths.baselines_dir={tmp_path / 'baselines'}").returncode == 0
 
     # The rope document loses everything that answers mini-04: its fingerprint has no baseline, the nearest
-    # one is used and named, the document is named, and the drop fails the gate.
+    # one is used and named, the document is named, and the golden is out of date (its answer is in no document
+    # any more), which fails the gate as such, not as a regression.
     rope = corpus / "rope-storage.md"
     rope.write_text("# Notes\n\nFeed the sourdough starter with flour and water every day.\n")
     code, out = gated_run("edited")
     assert code == 1, out
     assert "no baseline for this fingerprint" in out and "documents changed (1): rope-storage" in out
     gate = json.loads((tmp_path / "edited" / "report.json").read_text())["gate"]
-    assert gate["verdict"] == "regression" and "mini-04" in gate["cause"]
+    assert gate["verdict"] == "golden out of date" and gate["cause"].startswith('mini-04: its answer "10 years"')
     assert gate["changes"][0] == "documents changed (1): rope-storage"
     shutil.copy(FIXTURES / "corpus" / "rope-storage.md", rope)
 
