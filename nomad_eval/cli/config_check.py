@@ -205,7 +205,7 @@ SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
 )
 
 
-_MODES = ("oracle", "e2e", "noretrieval")
+_MODES = ("oracle", "e2e", "noretrieval", "app")  # app: what an app run measures of the app itself
 
 
 def gate_name_problem(name: str) -> str | None:

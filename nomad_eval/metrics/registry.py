@@ -14,7 +14,7 @@ from typing import Literal
 
 Direction = Literal["higher", "lower"]
 ToleranceKind = Literal["abs", "rel"]
-Tier = Literal["retrieval", "generation"]
+Tier = Literal["retrieval", "generation", "app"]  # app: measured on an app run only, never per question
 DEFAULT_TOLERANCE = 0.02
 # Float error: 0.95 - 0.93 is 0.020000000000000018; a drop of exactly the tolerance is not a regression.
 EPS = 1e-9
@@ -145,3 +145,10 @@ def at_k_families(tier: Tier = "retrieval") -> list[str]:
 
 def is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# The served index's parity (tier=app, harness/served.py): a share of passages with its Wilson interval, reported as
+# `app.current_context_rate` so `gate.fail_under={app.current_context_rate: 0.99}` holds a floor on it.
+CURRENT_CONTEXT = register(MetricSpec(
+    "current_context_rate", "share of the passages the app served whose text is in the current version of a corpus "
+    "document (not an old version, not from outside the corpus)", tier="app"))

@@ -230,6 +230,8 @@ class Report(BaseModel):
     # Generation, per mode: meanPromptTokens (the estimate the budget used) and meanAnswerLength (characters).
     sizes: dict[str, dict[str, SizeSummary]] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
+    # tier=app: the passages the app served, counted current / stale / foreign against the corpus (harness/served.py).
+    served_index: dict[str, Any] = Field(default_factory=dict)
     subject: Subject | None = None  # documents and goldens item by item: what compare names as changed
     upstream: UpstreamView | None = None  # retrieval: upstream NOMAD's definitions, kept apart from `metrics`
     gate: Gate | None = None        # the verdict (floors, and the compare when it ran)

@@ -30,12 +30,14 @@ from nomad_eval.data.answers import AppOutput, load_answers, repeats_of, write_a
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
+from nomad_eval.harness.served import METRIC as PARITY_METRIC
+from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import Identity, Report, Subject
+from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
 from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
@@ -77,6 +79,7 @@ def run(cfg: DictConfig) -> int:
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, goldens, cases, outputs, unstable, judges, ks)
+    served_index(report, rt, records)
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     report.warnings += rt.golden_warnings
@@ -84,6 +87,22 @@ def run(cfg: DictConfig) -> int:
     report.gate = outcome.gate
     write_run(cfg, out, report, cases)
     return finish(cfg, out, outcome)
+
+
+def served_index(report: Report, rt: Runtime, records: list[AppOutput]) -> None:
+    """The passages with text the app served, matched against the corpus under test (not its distractors):
+    `app.current_context_rate` with its n and Wilson interval, the stale documents named."""
+    passages = [(c.doc_id, c.text) for rec in records for c in rec.contexts or [] if c.text]
+    if not passages:
+        return
+    parity = served_parity(CorpusText.of(rt.corpus_documents), passages)
+    current = parity.share("current")
+    report.metrics[PARITY_METRIC] = current["value"]
+    report.intervals[PARITY_METRIC] = MetricInterval(n=current["n"], low=current["low"], high=current["high"])
+    report.served_index = parity.summary()
+    report.warnings += parity.warnings()
+    for line in parity.warnings():
+        err_console.print(f"warning: {line}", markup=False)
 
 
 def _context_text(rec: AppOutput, g: Golden) -> str:

@@ -67,7 +67,7 @@ def test_the_gate_names_a_malformed_cut_off_and_keeps_its_other_messages() -> No
     assert gate_name_problem("hit") == "gate.fail_under names 'hit': hit needs a cut-off, e.g. hit@5"
     assert gate_name_problem("rr@5") == "gate.fail_under names 'rr@5': rr takes no @k"
     assert gate_name_problem("x.correctness") == ("gate.fail_under names 'x.correctness': 'x' is not a mode "
-                                                  "(oracle, e2e, noretrieval)")
+                                                  "(oracle, e2e, noretrieval, app)")
     assert gate_name_problem("e2e.recall@5") is None
 
 

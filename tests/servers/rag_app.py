@@ -31,6 +31,8 @@ class Script:
     fail_first: int = 0
     delay: float = 0.0
     broken: str | None = None                  # "null": a null answer; "error": a 200 carrying {"error": ...}
+    served: dict[str, list[str]] = field(default_factory=dict)  # doc id -> the passages served for it (an old index)
+    foreign: tuple[str, str] | None = None     # (doc id, text): a passage of no document, served beside that one's
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     in_flight: int = 0
@@ -49,8 +51,11 @@ class Script:
             answer, docs = DECLINE, []
         if self.wrong_topic and self.wrong_topic in docs:
             answer = "About half an hour, I believe."
+        contexts = [{"doc_id": d, "text": t} for d in docs for t in self.served.get(d, [self.corpus[d]])]
+        if self.foreign is not None and self.foreign[0] in docs:
+            contexts.append({"doc_id": None, "text": self.foreign[1]})
         return {"result": {"answer": None if self.broken == "null" else answer},
-                "contexts": [{"doc_id": d, "text": self.corpus[d]} for d in docs],
+                "contexts": contexts,
                 "usage": {"prompt_tokens": 100 + len(query), "completion_tokens": len(answer) // 4}}
 
 

@@ -173,6 +173,31 @@ def test_a_null_answer_or_an_error_body_is_never_cached(tmp_path: Path) -> None:
     assert _read(tmp_path / "healthy")[0]["metrics"]["e2e.correctness"] == 1.0
 
 
+def test_passages_of_an_old_index_are_named_stale_and_a_floor_holds_the_current_rate(tmp_path: Path) -> None:
+    script = _script()
+    old = ["Coil a wet rope tightly and hang it in the sun.", "Store rope in a sealed plastic bag.",
+           "Nylon rope never needs inspecting."]  # an earlier version of rope-storage, no longer in the corpus
+    script.served = {"rope-storage": old}
+    script.foreign = ("bread-starter", "Our store opens at nine on Sundays.")
+    floor = ["gate.fail_under={app.current_context_rate: 0.99}"]
+    with serve(script) as url:
+        assert _code(_cfg(tmp_path, "old", *HTTP, f"app.url={url}", *floor)) == 1
+        script.served, script.foreign = {}, None  # re-indexed
+        assert _code(_cfg(tmp_path, "new", *HTTP, f"app.url={url}", *floor)) == 0
+    report, cases = _read(tmp_path / "old")
+    served = report["served_index"]
+    assert served["passages"] == 11 and served["stale"]["count"] == 3 and served["foreign"]["count"] == 1
+    assert served["stale_documents"] == {"rope-storage": 3}
+    assert report["metrics"]["app.current_context_rate"] == pytest.approx(7 / 11)
+    interval = report["intervals"]["app.current_context_rate"]
+    assert interval["n"] == 11 and interval["low"] < 7 / 11 < interval["high"] < 0.99
+    assert any("old versions of: rope-storage (3)" in w for w in report["warnings"])
+    broken = report["gate"]["floors"][0]
+    assert broken["metric"] == "app.current_context_rate" and broken["broken"]
+    after = _read(tmp_path / "new")[0]
+    assert after["metrics"]["app.current_context_rate"] == 1.0 and after["served_index"]["stale_documents"] == {}
+
+
 def test_secret_headers_reach_the_app_and_are_written_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                               ) -> None:
     secret = "sk-test-3f9a1c77b2e04d5e"
