@@ -39,18 +39,35 @@ class SweepSummary(Callback):
 
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
-        df, predictors = summarize_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
+        df, predictors, best = summarize_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
         from nomad_eval.report.html_writer import write_sweep_html
         from nomad_eval.report.matrix import assemble, write_matrix
 
         rows = assemble(jobs)
         if rows:
             write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))
-        write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows, predictors)
+        write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows, predictors, best)
         from nomad_eval.tiers.browse import after
 
         after(config, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep
         console.print(f"sweep report: {sweep_dir / 'report.html'}", markup=False, highlight=False)
+        _exit_with_worst(df.to_dicts() if df.height else [])
+
+
+def _exit_with_worst(rows: list[dict[str, Any]]) -> None:
+    """A sweep gates like a run: it exits with its worst job's code (1 when any job got worse, else 2 when any
+    could not be judged). Hydra's sweep returns no exit code of its own; this callback runs last, after the other
+    callbacks' on_multirun_end (Hydra calls them in reverse order), and a SystemExit passes through Hydra."""
+    import sys
+
+    from nomad_eval.base.console import err_console
+    from nomad_eval.cli.suites import overall_code
+
+    code = overall_code([int(r.get("exit_code") or 0) for r in rows])
+    if code:
+        worst = [f"job {str(r['job']).split('_', 1)[0]} {r['status']}" for r in rows if r.get("exit_code") == code]
+        err_console.print(f"sweep: exit {code}: {', '.join(worst)}", markup=False, highlight=False)
+        sys.exit(code)
 
 
 class RedactSecrets(Callback):

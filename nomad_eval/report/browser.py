@@ -49,6 +49,7 @@ class RunEntry:
     questions: list[dict[str, Any]] | None = None
     why_no_questions: str = ""
     verdict: str = ""          # the gate's verdict line, when the run recorded one
+    commit: str = ""           # the project's commit the run measured (else the tool's checkout), "" for none
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -96,7 +97,13 @@ def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> R
         fingerprint=str(ident.get("fingerprint") or "—"), model=_model(ident, config, tier),
         status=str(report.get("status") or "?"), error=str(report.get("error") or ""),
         overrides=_overrides(report), metrics=metrics, intervals=_intervals(report.get("intervals")),
-        headline=[n for n in names if n in metrics], verdict=_verdict(report.get("gate")))
+        headline=[n for n in names if n in metrics], verdict=_verdict(report.get("gate")), commit=_commit(report))
+
+
+def _commit(report: dict[str, Any]) -> str:
+    prov = report.get("provenance") or {}
+    commit = prov.get("project_commit") or prov.get("git_commit") if isinstance(prov, dict) else None
+    return str(commit)[:7] if commit else ""
 
 
 def _model(ident: dict[str, Any], config: dict[str, Any], tier: str) -> str:
@@ -162,16 +169,6 @@ def _retrieval_outcome(case: dict[str, Any], passed: int) -> str:
     return "pass" if passed else "fail"
 
 
-def _unit(span: float) -> tuple[float, str]:
-    if span < 120:
-        return 1.0, "seconds"
-    if span < 2 * 3600:
-        return 60.0, "minutes"
-    if span < 3 * 86400:
-        return 3600.0, "hours"
-    return 86400.0, "days"
-
-
 def trend_metrics(runs: Sequence[RunEntry]) -> list[str]:
     """Every headline metric some run measured, in the order runs first name them (retrieval ones first)."""
     names: dict[str, None] = {}
@@ -183,26 +180,31 @@ def trend_metrics(runs: Sequence[RunEntry]) -> list[str]:
     return sorted(names, key=lambda n: not n.startswith("recall@"))
 
 
+def _when_and_commit(r: RunEntry) -> str:
+    """A run on the trend's x axis: its date and time, and the commit it measured."""
+    return datetime.fromtimestamp(r.time, UTC).strftime("%Y-%m-%d %H:%M") + (f" {r.commit}" if r.commit else "")
+
+
 def trend(runs: Sequence[RunEntry], metric: str) -> Chart:
-    """`metric` over run time, one line per suite+fingerprint, with each run's interval as an error bar.
-    The points of one line sit together in `x`, so another line's runs in between never break it."""
+    """`metric` run by run, in time order, each run named by its date and commit on the x axis; one line per
+    suite and corpus state (fingerprint), named by the suite and when that state was first measured, with each
+    run's interval as an error bar. The points of one line sit together in `x`, so another line's runs in between
+    never break it."""
     points = sorted((r for r in runs if r.metrics.get(metric) is not None), key=lambda r: r.time)
-    start = points[0].time if points else 0.0
-    scale, unit = _unit((points[-1].time - start) if points else 0.0)
     groups: dict[tuple[str, str], list[RunEntry]] = {}
     for r in points:
         groups.setdefault((r.suite, r.fingerprint), []).append(r)
     recent = sorted(groups, key=lambda g: groups[g][-1].time, reverse=True)[:MAX_LINES]
-    x: list[float] = []
+    x: list[str] = []
     series: list[Series] = []
     for suite, fp in recent:
         members = groups[(suite, fp)]
         before = len(x)
-        x += [(r.time - start) / scale for r in members]
+        x += [_when_and_commit(r) for r in members]
         pad: list[float | None] = [None] * before
         ivs = [r.intervals.get(metric) for r in members]
         series.append(Series(
-            name=f"{suite} · {fp[:8]}", kind="line",
+            name=f"{suite} · corpus and settings as of {_when_and_commit(members[0])}", kind="line",
             y=pad + [r.metrics[metric] for r in members],
             low=pad + [iv.low if iv else None for iv in ivs],
             high=pad + [iv.high if iv else None for iv in ivs],
@@ -214,8 +216,7 @@ def trend(runs: Sequence[RunEntry], metric: str) -> Chart:
         s.high = [*(s.high or []), *[None] * tail]
         s.hover = [*(s.hover or []), *[""] * tail]
     title = f"{metric} over time ({len(points)} runs)"
-    return Chart(title=title, x=x, series=series, numeric_x=True, y_title=metric,
-                 x_title=f"{unit} since {_stamp(start)}" if points else "")
+    return Chart(title=title, x=x, series=series, y_title=metric, x_title="run (UTC date and time, commit)")
 
 
 def _stamp(t: float) -> str:

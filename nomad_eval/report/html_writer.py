@@ -25,6 +25,7 @@ from nomad_eval.report.html import (
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.merge import is_interval_column, with_interval
+from nomad_eval.report.provenance import code_line
 from nomad_eval.report.schema import Report, headline_k
 from nomad_eval.report.svg import Figure
 
@@ -51,11 +52,10 @@ def _meta(report: Report) -> str:
     i = report.identity
     if i is None:
         return ""
-    commit = report.provenance.git_commit[:10] if report.provenance and report.provenance.git_commit else None
     return (f"suite {i.suite} · fingerprint {i.fingerprint} · goldens {i.goldens_hash} · top_k {i.top_k} · "
             f"threshold {i.threshold} · embedder {i.embedder}" + (f" · model {i.model}" if i.model else "") +
             (f" · distractors {i.distractors}" if i.distractors else "") +
-            (f" · commit {commit}" if commit else " · not in a git repository"))
+            (f" · {code_line(report.provenance)}" if report.provenance else ""))
 
 
 def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],
@@ -176,16 +176,16 @@ def write_html(out: Path, report: Report, cases: list[Case], scores: dict[str, A
 
 
 def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]],
-                     predictors: dict[str, Any] | None = None) -> None:
+                     predictors: dict[str, Any] | None = None, best: str | None = None) -> None:
     from nomad_eval.metrics.registry import spec_for
 
-    sections = []
+    sections = [Section("Best setting", [text_list([best])])] if best else []
 
     candidates = headline_names("retrieval", 5) + headline_names("generation", 5, ("e2e", "oracle"))
     metric_cols = [c for c in candidates if any(c in r for r in rows)]
     keys = list(dict.fromkeys(k for r in rows for k in r))
     # The swept parameters: override keys (not metrics, nor a metric's interval columns) whose value differs.
-    params = [k for k in keys if k not in ("job", "status", "error") and spec_for(k) is None
+    params = [k for k in keys if k not in ("job", "status", "exit_code", "error") and spec_for(k) is None
               and not is_interval_column(k, keys) and len({str(r.get(k)) for r in rows}) > 1]
     for p in params:
         if all(_is_number(r.get(p)) for r in rows):
@@ -208,7 +208,8 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
         return with_interval(r, c) if c in metric_cols else cell(r.get(c))
 
     table_rows = [{c: metric_cell(r, c) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],
-                                                         "_passed": r.get("status") == "ok"} for r in rows]
+                                                         "_passed": r.get("status") in ("ok", "pass")}
+                  for r in rows]
     sections.append(Section("Jobs", [question_table(table_rows, cols)]))
     write_atomic(sweep_dir / "report.html", page(f"nomad-eval sweep — {len(rows)} job(s)", str(sweep_dir), sections))
 

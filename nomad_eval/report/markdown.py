@@ -8,6 +8,7 @@ from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, headline_names
 from nomad_eval.report.gate import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
+from nomad_eval.report.provenance import code_line
 from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, SizeSummary, headline_k
 
 
@@ -65,8 +66,10 @@ def retrieval_markdown(r: Report) -> str:
         branch = f" on branch `{r.provenance.git_branch}`" if r.provenance.git_branch else ""
         where = " ".join(v for v in (r.provenance.platform.get("os"), r.provenance.platform.get("cpu_architecture"))
                          if v)
-        lines += [f"- commit `{r.provenance.git_commit}`{dirty}{branch}, created {r.provenance.created}"
-                  + (f", {where}, Python {r.provenance.python}" if where else ""), ""]
+        tool = f"commit `{r.provenance.git_commit}`{dirty}{branch}, " if r.provenance.git_commit else ""
+        lines += [f"- {code_line(r.provenance)}",
+                  f"- {tool}created {r.provenance.created}" + (f", {where}, Python {r.provenance.python}" if where
+                                                                else ""), ""]
     rows = [[k, fmt_value(v, r.intervals.get(k))] for k, v in r.metrics.items()]
     lines += ["## Metrics", "", *interval_note(r), *_table(["metric", f"value [{_level(r)} interval] n"], rows), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
@@ -97,6 +100,8 @@ def generation_markdown(r: Report) -> str:
     model, mode = (ident.model, ident.mode) if ident else ("?", "?")
     lines = [f"# nomad-eval generation report — model {model}, mode {mode}",
              "", *gate_markdown(r.gate)]
+    if r.provenance:
+        lines += [f"- {code_line(r.provenance)}", ""]
     parsed = [MetricName.parse(k) for k in r.metrics]
     modes = sorted({p.mode for p in parsed if p.mode})
     fams = sorted({p.bare for p in parsed if p.mode})

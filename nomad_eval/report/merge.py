@@ -38,9 +38,30 @@ def sweep_id(sweep_dir: Path) -> str | None:
     return found
 
 
+def job_status(report: Mapping[str, Any]) -> str:
+    """What a job's row says: `failed`, else its gate's verdict (`pass`, `regression`, ...), else `ok` (nothing was
+    gated: no floor and no compare). A regressed job never reads `ok`."""
+    gate = report.get("gate")
+    if report.get("status") != "ok":
+        return str(report.get("status"))
+    if not isinstance(gate, Mapping) or not gate.get("verdict"):
+        return "ok"
+    gated = gate.get("metrics") or gate.get("floors") or gate.get("verdict") != "pass"
+    return str(gate["verdict"]) if gated else "ok"
+
+
+def job_exit_code(report: Mapping[str, Any]) -> int:
+    """The job's own exit code (docs/gate.md#exit-codes): its gate's; 2 for a job that failed (no verdict)."""
+    gate = report.get("gate")
+    if report.get("status") != "ok":
+        return 2
+    return int(gate.get("exit_code") or 0) if isinstance(gate, Mapping) else 0
+
+
 def _row(run_dir: Path) -> dict[str, Any]:
     report = read_report(run_dir / "report.json").model_dump()  # checked: a damaged report names its file
-    row: dict[str, Any] = {"job": run_dir.name, "status": report.get("status"), "error": report.get("error")}
+    row: dict[str, Any] = {"job": run_dir.name, "status": job_status(report), "exit_code": job_exit_code(report),
+                           "error": report.get("error") or _cause(report)}
     for item in report.get("overrides") or []:
         key, _, value = item.lstrip("+~").partition("=")
         if key not in UNMEASURED:
@@ -53,6 +74,14 @@ def _row(run_dir: Path) -> dict[str, Any]:
         if (iv := intervals.get(name)) is not None:
             row.update({f"{name}.low": iv.get("low"), f"{name}.high": iv.get("high"), f"{name}.n": iv.get("n")})
     return row
+
+
+def _cause(report: Mapping[str, Any]) -> str | None:
+    """Why a gated job did not pass, for the row's `error` column."""
+    gate = report.get("gate")
+    if not isinstance(gate, Mapping) or gate.get("verdict") == "pass":
+        return None
+    return str(gate.get("cause") or "") or None
 
 
 def is_interval_column(col: str, columns: Iterable[str]) -> bool:
@@ -146,7 +175,7 @@ def console_columns(columns: list[str], rows: list[dict[str, Any]]) -> list[str]
         return len({str(r.get(c)) for r in rows}) > 1
 
     headline = headline_names("retrieval", 5) + headline_names("generation", 5, ("e2e", "oracle", "noretrieval"))
-    first = [c for c in ("job", "status") if c in columns]
+    first = [c for c in ("job", "status", "exit_code") if c in columns]
     settings = [c for c in columns if c not in first and spec_for(c) is None and varies(c)]
     heads = [c for c in headline if c in columns]
     moved = [c for c in columns if spec_for(c) is not None and c not in heads and varies(c)]

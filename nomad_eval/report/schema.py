@@ -121,6 +121,11 @@ class Provenance(BaseModel):
     git_branch: str | None = None  # None: detached HEAD, or not a git checkout
     # The machine, for context only (as upstream records it): never a reason two runs differ in score.
     platform: dict[str, str] = Field(default_factory=dict)
+    # The project's own repository (its corpus, goldens, config and code): git_* above are the tool's checkout.
+    # None: the project is not in a git repository (or git is not installed).
+    project_commit: str | None = None
+    project_branch: str | None = None  # None also on a detached HEAD
+    project_dirty: bool | None = None
 
 
 class PositionPoint(BaseModel):

@@ -1,4 +1,6 @@
-"""Rank a sweep's configurations against a reference job with paired tests, corrected for testing many.
+"""Rank a sweep's configurations against a reference with paired tests, corrected for testing many, and name the
+best one with its evidence. The reference is `compare.reference` (a job) when set, else the baseline the jobs' gates
+compared with, else the first job.
 
 Twenty configurations as good as the reference crown a chance "winner" at raw p < 0.05 in about one sweep in
 five (bench/stats_sim.py); a correction across the configurations (Holm by default, Benjamini-Hochberg on
@@ -8,6 +10,7 @@ request) keeps that under 5%, so a difference marked real is one worth acting on
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any, cast
 
@@ -44,6 +47,27 @@ def _job(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Questio
     return report, questions_from_cases(cast(list[Case], read_jsonl(d / "cases.jsonl")))
 
 
+def _baseline(loaded: dict[str, tuple[dict[str, Any], list[Question]]]) -> tuple[str, dict[str, Any],
+                                                                                  list[Question]] | None:
+    """The baseline most of the gated jobs compared with, as a reference to rank against; None when no job was
+    compared with one (or it cannot be read now: the jobs' own verdicts still stand)."""
+    from nomad_eval.base.errors import NomadError
+    from nomad_eval.report.baseline import load_baseline
+
+    used = Counter(str(g["baseline"]) for r, _ in loaded.values() if isinstance(g := r.get("gate"), dict)
+                   and g.get("baseline"))
+    if not used:
+        return None
+    path = used.most_common(1)[0][0]
+    try:
+        base = load_baseline(Path(path))
+    except NomadError as exc:
+        err_console.print(f"ranking: against the first job, as the baseline {path} cannot be read: {exc}",
+                          markup=False, highlight=False)
+        return None
+    return f"baseline {path}", base.report.model_dump(), questions_from_cases(base.cases)
+
+
 def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:
     found = {d.name: _job(d) for d in jobs}
     loaded = {n: x for n, x in found.items() if not isinstance(x, str)}
@@ -53,26 +77,91 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     if not quiet:
         for name, why in left_out.items():
             err_console.print(f"ranking: {name} left out: {why}", markup=False, highlight=False)
-    if len(loaded) < 2:
-        return None
     cmp = cfg.compare
-    ref = _reference(list(loaded), str(cmp.reference or next(iter(loaded))))
+    base = None if cmp.reference is not None or not loaded else _baseline(loaded)
+    if len(loaded) + (base is not None) < 2:
+        return None
+    from nomad_eval.report.merge import job_status
+
+    verdicts = {n: job_status(r) for n, (r, _) in loaded.items()}  # "ok" when nothing was gated
+    if base is not None:
+        ref = base[0]
+        loaded = {ref: (base[1], base[2]), **loaded}
+    else:
+        ref = _reference(list(loaded), str(cmp.reference or next(iter(loaded))))
     ref_report, ref_q = loaded[ref]
     tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
     modes = sorted({q.mode for q in ref_q if q.mode})
     method = _correction(cmp)
     unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
-    result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}, "left_out": left_out}
+    result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}, "left_out": left_out,
+                              "verdicts": verdicts}
     for metric in headline_names(tier, int(cmp.headline_k), modes):
         per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
         block = _rank_metric(metric, per_job, ref, method, int(cfg.seed))
         if block is not None:
             result["metrics"][metric] = block
+    result["best"] = best_setting(result, _settings({n: r for n, (r, _) in loaded.items() if n in verdicts}))
     write_atomic(out / "ranking.json", json.dumps(result, indent=1))
     write_atomic(out / "ranking.md", _markdown(result))
     if not quiet:
         _print(result)
     return result
+
+
+def _settings(reports: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each job's swept settings: the overrides whose value differs between the jobs (`threshold=0.3`)."""
+    from nomad_eval.report.merge import UNMEASURED
+
+    typed = {n: dict(str(o).lstrip("+~").partition("=")[::2] for o in r.get("overrides") or []) for n, r in
+             reports.items()}
+    keys = sorted({k for t in typed.values() for k in t if k not in UNMEASURED})
+    swept = [k for k in keys if len({t.get(k) for t in typed.values()}) > 1]
+    return {n: " ".join(f"{k}={t[k]}" for k in swept if k in t) for n, t in typed.items()}
+
+
+def best_setting(result: dict[str, Any], settings: dict[str, str]) -> dict[str, Any] | None:
+    """The configuration to choose, with its evidence: among the jobs whose gate did not fail (all of them when
+    none was gated), the best on the first ranked metric, ties broken by the next ones; the reference job itself
+    (delta 0) is a candidate. Whether it is better than the reference *in general* is its `real` flag."""
+    metrics = list(result["metrics"])
+    if not metrics:
+        return None
+    verdicts: dict[str, str] = result.get("verdicts") or {}
+    rows = {m: {r["job"]: r for r in result["metrics"][m]["rows"]} for m in metrics}
+    ref = str(result["reference"])
+    jobs = [j for j in verdicts if j in rows[metrics[0]] or j == ref]
+    ok = [j for j in jobs if verdicts.get(j) in ("pass", "ok")]
+    pool = ok or jobs
+    if not pool:
+        return None
+
+    def better(m: str, job: str) -> float:  # the delta in the better direction (the reference's own is 0)
+        spec = spec_for(m)
+        delta = float(rows[m][job]["delta"]) if job in rows[m] else 0.0
+        return -delta if spec is not None and spec.direction == "lower" else delta
+
+    job = max(pool, key=lambda j: tuple(better(m, j) for m in metrics))
+    evidence = [dict(rows[m][job], metric=m, n=result["metrics"][m]["n"]) if job in rows[m] else
+                {"metric": m, "n": result["metrics"][m]["n"], "delta": 0.0, "low": None, "high": None,
+                 "p_adjusted": None, "real": False, "job": job} for m in metrics]
+    return {"job": job, "settings": settings.get(job, ""), "verdict": verdicts.get(job), "against": ref,
+            "chosen_from": "jobs whose gate passed" if ok and len(ok) < len(jobs) else "every job",
+            "evidence": evidence}
+
+
+def best_line(best: dict[str, Any] | None) -> str | None:
+    """The best setting in one line: its settings, verdict, and the first metric's delta with its interval."""
+    if best is None:
+        return None
+    e = best["evidence"][0]
+    ci = "" if e["low"] is None else f" [{e['low']:+.4f}, {e['high']:+.4f}]"
+    p = "" if e["p_adjusted"] is None else f", p adjusted {e['p_adjusted']:.3g}"
+    general = ("better in general" if e["real"] and e["delta"] else
+               "not shown better in general on this suite" if e["delta"] else "equal on these questions")
+    return (f"best setting: job {best['job'].split('_', 1)[0]} ({best['settings'] or best['job']}), verdict "
+            f"{best['verdict']}: {e['metric']} {e['delta']:+.4f}{ci} against {best['against']}, n={e['n']}{p}: "
+            f"{general} (chosen from {best['chosen_from']})")
 
 
 def _correction(cmp: Any) -> Correction:
@@ -126,13 +215,16 @@ def _markdown(result: dict[str, Any]) -> str:
              "*real* means the difference survives it.", ""]
     left_out = result.get("left_out") or {}
     lines += [f"Left out: {name}: {why}" for name, why in left_out.items()] + ([""] if left_out else [])
+    if (best := best_line(result.get("best"))) is not None:
+        lines += [f"**{best}**", ""]
+    verdicts = result.get("verdicts") or {}
     for metric, block in result["metrics"].items():
-        lines += [f"## {metric} (n={block['n']})", "", "| job | delta | 95% CI | p | p adjusted | real |",
-                  "|---|---|---|---|---|---|"]
+        lines += [f"## {metric} (n={block['n']})", "",
+                  "| job | verdict | delta | 95% CI | p | p adjusted | real |", "|---|---|---|---|---|---|---|"]
         for r in block["rows"]:
             ci = "—" if r["low"] is None else f"[{r['low']:+.4f}, {r['high']:+.4f}]"
-            lines.append(f"| {r['job']} | {r['delta']:+.4f} | {ci} | {r['p']:.3g} | {r['p_adjusted']:.3g} | "
-                         f"{'yes' if r['real'] else 'no'} |")
+            lines.append(f"| {r['job']} | {verdicts.get(r['job'], '—')} | {r['delta']:+.4f} | {ci} | {r['p']:.3g} | "
+                         f"{r['p_adjusted']:.3g} | {'yes' if r['real'] else 'no'} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -141,36 +233,48 @@ def _print(result: dict[str, Any]) -> None:
     """One table for every ranked metric (a table per metric would repeat the jobs as many times)."""
     from nomad_eval.report.merge import short_job
 
-    t = Table(title=f"against job {short_job(str(result['reference']))}: paired on the same questions, "
-                    f"{result['correction']} correction")
-    for c in ("metric", "job", "delta", "95% CI", "p adjusted", "real"):
+    ref = str(result["reference"])
+    against = ref if ref.startswith("baseline ") else f"job {short_job(ref)}"
+    t = Table(title=f"against {against}: paired on the same questions, {result['correction']} correction")
+    verdicts = result.get("verdicts") or {}
+    for c in ("metric", "job", "verdict", "delta", "95% CI", "p adjusted", "real"):
         t.add_column(c)
     for metric, block in result["metrics"].items():
         for r in block["rows"]:
             ci = "—" if r["low"] is None else f"[{r['low']:+.4f}, {r['high']:+.4f}]"
-            t.add_row(f"{metric} n={block['n']}", short_job(str(r["job"])), f"{r['delta']:+.4f}", ci,
-                      f"{r['p_adjusted']:.3g}", "[green]real[/]" if r["real"] else "noise")
+            t.add_row(f"{metric} n={block['n']}", short_job(str(r["job"])), verdicts.get(r["job"], "—"),
+                      f"{r['delta']:+.4f}", ci, f"{r['p_adjusted']:.3g}", "[green]real[/]" if r["real"] else "noise")
     console.print(t)
+    if (best := best_line(result.get("best"))) is not None:
+        console.print(best, markup=False, highlight=False)
 
 
-def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool) -> tuple[Any, dict[str, Any] | None]:
+def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool
+                    ) -> tuple[Any, dict[str, Any] | None, str | None]:
     """A sweep's (or merged runs') summary with its retrieval-vs-answers section, then the ranking; returns the
-    summary table and that section. Neither analysis failing costs the summary."""
+    summary table, that section and the best setting's line. Neither analysis failing costs the summary."""
     from nomad_eval.report.merge import merge, write_summary
 
-    df, predictors = merge(jobs), None
+    df, predictors, ranking = merge(jobs), None, None
     try:
         predictors = metric_vs_answers_sweep(jobs, out, cfg, quiet=True)
     except Exception as exc:
         err_console.print(f"warning: retrieval-vs-answers correlation failed: {exc}")
-    write_summary(df, out, quiet=quiet, sections=[predictors_markdown(predictors)] if predictors else [])
-    for line in predictor_lines(predictors) if predictors and not quiet else []:
-        console.print(line, markup=False, highlight=False)
-    try:
-        rank_sweep(jobs, out, cfg, quiet=quiet)
+    try:  # before the summary, which names the best setting; its table is printed after the summary's
+        ranking = rank_sweep(jobs, out, cfg, quiet=True)
     except Exception as exc:
         err_console.print(f"warning: sweep ranking failed: {exc}")
-    return df, predictors
+    best = best_line(ranking.get("best")) if ranking else None
+    sections = ([f"\n**{best}** (ranking.md has every configuration)\n"] if best else []) + (
+        [predictors_markdown(predictors)] if predictors else [])
+    write_summary(df, out, quiet=quiet, sections=sections)
+    for line in predictor_lines(predictors) if predictors and not quiet else []:
+        console.print(line, markup=False, highlight=False)
+    if ranking is not None and not quiet:
+        for name, why in (ranking.get("left_out") or {}).items():
+            err_console.print(f"ranking: {name} left out: {why}", markup=False, highlight=False)
+        _print(ranking)
+    return df, predictors, best
 
 
 # Which retrieval metric predicts answers: Kendall τ across jobs that answered the same questions end to end.

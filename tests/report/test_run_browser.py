@@ -150,3 +150,23 @@ def test_rebuild_skips_what_is_not_a_report(tmp_path: Path) -> None:
     out, n = rebuild([tmp_path, tmp_path / "missing"], tmp_path / "runs.html", limit=10)
     page = out.read_text()
     assert n == 0 and "2 skipped: " in page and "not a report" in page and "unreadable" in page
+
+
+def test_the_trend_is_by_date_and_commit_and_its_lines_are_named_by_suite_and_date() -> None:
+    from nomad_eval.report.browser import RunEntry, trend
+
+    def run(fp: str, when: str, commit: str | None, recall: float) -> RunEntry:
+        report = {"tier": "retrieval", "status": "ok", "identity": {"suite": "core", "fingerprint": fp},
+                  "metrics": {"recall@5": recall}, "provenance": {"created": when, "project_commit": commit}}
+        return run_entry(report, "", fp, 0.0)
+
+    runs = [run("a" * 16, "2026-01-01T09:00:00+00:00", "1234567890", 0.8),
+            run("a" * 16, "2026-01-02T09:00:00+00:00", None, 0.9),
+            run("b" * 16, "2026-01-03T10:30:00+00:00", "abcdef0123", 0.7)]
+    chart = trend(runs, "recall@5")
+    assert not chart.numeric_x and list(chart.x) == ["2026-01-03 10:30 abcdef0", "2026-01-01 09:00 1234567",
+                                                     "2026-01-02 09:00"]
+    names = [s.name for s in chart.series]
+    assert names == ["core · corpus and settings as of 2026-01-03 10:30 abcdef0",
+                     "core · corpus and settings as of 2026-01-01 09:00 1234567"]
+    assert not any("a" * 8 in n or "b" * 8 in n for n in names)  # no fingerprint hashes in the legend
