@@ -31,8 +31,9 @@ def test_question_tables_show_the_question_and_the_header_says_when_there_is_no_
     assert "How long should the vinegar mix stand in the Brindle K2 kettle?" in table
     report = Report.model_validate(json.loads((run / "report.json").read_text()))
     assert report.provenance is not None
-    outside = report.model_copy(update={"provenance": report.provenance.model_copy(update={"git_commit": None})})
-    assert "commit ?" not in _meta(outside) and "not in a git repository" in _meta(outside)
+    outside = report.model_copy(update={"provenance": report.provenance.model_copy(
+        update={"git_commit": None, "project_commit": None})})
+    assert "commit ?" not in _meta(outside) and "project not in a git repository" in _meta(outside)
 
 
 def test_a_missing_pattern_is_shown_as_written() -> None:
