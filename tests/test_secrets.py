@@ -123,7 +123,7 @@ def test_a_credential_typed_out_gets_a_warning_naming_key_and_place(capsys: pyte
 
 @pytest.mark.slow
 def test_no_url_password_or_typed_key_is_written_or_printed(tmp_path: Path, data_dir: Path) -> None:
-    """Issue 32 case 2, end to end through the CLI: a run (quiet), a sweep (not quiet: httpx and Hydra log
+    """Issue 32 case 2, end to end through the CLI: a run (quiet), a sweep (verbose: httpx and Hydra log
     lines) and a promote; then no file under the runs, the sweep, the baselines or the data dir, and no console
     line, holds the URL's password or the key typed on the command line."""
     mark, key = "pw-MARK-51c2", "sk-literal-MARK-9d0e"
@@ -132,7 +132,8 @@ def test_no_url_password_or_typed_key_is_written_or_printed(tmp_path: Path, data
         common = [*MINI, f"paths.data_dir={data_dir}", "tier=generation", "mode=noretrieval", "repeats=1",
                   "model=openai", "model.name=m", f"model.base_url={url.replace('http://', f'http://user:{mark}@')}"]
         runs = [run_cli(*common, f"paths.run_dir={run}", "quiet=true", f"model.api_key={key}"),
-                run_cli(*common, "quiet=false", f"model.api_key={key},{key}-2", f"hydra.sweep.dir={sweep}", "-m")]
+                run_cli(*common, "quiet=false", "verbose=true", f"model.api_key={key},{key}-2",
+                        f"hydra.sweep.dir={sweep}", "-m")]
     runs.append(run_cli("tier=promote", f"promote.run={run}", f"paths.baselines_dir={baselines}"))
     assert [r.returncode for r in runs] == [0, 0, 0], [r.stderr[-2000:] for r in runs]
     console = "".join(r.stdout + r.stderr for r in runs)

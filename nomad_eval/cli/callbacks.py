@@ -87,8 +87,9 @@ class RedactSecrets(Callback):
         import logging
 
         known = _known(config)
-        # One INFO line per HTTP request: noise on a quiet console. Set for each job, as a sweep may mix both.
-        logging.getLogger("httpx").setLevel(logging.WARNING if config.get("quiet") else logging.NOTSET)
+        # One INFO line per HTTP request: noise unless asked for (verbose=true). Set for each job, as a sweep may
+        # mix both.
+        logging.getLogger("httpx").setLevel(logging.INFO if config.get("verbose") else logging.WARNING)
         hc = config.hydra
         if hc.output_subdir is not None:
             for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):

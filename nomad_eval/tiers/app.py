@@ -38,6 +38,7 @@ from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
+from nomad_eval.tiers.app_checks import answer_warnings, request_settings, unread_contexts
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
 from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
@@ -83,6 +84,9 @@ def run(cfg: DictConfig) -> int:
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     report.warnings += rt.golden_warnings
+    settings = app_settings(cfg)
+    body = request_settings(settings)["body"] if settings["kind"] == "http" else None
+    report.warnings += answer_warnings(cases, body, outputs.unread)
     outcome = decide(cfg, report, cases)
     report.gate = outcome.gate
     write_run(cfg, out, report, cases)
@@ -201,6 +205,7 @@ class Outputs:
     calls: int = 0
     cache_hits: int = 0
     cached: dict[tuple[str, int], str] = field(default_factory=dict)  # (id, repeat) -> "resumed" or "cache"
+    unread: str | None = None  # a passage list the responses hold that app.contexts_path does not read
 
 
 def app_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -222,7 +227,7 @@ def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[
         wanted = {g.id for g in goldens}
         records = {k: v for k, v in records.items() if k[0] in wanted}
         return Outputs(records, repeats_of(records))
-    app = HttpApp(**{k: v for k, v in settings.items() if k != "kind"})
+    app = HttpApp(**request_settings(settings))
     use = CacheUse(str(run_dir(cfg.paths.run_dir).resolve()), bool(cfg.resume), cfg.cache is True)
     if use.reuse:
         err_console.print(f"cache=true: answers of earlier runs are read from {data_dir / APP_CACHE}, so an app "
@@ -287,6 +292,8 @@ def ask_all(app: HttpApp, cache: AppResponseCache | None, use: CacheUse, goldens
         if hit is not None:
             return output(g.id, r, hit[0]), hit[1]
         response, latency = app.send(req)
+        if (unread := unread_contexts(response, app.paths["contexts"])) is not None:
+            out.unread = unread
         reply = app.parse(response, latency, g.id)
         if cache is not None:
             for key in keys:
