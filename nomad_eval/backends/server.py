@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -142,6 +143,59 @@ class ServerStore:
             if vec.shape != (self.dim,) or not np.isfinite(vec).all() or not vec.any():
                 return f"is damaged (point {r.id} has a vector of {vec.size} values, zero or not finite)"
         return None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class CollectionReader:
+    """A served collection read as it is, never written (no collection made, no index added): what an audit of
+    the collection a team's app searches needs. Scrolls every point with its payload and vector, as a Qdrant server
+    answers them (qdrant-client's local mode, a folder or `:memory:`, speaks the same calls)."""
+
+    def __init__(self, url: str, collection: str, timeout: float, api_key: str | None = None, **_: Any) -> None:
+        from qdrant_client import QdrantClient
+
+        self.url = url
+        self.collection = collection
+        self._key = [api_key] if api_key else []
+        if url == ":memory:" or not url.startswith(("http://", "https://")):
+            self._client = QdrantClient(location=url) if url == ":memory:" else QdrantClient(path=url)
+        else:
+            warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
+            self._client = QdrantClient(url=url, timeout=int(timeout), api_key=api_key)
+
+    def _fail(self, exc: Exception) -> NomadError:
+        return NomadError(f"collection {self.collection!r} at {redact_text(self.url)} cannot be read: "
+                          f"{redact_text(str(exc), self._key)}", 2)
+
+    def count(self) -> int:
+        try:
+            if not self._client.collection_exists(self.collection):
+                raise NomadError(f"Qdrant at {redact_text(self.url)} has no collection {self.collection!r} "
+                                 "(store.collection)", 2)
+            return int(self._client.count(self.collection, exact=True).count)
+        except NomadError:
+            raise
+        except Exception as exc:
+            raise self._fail(exc) from None
+
+    def points(self, batch: int = 1000) -> Iterator[tuple[str, dict[str, Any], Any]]:
+        """(id, payload, vector) of every point; a collection of named vectors gives its only one (or None)."""
+        offset = None
+        while True:
+            try:
+                recs, offset = self._client.scroll(self.collection, limit=batch, offset=offset, with_payload=True,
+                                                   with_vectors=True)
+            except Exception as exc:
+                raise self._fail(exc) from None
+            for r in recs:
+                vec: Any = r.vector
+                if isinstance(vec, dict):
+                    vec = next(iter(vec.values())) if len(vec) == 1 else None
+                yield str(r.id), dict(r.payload or {}), vec
+            if offset is None:
+                return
 
     def close(self) -> None:
         self._client.close()

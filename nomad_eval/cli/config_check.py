@@ -188,6 +188,19 @@ class GateKeys(_Keys):
     fail_under: dict[str, Float] | None
 
 
+class AuditKeys(_Keys):
+    doc_id_key: Annotated[str, Strict(), Field(min_length=1)]
+    text_key: Annotated[str, Strict(), Field(min_length=1)]
+    sample: Annotated[int, Strict(), Field(ge=0)]
+    min_cosine: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
+    max_ghost: Annotated[int, Strict(), Field(ge=0)]
+    max_orphan: Annotated[int, Strict(), Field(ge=0)]
+    max_missing: Annotated[int, Strict(), Field(ge=0)]
+    max_partial: Annotated[int, Strict(), Field(ge=0)]
+    max_duplicated: Annotated[int, Strict(), Field(ge=0)]
+    max_drift: Annotated[int, Strict(), Field(ge=0)]
+
+
 class BrowseKeys(_Keys):
     roots: list[Annotated[str, Strict()]]
     out: Annotated[str, Strict(), Field(min_length=1)]
@@ -201,7 +214,7 @@ SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
     ("model", ModelKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
     ("promote", PromoteKeys), ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys),
     ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys),
-    ("gate", GateKeys), ("browse", BrowseKeys), ("app", AppKeys),
+    ("gate", GateKeys), ("browse", BrowseKeys), ("app", AppKeys), ("audit", AuditKeys),
 )
 
 

@@ -14,7 +14,7 @@ from nomad_eval.data.golden import Golden, load_goldens
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.tiers.settings import runtime
 
-ACTIONS = ("check", "lint", "ingest", "status", "reset")
+ACTIONS = ("check", "lint", "ingest", "status", "reset", "audit")
 
 
 def check(rt: Runtime) -> int:
@@ -143,6 +143,25 @@ def reset(rt: Runtime, which: str) -> int:
     return 0
 
 
+def audit_collection(rt: Runtime, cfg: DictConfig) -> int:
+    """The collection the app searches (store=server) accounted against the corpus: exit 1 when any kind of
+    finding is on more documents than its audit.max_<kind>, 0 when the collection matches."""
+    from nomad_eval.harness.audit import KINDS, AuditSettings, ServedPoint, audit, audit_lines, served_collection
+
+    a = cfg.audit
+    s = AuditSettings(str(a.doc_id_key), str(a.text_key), int(a.sample), float(a.min_cosine), int(cfg.seed),
+                      {k: int(a[f"max_{k}"]) for k in KINDS})
+    with served_collection(rt) as reader:
+        reader.count()  # an absent collection is named before anything is read
+        points = (ServedPoint(*p) for p in reader.points())
+        result = audit(points, rt.corpus_documents, s, rt.cached_embedder.embed_documents)
+    for line in audit_lines(result, s):
+        console.print(line, markup=False)
+    over = result.over(s.limits)
+    console.print(f"audit: {'over the limit: ' + ', '.join(over) if over else 'the collection matches the corpus'}")
+    return 1 if over else 0
+
+
 def run(cfg: DictConfig) -> int:
     action = cfg.get("action") or "status"
     if action not in ACTIONS:
@@ -150,6 +169,8 @@ def run(cfg: DictConfig) -> int:
     rt = runtime(cfg)
     if action == "reset":
         return reset(rt, str(cfg.tier.reset))
+    if action == "audit":
+        return audit_collection(rt, cfg)
     if action == "lint":
         return lint_suites(rt, bool(cfg.tier.get("fail_unsourced")))
     if action != "ingest":
