@@ -82,6 +82,7 @@ class TierKeys(_Keys):
     max_doc_share: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
     max_overlap: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)]
     fail_unsourced: Bool  # tier=corpus action=lint
+    accept: Bool  # tier=corpus action=review
 
 
 class EmbedderKeys(_Keys):

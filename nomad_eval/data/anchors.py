@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from nomad_eval.base.patterns import TIMEOUT_S, PatternError, compile_pattern
@@ -86,6 +87,12 @@ def sentence(text: str, start: int, end: int) -> str:
     if hi < len(text) and text[hi] in _ENDS:
         hi += 1
     return " ".join(text[lo:hi].split()).lstrip("-*# ")
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences as `sentence` quotes them: split at line breaks and at a stop followed by a space."""
+    return [q for line in text.split("\n") for part in regex.split(r"(?<=[.!?])\s+", line)
+            if (q := " ".join(part.split()).lstrip("-*# "))]
 
 
 def _anchor(pattern: str, doc: Document, relevant: bool) -> Anchor | None:

@@ -6,6 +6,7 @@ import difflib
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -153,7 +154,7 @@ def json_problem(obj: object) -> str | None:
 
 
 def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Defect] | None = None,
-                 missing_docs_fatal: bool = True) -> list[Golden]:
+                 missing_docs_fatal: bool = True, known_doc_ids: Collection[str] = ()) -> list[Golden]:
     """Read a suite file; raise InvalidInput listing every defect with file, line, id and value.
 
     Reads upstream NOMAD files unchanged: empty lines and lines starting with `//` are skipped (line numbers
@@ -164,6 +165,10 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
     A relevantDocIds entry the corpus lacks is a defect when `missing_docs_fatal` (the suite check), and a warning
     otherwise (runs): a knowledge base that lost a document should show that question as a retrieval miss, scored
     and counted, not stop every measurement; the check still fails on it, so a typo cannot pass CI unseen.
+
+    An entry the corpus lacks but `known_doc_ids` holds (a document a baseline measured) is not a typo but a change
+    of the knowledge base, a warning in the check and in runs alike: the run re-anchors the golden's evidence and
+    says where it went (data/anchors.py: relocated or gone).
     """
     name = str(path)
     text = _read_suite(path, name)
@@ -182,8 +187,10 @@ def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Def
         golden = _golden(obj, name, lineno, defects, found)
         if golden is None:
             continue
-        for d in _check_golden(golden, name, lineno, doc_ids, first_line):
-            if not missing_docs_fatal and d.message.startswith(_MISSING_DOC) and "in relevantDocIds" in d.message:
+        for d in _check_golden(golden, name, lineno, doc_ids, first_line, known_doc_ids):
+            if d.message.startswith(_GONE_DOC):
+                found.append(Defect(name, lineno, f"warning: {d.message}", golden.id))
+            elif not missing_docs_fatal and d.message.startswith(_MISSING_DOC) and "in relevantDocIds" in d.message:
                 found.append(Defect(name, lineno, f"warning: {d.message}; the question can only be a retrieval miss",
                                     golden.id))
                 demoted.append(d)
@@ -275,6 +282,7 @@ def _warn(found: list[Defect], warnings: list[Defect] | None) -> None:
 
 
 _MISSING_DOC = "unknown doc id"
+_GONE_DOC = "document no longer in the corpus"
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -283,7 +291,8 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 def _check_golden(
-    g: Golden, name: str, lineno: int, doc_ids: set[str] | None, first_line: dict[str, int]
+    g: Golden, name: str, lineno: int, doc_ids: set[str] | None, first_line: dict[str, int],
+    known_doc_ids: Collection[str] = (),
 ) -> list[Defect]:
     out: list[Defect] = []
 
@@ -300,8 +309,11 @@ def _check_golden(
         bad("answerable golden (expectRefusal false) has no relevantDocIds")
     if doc_ids is not None:
         for doc in g.relevant_doc_ids:
-            if doc not in doc_ids:
-                bad(f"{_MISSING_DOC} {doc!r} in relevantDocIds (not in the corpus)")
+            if doc not in doc_ids and doc in known_doc_ids:
+                bad(f"{_GONE_DOC} {doc!r} in relevantDocIds (the baseline had it): a change, not a typo; compare "
+                    "says where its evidence went, and tier=corpus action=review proposes the remap")
+            elif doc not in doc_ids:
+                bad(f"{_MISSING_DOC} {doc!r} in relevantDocIds (not in the corpus, nor in any baseline)")
     success = g.attack.success if g.attack else []
     for key, patterns in (("mustInclude", g.must_include), ("mustNotInclude", g.must_not_include),
                           ("attack.success", success)):

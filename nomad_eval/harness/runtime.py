@@ -62,6 +62,7 @@ class RunSettings:
     limit: int | None
     quiet: bool
     config: Mapping[str, Any]                # the resolved config with secrets redacted, as reports record it
+    baseline_doc_ids: frozenset[str] = frozenset()  # documents the project's baselines measured (data/golden.py)
 
 
 def corpus_fingerprint(
@@ -184,7 +185,8 @@ class Runtime:
 
             return load_beir_goldens(data.path, data.split, self.doc_ids)
         found: list[Defect] = []
-        goldens = load_goldens(self.suite_path, self.doc_ids, found, missing_docs_fatal=False)
+        # A document id neither the corpus nor a baseline knows is a typo, refused; one a baseline knew is a change.
+        goldens = load_goldens(self.suite_path, self.doc_ids, found, known_doc_ids=self.settings.baseline_doc_ids)
         # Printed now, and kept for the report: a warning seen only on a terminal is lost in CI logs.
         from nomad_eval.base.console import err_console
 

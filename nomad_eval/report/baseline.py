@@ -295,3 +295,4 @@ def document_distance(base: Report, run: Report) -> int | None:
         return None
     b, r = base.subject.documents, run.subject.documents
     return len(b.keys() ^ r.keys()) + sum(b[k] != r[k] for k in b.keys() & r.keys())
+

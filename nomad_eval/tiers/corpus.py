@@ -14,7 +14,7 @@ from nomad_eval.data.golden import Golden, load_goldens
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.tiers.settings import runtime
 
-ACTIONS = ("check", "lint", "ingest", "status", "reset", "audit")
+ACTIONS = ("check", "lint", "ingest", "status", "reset", "audit", "review")
 
 
 def check(rt: Runtime) -> int:
@@ -31,7 +31,7 @@ def check(rt: Runtime) -> int:
         rt.suite_path  # noqa: B018 -- an unknown suite name is refused here, with the nearest one
         for path in suites:
             try:
-                goldens += load_goldens(path, ids)
+                goldens += load_goldens(path, ids, known_doc_ids=rt.settings.baseline_doc_ids)
                 counts[path.stem] = len(goldens) - sum(counts.values())
             except InvalidInput as exc:
                 defects.extend(exc.defects)
@@ -173,6 +173,10 @@ def run(cfg: DictConfig) -> int:
         return audit_collection(rt, cfg)
     if action == "lint":
         return lint_suites(rt, bool(cfg.tier.get("fail_unsourced")))
+    if action == "review":
+        from nomad_eval.tiers.review import review  # reads baselines (pydantic models, numpy): not for a check
+
+        return review(cfg, rt)
     if action != "ingest":
         return {"check": check, "status": status}[action](rt)
     # Here, not at the top: `check` (the one action that must start fast) needs no numpy and no store.

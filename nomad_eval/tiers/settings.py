@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,12 @@ def run_settings(cfg: DictConfig) -> RunSettings:
         chunker=_chunker(c["pipeline"]), embedder=c["embedder"], data=_data(c["data"]), store=_store(c["store"]),
         distractor_sets=c["distractor_sets"], suite=str(c["suite"]),
         tags=tuple(str(t) for t in c.get("tags") or []), limit=None if limit is None else int(limit),
-        quiet=bool(c.get("quiet")), config=config)
+        quiet=bool(c.get("quiet")), config=config, baseline_doc_ids=_baseline_docs(c))
+
+
+def _baseline_docs(c: dict[str, Any]) -> frozenset[str]:
+    named = c["compare"]["baseline"]
+    return baseline_documents(Path(str(c["paths"]["baselines_dir"])), Path(str(named)) if named else None)
 
 
 def runtime(cfg: DictConfig) -> Runtime:
@@ -98,3 +104,22 @@ def judge_settings(cfg: DictConfig) -> JudgeSettings:
         seed=int(cfg.seed), retries=int(cfg.judging.retries), max_tokens=int(cfg.judging.max_tokens),
         quiet=bool(cfg.quiet), generator=str(generator) if generator else None,
         fail_under={str(k): float(v) for k, v in floors.items()})
+
+
+def baseline_documents(root: Path, named: Path | None = None) -> frozenset[str]:
+    """The document ids the baselines under `root` (and a baseline named by compare.baseline) measured: a golden
+    naming one the corpus lost names a change, not a typo. Read leniently: an unreadable file adds nothing, and is
+    reported by the compare that reads it. Plain JSON, not the report model: the corpus check stays light."""
+    found: set[str] = set()
+    paths = [*sorted(root.glob("*/*.json")), *([named] if named is not None and named.is_file() else [])]
+    for path in paths:
+        try:
+            raw = json.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        report = raw.get("report") if isinstance(raw, dict) else None
+        subject = report.get("subject") if isinstance(report, dict) else None
+        docs = subject.get("documents") if isinstance(subject, dict) else None
+        if isinstance(docs, dict):
+            found.update(str(d) for d in docs)
+    return frozenset(found)

@@ -279,3 +279,16 @@ def test_an_unknown_suite_or_a_tag_filter_matching_nothing_is_refused_with_the_n
     assert exc.value.exit_code == 2
     assert "suite 'mini': no goldens carry any of tags=['no-such-tag']; the suite's tags (questions): " \
            f"{tags[0]} (" in str(exc.value)
+
+
+def test_a_document_a_baseline_knew_is_a_change_and_one_nobody_knew_is_a_typo(tmp_path: Path) -> None:
+    line = {"id": "g1", "query": "How long?", "relevantDocIds": ["old-name"], "mustInclude": ["40 minutes"]}
+    suite = tmp_path / "core.jsonl"
+    suite.write_text(json.dumps(line) + "\n")
+    found: list[Defect] = []
+    assert [g.id for g in load_goldens(suite, {"new-name"}, found, known_doc_ids={"old-name"})] == ["g1"]
+    assert len(found) == 1 and "'old-name' in relevantDocIds (the baseline had it): a change" in str(found[0])
+    with pytest.raises(InvalidInput) as typo:
+        load_goldens(suite, {"new-name"}, [], known_doc_ids={"other"})
+    assert typo.value.exit_code == 2
+    assert str(typo.value.defects[0]).startswith(f"{suite}:1 [g1]: unknown doc id 'old-name' in relevantDocIds")

@@ -182,8 +182,8 @@ def test_without_an_oracle_run_the_cause_says_so(make_cfg: Callable[..., DictCon
 
 
 @pytest.mark.slow
-def test_a_document_missing_from_the_corpus_is_a_retrieval_miss_and_fails_the_check(
-        make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+def test_a_document_the_corpus_lost_is_a_retrieval_miss_and_a_typo_is_refused(
+        make_cfg: Callable[..., DictConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     goldens = tmp_path / "goldens"
     goldens.mkdir()
     lost = {"id": "c-lost", "query": "What torque does the Zephyr Q8 winch bolt take?", "turns": [],
@@ -191,14 +191,26 @@ def test_a_document_missing_from_the_corpus_is_a_retrieval_miss_and_fails_the_ch
             "expectRefusal": False, "tags": []}
     suite = (FIXTURES / "causes" / "goldens" / "causes.jsonl").read_text().rstrip("\n") + "\n" + json.dumps(lost)
     (goldens / "causes.jsonl").write_text(suite + "\n")
-    cfg = make_cfg(*CAUSES, f"data.goldens_dir={goldens}", "repeats=1")
-    report, cases = run(cfg)  # a lost document does not stop the run: it is measured as what it is
+    # A document no baseline knew either is a typo: refused at load, naming file, line and value (exit 2).
+    with pytest.raises(SystemExit) as typo:
+        run_tier(make_cfg(*CAUSES, f"data.goldens_dir={goldens}", "repeats=1", f"paths.baselines_dir={tmp_path}"))
+    assert typo.value.code == 2 and "causes.jsonl:8 [c-lost]: unknown doc id 'zephyr-winch'" in capsys.readouterr().err
+    # One a baseline measured is a change of the knowledge base: the run goes on and measures it as what it is.
+    known = tmp_path / "b" / "0123456789abcdef" / "generation-all.json"
+    known.parent.mkdir(parents=True)
+    known.write_text(json.dumps({"report": {"subject": {"documents": {"zephyr-winch": "0" * 12}}}}))
+    cfg = make_cfg(*CAUSES, f"data.goldens_dir={goldens}", "repeats=1", f"paths.baselines_dir={tmp_path / 'b'}")
+    report, cases = run(cfg)
     labels = {(c["mode"], c["id"]): c for c in cases}
     assert labels[("e2e", "c-lost")]["cause"] == "retrieval_miss"
     assert labels[("oracle", "c-lost")]["cause"] == "retrieval_miss"
     assert "corpus holds no chunk of zephyr-winch" in labels[("oracle", "c-lost")]["cause_evidence"]
-    assert any("'zephyr-winch'" in w and "retrieval miss" in w for w in report["warnings"])
-    # The suite check still refuses it, naming file, line and value: a typo in a doc id cannot pass CI unseen.
+    assert any("'zephyr-winch'" in w and "the baseline had it" in w for w in report["warnings"])
+    # The suite check refuses it unless a baseline knew it, naming file, line and value: a typo cannot pass CI.
+    known_check = run_cli("tier=corpus", "action=check", CAUSES[0], f"data.goldens_dir={goldens}", "suite=causes",
+                          f"paths.baselines_dir={tmp_path / 'b'}", f"hydra.run.dir={tmp_path / 'check'}")
+    assert known_check.returncode == 0
+    assert "'zephyr-winch' in relevantDocIds (the baseline had it)" in known_check.stderr
     check = run_cli("tier=corpus", "action=check", CAUSES[0], f"data.goldens_dir={goldens}", "suite=causes",
                     f"hydra.run.dir={tmp_path / 'check'}")
     assert check.returncode == 2
