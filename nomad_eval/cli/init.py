@@ -88,6 +88,8 @@ def scaffold(directory: Path, suite: str = "core", source: str = "nomad-eval") -
         text = src.read_text(encoding="utf-8")
         if rel == WORKFLOW:
             text = text.replace("{source}", json.dumps(source))  # a JSON string is a YAML double-quoted scalar
+            text = text.replace("{suite_arg}", "" if suite == "core" else f" suite={suite}")
+            text = text.replace("{suite}", suite)
         if rel == Path("conf/experiment/ci.yaml"):
             text = text.replace("suite: core", f"suite: {suite}")
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -141,5 +143,5 @@ def init_main(argv: list[str]) -> int:
     print(f"\nnext, from {directory}:\n"
           f"  nomad-eval tier=corpus action=check{suite_arg}   # the goldens name real documents\n"
           f"  nomad-eval{suite_arg}                             # the retrieval tier\n"
-          f"  nomad-eval tier=promote promote.run=outputs/<run>  # file it as the baseline CI compares with")
+          f"  nomad-eval tier=promote promote.run=latest{suite_arg}  # file it as the baseline CI compares with")
     return 0
