@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
@@ -117,20 +118,53 @@ def wilson(hits: int, n: int) -> dict[str, float]:
     return {"rate": hits / n, "low": round(float(ci.low), 4), "high": round(float(ci.high), 4)}
 
 
+# The suite, and three other flakiness settings: few flaky questions, many mildly flaky, many rarely wrong.
+FLAKINESS = {"15 at p=0.5": (15, 0.5), "5 at p=0.5": (5, 0.5), "30 at p=0.7": (30, 0.7), "15 at p=0.9": (15, 0.9)}
+CHANGES = {"1 made wrong": ("wrong", 1), "3 made wrong": ("wrong", 3), "6 made wrong": ("wrong", 6),
+           "1 made flaky": ("flaky", 1), "6 made flaky": ("flaky", 6)}
+
+
+def _job(task: tuple[str, str, Any, int, int, dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
+    group, label, repeats, pairs, seed, spec = task
+    flaky, p = spec["flakiness"]
+    base = suite(flaky=flaky, p=p)
+    run = changed(base, *spec["change"]) if spec.get("change") else base
+    return group, label, failing_share(base, run, repeats, pairs, seed, **spec.get("options", {}))
+
+
+def tasks(pairs: int, power_pairs: int) -> list[tuple[str, str, Any, int, int, dict[str, Any]]]:
+    out: list[tuple[str, str, Any, int, int, dict[str, Any]]] = []
+    for name, fl in FLAKINESS.items():
+        for reps in ((1, 3, 5, (3, 1)) if name == "15 at p=0.5" else (3, 5)):
+            out.append(("unchanged", f"{name}, repeats {reps}", reps, pairs, SEED, {"flakiness": fl}))
+    out.append(("strict", "15 at p=0.5, repeats 3, compare.strict=true", 3, pairs, SEED,
+                {"flakiness": FLAKINESS["15 at p=0.5"], "options": {"strict": True}}))
+    for name, change in CHANGES.items():
+        for reps in (3, 5):
+            out.append(("power", f"{name}, repeats {reps}", reps, power_pairs, SEED + 1,
+                        {"flakiness": FLAKINESS["15 at p=0.5"], "change": change}))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=1000)
+    ap.add_argument("--power-pairs", type=int, default=300)
+    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "flaky_gate.json")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    s = suite()
-    rows = {f"repeats {r}": failing_share(s, s, r, a.pairs, SEED) for r in (1, 3, 5)}
-    rows["baseline 3, run 1"] = failing_share(s, s, (3, 1), a.pairs, SEED)
-    result = {"settings": {"questions": s.size, "flaky": int((s.p < 1).sum()), "p": 0.5, "gated": GATED,
-                           "seed": SEED}, "unchanged": rows, "seconds": round(time.perf_counter() - t0, 1)}
+    result: dict[str, Any] = {"settings": {"questions": 60, "refusal_goldens": 8, "gated": GATED, "seed": SEED,
+                                           "flakiness": FLAKINESS, "changes": CHANGES,
+                                           "interval": "Wilson 95%", "resamples": 200}}
+    with Pool(a.workers) as pool:
+        for group, label, row in pool.imap(_job, tasks(a.pairs, a.power_pairs)):
+            result.setdefault(group, {})[label] = row
+            print(f"{group:9s} {label:45s} {row['failed']:5d}/{row['pairs']} = {row['rate']:.3f} "
+                  f"[{row['low']:.3f}, {row['high']:.3f}]", flush=True)
+    result["seconds"] = round(time.perf_counter() - t0, 1)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ Instability is a share of questions, each one unstable with the probability that
 1 - p^R - (1 - p)^R, where p is the question's pass probability (both sides' repeats pooled: under an unchanged
 system they are draws of the same p). That is its noise, not a bare tolerance.
 
-The family: every gated metric whose noise is measured is tested at once (one-sided, the drop past its tolerance
-in units of its noise) and Holm keeps the chance that an unchanged system fails any of them at 5%. Deterministic
+The family: every gated metric whose noise is measured is tested at once (one-sided, its drop in units of its
+noise) and Holm keeps the chance that an unchanged system fails any of them at 5%. A regression is a drop past the
+tolerance, as for a deterministic metric, that this test says is not chance. Deterministic
 metrics keep their exact rule and take no part: an unchanged deterministic system never moves them.
 bench/flaky_gate.py measures the false-alarm rate and the power of this rule through compare_questions.
 """
@@ -35,6 +36,8 @@ class Noise:
 
     se: float | None
     source: str
+    df: float = math.inf  # Satterthwaite's degrees of freedom of the variance estimate
+    step: float = 0.0     # the smallest move of the mean delta of 0/1 draws: half of it corrects for continuity
 
 
 def _within(b: Question, r: Question, name: str) -> float | None:
@@ -44,6 +47,19 @@ def _within(b: Question, r: Question, name: str) -> float | None:
         return None
     squares = sum(q.noise.get(name, 0.0) * q.repeats * (q.repeats - 1) for q in (b, r))
     return squares / df
+
+
+def _pooled_rate(b: Question, r: Question, name: str) -> float | None:
+    """A rate's per-draw variance if both sides drew from one distribution: m(1 - m) at the mean m of all the
+    question's draws (with the small-sample factor), the most a value in [0, 1] with that mean can vary. Estimated
+    under the very hypothesis the gate tests, it does not shrink on the draws that look most like a change (all
+    passes on one side, all failures on the other), as each side's own variance does."""
+    vb, vr = b.values.get(name), r.values.get(name)
+    n = b.repeats + r.repeats
+    if vb is None or vr is None or max(b.repeats, r.repeats) < 2:
+        return None
+    m = min(1.0, max(0.0, (vb * b.repeats + vr * r.repeats) / n))
+    return m * (1 - m) * n / (n - 1)
 
 
 def _disagreement_variance(b: Question, r: Question) -> float | None:
@@ -60,20 +76,43 @@ def _disagreement_variance(b: Question, r: Question) -> float | None:
     return out
 
 
-def delta_noise(pairs: Sequence[tuple[Question, Question]], name: str, deterministic: bool) -> Noise:
-    """The run-to-run standard error of the mean delta of `name` over `pairs`, and its source."""
+def _varies(pairs: Sequence[tuple[Question, Question]], name: str) -> bool:
+    """Whether any question's repeats disagree on `name` on either side: else the metric is deterministic here."""
+    if name.rsplit(".", 1)[-1] == INSTABILITY:
+        return any(q.unstable for pair in pairs for q in pair)
+    return any(q.noise.get(name, 0.0) > 0 for pair in pairs for q in pair)
+
+
+def delta_noise(pairs: Sequence[tuple[Question, Question]], name: str, deterministic: bool, rate: bool = True
+                ) -> Noise:
+    """The run-to-run standard error of the mean delta of `name` over `pairs`, and its source. `rate`: the
+    metric's values lie in [0, 1] (rates, pass rates), whose variance under no change is bounded by their mean."""
     if not pairs or all(b.mode is None for b, _ in pairs):
         return Noise(0.0, "deterministic (retrieval)")
+    if not any(max(b.repeats, r.repeats) > 1 for b, r in pairs):
+        return Noise(0.0, "deterministic by construction (mock or replayed answers)") if deterministic \
+            else Noise(None, "not measured (repeats = 1)")
+    if not _varies(pairs, name):
+        return Noise(0.0, _source(pairs) + ", every question's repeats agree")
     instability = name.rsplit(".", 1)[-1] == INSTABILITY
-    parts = [(_disagreement_variance(b, r) if instability else _within(b, r, name),
-              1.0 if instability else 1 / b.repeats + 1 / r.repeats) for b, r in pairs]
-    measured = [v * w for v, w in parts if v is not None]
-    if deterministic:
-        return Noise(math.sqrt(sum(measured)) / len(pairs), "deterministic by construction (mock or replayed "
-                     "answers)" if not measured else _source(pairs))
-    if not measured:
-        return Noise(None, "not measured (repeats = 1)")
-    return Noise(math.sqrt(sum(measured)) / len(pairs), _source(pairs))
+    measured = []
+    for b, r in pairs:
+        if instability:
+            v, w, df = _disagreement_variance(b, r), 1.0, b.repeats + r.repeats - 1
+        elif rate:
+            v, w, df = _pooled_rate(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 1
+        else:
+            v, w, df = _within(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 2
+        if v is not None:
+            measured.append((v * w, df))
+    total = sum(v for v, _ in measured)
+    # A sum of a few questions' estimated variances is itself uncertain: Satterthwaite's degrees of freedom let
+    # the test's t distribution say so.
+    df = total ** 2 / sum(v ** 2 / df for v, df in measured if v > 0) if total > 0 else math.inf
+    # 0/1 draws move the mean delta in steps: a normal p without half a step of continuity correction overstates
+    # how rare the step at the edge is.
+    step = 1 / len(pairs) if instability else 1 / (len(pairs) * max(max(b.repeats, r.repeats) for b, r in pairs))
+    return Noise(math.sqrt(total) / len(pairs), _source(pairs), df, step if rate or instability else 0.0)
 
 
 def _source(pairs: Sequence[tuple[Question, Question]]) -> str:
@@ -90,9 +129,12 @@ def _source(pairs: Sequence[tuple[Question, Question]]) -> str:
     return f"from both sides' repeats (baseline {said(rb)}, run {said(rr)})"
 
 
-def noise_p(worse: float, allowed: float, se: float) -> float:
-    """One-sided p of a drop this far past the tolerance if only run-to-run noise moved it."""
-    return 1.0 - NormalDist().cdf((worse - allowed) / se)
+def noise_p(worse: float, se: float, df: float = math.inf) -> float:
+    """One-sided p of a drop this large (in the metric's worse direction) if only run-to-run noise moved it: a t
+    test with the noise estimate's degrees of freedom."""
+    from scipy import stats  # where a statistic is computed (core/stats.py says why)
+
+    return float(stats.t.sf(worse / se, df)) if math.isfinite(df) else 1.0 - NormalDist().cdf(worse / se)
 
 
 def repeats_for_noise(pairs: Sequence[tuple[Question, Question]], allowed: float, family: int,
