@@ -98,17 +98,17 @@ def delta_noise(pairs: Sequence[tuple[Question, Question]], name: str, determini
     measured = []
     for b, r in pairs:
         if instability:
-            v, w, df = _disagreement_variance(b, r), 1.0, b.repeats + r.repeats - 1
+            v, w, dof = _disagreement_variance(b, r), 1.0, b.repeats + r.repeats - 1
         elif rate:
-            v, w, df = _pooled_rate(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 1
+            v, w, dof = _pooled_rate(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 1
         else:
-            v, w, df = _within(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 2
+            v, w, dof = _within(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 2
         if v is not None:
-            measured.append((v * w, df))
+            measured.append((v * w, dof))
     total = sum(v for v, _ in measured)
     # A sum of a few questions' estimated variances is itself uncertain: Satterthwaite's degrees of freedom let
     # the test's t distribution say so.
-    df = total ** 2 / sum(v ** 2 / df for v, df in measured if v > 0) if total > 0 else math.inf
+    df = total ** 2 / sum(v ** 2 / dof for v, dof in measured if v > 0) if total > 0 else math.inf
     # 0/1 draws move the mean delta in steps: a normal p without half a step of continuity correction overstates
     # how rare the step at the edge is.
     step = 1 / len(pairs) if instability else 1 / (len(pairs) * max(max(b.repeats, r.repeats) for b, r in pairs))
