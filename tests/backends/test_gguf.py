@@ -1,8 +1,9 @@
-"""model=smollm2's context: the length its GGUF file records, unless model.num_ctx names one."""
+"""model=smollm2's context: the length its GGUF file records, unless model.num_ctx names one; the file's hash."""
 
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -52,3 +53,15 @@ def test_a_generation_report_names_the_context_it_used(make_cfg: Callable[..., D
     assert run_tier(cfg) == 0
     report = json.loads((Path(cfg.paths.run_dir) / "report.json").read_text())
     assert report["config"]["model"]["num_ctx"] is None and report["system"]["model.num_ctx"] == "8192"
+
+
+def test_the_gguf_is_hashed_once_per_process_and_again_when_replaced(tmp_path: Path) -> None:
+    """The file's hash is a loaded-model fact: a judge and the model on one file hash it once; a file replaced in
+    place (other bytes, another time) is another model."""
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF" + b"\0" * 60)
+    first, second = LlamaCppModel("m", str(path), 512, 1, 1), LlamaCppModel("judge", str(path), 512, 1, 1)
+    assert first.served() == second.served() == {"file": "m.gguf", "sha256": first.identity()["sha256"]}
+    path.write_bytes(b"GGUF" + b"\1" * 61)
+    os.utime(path, ns=(1, 1))
+    assert LlamaCppModel("m", str(path), 512, 1, 1).served()["sha256"] != first.served()["sha256"]

@@ -51,3 +51,7 @@ def test_retrieval_tier_with_ollama_embedder(make_cfg: Callable[..., DictConfig]
     report = json.loads((Path(cfg.paths.run_dir) / "report.json").read_text())
     assert report["identity"]["embedder"] == "minilm:v1.5"
     assert report["metrics"]["hit@5"] == 1.0
+    # What the server reports of the model is recorded with the run, for compare to list as settings.
+    assert report["system"]["embedder.served.digest"] == "sha256-minilm:v1.5-1"
+    assert report["system"]["embedder.served.quantization"] == "Q4_K_M"
+    assert report["system"]["embedder.served.context_length"] == "131072"
