@@ -191,3 +191,42 @@ def test_http_headers_that_carry_a_credential_are_secret_keys() -> None:
     assert not any(is_secret_key(k) for k in ("max_tokens", "tokens", "app.headers.Accept", "cookies_dir"))
     tree = {"app": {"headers": {"Authorization": "Bearer abc123secretvalue", "Accept": "application/json"}}}
     assert redact_tree(tree)["app"]["headers"] == {"Authorization": REDACTED, "Accept": "application/json"}
+
+
+@pytest.mark.parametrize("param", ["token", "api_key", "key", "sig", "signature", "secret", "password", "auth",
+                                   "access_token", "X-Amz-Signature", "apikey"])
+def test_a_credential_in_a_url_query_string_is_redacted(param: str) -> None:
+    url = f"http://h:8/ask?q=kettle&{param}=tok-Q-MARK-1&page=2#top"
+    assert redact_text(url) == f"http://h:8/ask?q=kettle&{param}=<redacted>&page=2#top"
+    assert redact_text(f"GET http://h/v1?{param}=tok-Q-MARK-1 200") == f"GET http://h/v1?{param}=<redacted> 200"
+    # A sweep's override as Hydra escapes it, and a folder name made of overrides.
+    assert "MARK" not in redact_text(f"app.url=http\\://h/ask?{param}\\=tok-Q-MARK-1,http\\://h/b")
+    typed = f"http://h/ask?{param}=tok-Q-MARK-1"
+    assert "MARK" not in job_dirname(f"app.url-{typed}", [f"app.url={typed}"])
+    assert literal_secrets({"app": {"url": url}}) == ["app.url"]
+
+
+def test_query_parameters_not_named_like_credentials_are_kept() -> None:
+    for url in ("http://h/ask?q=token&monkey=1&keyword=2&tokens=3", "http://h/?key_id=7&sigma=2"):
+        assert redact_text(url) == url
+    assert redact_text("http://h/?token=${oc.env:TOK}") == "http://h/?token=${oc.env:TOK}"  # from the environment
+
+
+def test_headers_env_names_variables_and_its_use_gives_no_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from nomad_eval.base.paths import CONF
+    from nomad_eval.cli.callbacks import RedactSecrets
+
+    assert literal_secrets({"app": {"headers_env": {"Authorization": "APP_TOKEN", "X-Api-Key": "APP_KEY"}}}) == []
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        documented = compose("config", overrides=["tier=app", "app=http", "app.url=http://h/ask",
+                                                  "+app.headers_env.Authorization=APP_TOKEN"], return_hydra_config=True)
+        in_url = compose("config", overrides=["tier=app", "app=http", "app.url='http://h/ask?token=tok-U-MARK'"],
+                         return_hydra_config=True)
+    RedactSecrets().on_run_start(documented)
+    assert capsys.readouterr().err == ""
+    RedactSecrets().on_run_start(in_url)
+    err = capsys.readouterr().err
+    assert "app.url holds a credential typed out on the command line" in err and "MARK" not in err
+    assert "send it in a header read from the environment" in err and "app.headers_env: {Authorization: NAME}" in err

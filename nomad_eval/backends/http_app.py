@@ -19,12 +19,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nomad_eval.backends.bounded import ResponseTooLarge, bounded_client, redirect, transient
 from nomad_eval.backends.chat import count
 from nomad_eval.backends.retry import Transient, retried, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
 
 Message = dict[str, str]
+# An environment variable's name as a shell writes it: a value of headers_env that is not one is never echoed.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Header names that carry credentials: their values must come from the environment (headers_env), never the config.
 CREDENTIAL_HEADER = re.compile(r"authori[sz]ation|cookie|key|token|secret|passw|auth|session", re.IGNORECASE)
 
@@ -93,7 +96,7 @@ class HttpApp:
                  headers_env: Mapping[str, str], body: Any, answer_path: str, contexts_path: str | None,
                  context_doc_id: str | None, context_text: str | None, prompt_tokens_path: str | None,
                  completion_tokens_path: str | None, timeout: float, connect_timeout: float, deadline: float,
-                 retries: int, concurrency: int) -> None:
+                 retries: int, concurrency: int, max_response_bytes: int) -> None:
         self.name = name
         self.url = url
         self.method = method.upper()
@@ -112,6 +115,7 @@ class HttpApp:
         self.deadline = deadline
         self.retries = retries
         self.concurrency = concurrency
+        self.max_response_bytes = max_response_bytes
         self._client: Any = None
         self._lock = threading.Lock()
         self._ends_at: float | None = None
@@ -126,11 +130,23 @@ class HttpApp:
         return AppRequest(golden_id, self.method, self.url, body)
 
     def _secret_headers(self) -> dict[str, str]:
+        """The secret headers' values, read from the environment. A value of headers_env that is no variable's
+        name is most likely the secret itself, typed where its variable's name belongs: named by header only."""
+        typed = sorted(h for h, v in self.headers_env.items() if not ENV_NAME.fullmatch(v))
+        if typed:
+            raise NomadError(f"app.headers_env.{', app.headers_env.'.join(typed)} must name the environment "
+                             "variable holding the header's value (app.headers_env: {Authorization: APP_TOKEN}), "
+                             "not the value itself; its value is not shown", 2)
         missing = [v for v in self.headers_env.values() if v not in os.environ]
         if missing:
             raise NomadError(f"app.headers_env names environment variable(s) {', '.join(sorted(missing))}, which "
                              "are not set", 2)
         return {h: os.environ[v] for h, v in self.headers_env.items()}
+
+    def _clean(self, text: str) -> str:
+        """Server-supplied text for a message: an app may echo a secret header it was sent (a 401 quoting the
+        token), so their values are redacted along with everything redact_text finds."""
+        return redact_text(text, [os.environ.get(v) for v in self.headers_env.values()])
 
     def open(self) -> None:
         """Start the run's wall-clock deadline and its one client (shared by the threads: httpx's is safe)."""
@@ -138,7 +154,8 @@ class HttpApp:
 
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(headers={**self.headers, **self._secret_headers()})
+                self._client = httpx.Client(headers={**self.headers, **self._secret_headers()},
+                                        **bounded_client(self.max_response_bytes, "app.max_response_bytes"))
             self._ends_at = time.monotonic() + self.deadline
 
     def send(self, req: AppRequest) -> tuple[Any, float]:
@@ -148,7 +165,7 @@ class HttpApp:
         def once() -> tuple[Any, float]:
             return self._once(req, where)
 
-        return retried(once, self.retries, where)
+        return retried(once, self.retries, where, until=lambda: (self._ends_at or 0.0) - time.monotonic())
 
     def _remaining(self, where: str) -> float:
         left = (self._ends_at or time.monotonic()) - time.monotonic()
@@ -169,22 +186,26 @@ class HttpApp:
                 req.method, req.url, json=req.body,
                 timeout=httpx.Timeout(wait, connect=min(self.connect_timeout, wait))))
         except httpx.ConnectError as exc:
-            raise NomadError(redact_text(f"{where} is unreachable: {exc}. Set app.url.")) from None
+            raise NomadError(self._clean(f"{where} is unreachable: {exc}. Set app.url.")) from None
         except (httpx.TimeoutException, TimeoutError):
             self._remaining(where)
             raise NomadError(f"{where} did not answer within {wait:g} s (app.timeout)") from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise Transient(f"connection dropped: {exc}") from None
+            raise Transient(f"connection dropped: {self._clean(str(exc))}") from None
+        except ResponseTooLarge as exc:
+            raise NomadError(f"{where} sent {exc}") from None
         latency = (time.perf_counter() - t0) * 1000
-        if r.status_code in (429, 500, 502, 503, 504):
-            raise Transient(f"HTTP {r.status_code}")
+        if (again := transient(r)) is not None:
+            raise again
+        if (moved := redirect(r, "app.url")) is not None:
+            raise NomadError(f"{where} {moved}")
         if r.status_code >= 400:
-            raise NomadError(f"{where} refused the request: HTTP {r.status_code} {r.text[:200]!r}")
+            raise NomadError(f"{where} refused the request: HTTP {r.status_code} {self._clean(r.text)[:200]!r}")
         try:
             return r.json(), latency
         except ValueError:
             raise NomadError(f"{where} answered HTTP {r.status_code} with a body that is not JSON: "
-                             f"{r.text[:200]!r}") from None
+                             f"{self._clean(r.text)[:200]!r}") from None
 
     def parse(self, data: Any, latency_ms: float | None, golden_id: str) -> AppReply:
         """The answer, contexts and token counts at the configured paths; an error naming the path when absent."""
@@ -220,7 +241,7 @@ class HttpApp:
             if isinstance(item, str):  # a bare passage text
                 out.append((None, item))
                 continue
-            doc, text = (_text_at(item, self.paths[k]) for k in ("doc_id", "text"))
+            doc, text = (_text_at(item, self.paths[k], f"app.context_{k}", golden_id) for k in ("doc_id", "text"))
             if doc is None and text is None:
                 raise NomadError(f"a context of golden {golden_id} has neither app.context_doc_id="
                                  f"{self.paths['doc_id']!r} nor app.context_text={self.paths['text']!r}: "
@@ -234,11 +255,18 @@ class HttpApp:
             self._client = None
 
 
-def _text_at(item: Any, path: str | None) -> str | None:
+def _text_at(item: Any, path: str | None, setting: str, golden_id: str) -> str | None:
+    """A context's doc id or text at `path`: text as it is, a whole number as its digits (ids are often numbers);
+    anything else (an object, a list, a fraction, true) is refused by name rather than turned into its repr."""
     if path is None:
         return None
     try:
         value = at_path(item, path)
     except KeyError:
         return None
-    return None if value is None else str(value)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise NomadError(f"a context of golden {golden_id} has a {type(value).__name__} at {setting}={path!r}, not "
+                     f"text: {json.dumps(value)[:200]}")

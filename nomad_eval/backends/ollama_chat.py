@@ -4,13 +4,28 @@ embedder reads too."""
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
+from nomad_eval.backends.bounded import ResponseTooLarge, bounded_client
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob, count
 from nomad_eval.backends.retry import Transient, malformed, retried, within
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.secrets import redact_text
+
+
+def redact_echo(text: str) -> str:
+    """Server-supplied text for a message: the official client sends $OLLAMA_API_KEY as a bearer token when it is
+    set, and a server (or a proxy before it) may echo it."""
+    return redact_text(text, [os.environ.get("OLLAMA_API_KEY")])
+
+
+def ollama_client(base_url: str, timeout: Any, max_response_bytes: int, setting: str) -> Any:
+    """The official client, every answer it reads bounded (backends/bounded.py)."""
+    import ollama
+
+    return ollama.Client(host=base_url, timeout=timeout, **bounded_client(max_response_bytes, setting))
 
 
 def ollama_digest(client: Any, name: str, where: str, timeout: float) -> str:
@@ -27,10 +42,12 @@ def ollama_digest(client: Any, name: str, where: str, timeout: float) -> str:
     except (httpx.TimeoutException, TimeoutError):
         raise NomadError(f"{where} did not list its models within {timeout} s") from None
     except (httpx.HTTPError, ConnectionError) as exc:
-        raise NomadError(f"{where} is unreachable while reading the model's digest: {redact_text(str(exc))}. "
+        raise NomadError(f"{where} is unreachable while reading the model's digest: {redact_echo(str(exc))}. "
                          "Start the server or set base_url.") from None
     except (ValueError, TypeError, AttributeError, KeyError) as exc:  # not JSON, or not a model list
         raise NomadError(f"{where} answered the model list (/api/tags) with {malformed(exc)}") from None
+    except (Transient, ResponseTooLarge) as exc:  # bounded.py's refusals
+        raise NomadError(f"{where} answered the model list (/api/tags) with {exc}") from None
     for m in models:
         if m.model in (name, f"{name}:latest") and m.digest:
             return str(m.digest)
@@ -59,7 +76,7 @@ def ollama_show(client: Any, name: str, timeout: float) -> dict[str, str]:
 
 class OllamaChat:
     def __init__(self, name: str, base_url: str, num_ctx: int, timeout: float, connect_timeout: float,
-                 concurrency: int, evict_others: bool, warmup: bool, retries: int) -> None:
+                 concurrency: int, evict_others: bool, warmup: bool, retries: int, max_response_bytes: int) -> None:
         self.name = name
         self.base_url = base_url
         self.num_ctx = num_ctx
@@ -69,6 +86,7 @@ class OllamaChat:
         self.evict_others = evict_others
         self.warmup = warmup
         self.retries = retries
+        self.max_response_bytes = max_response_bytes
         self._client: Any = None
         self._ready = False
         self._lock = threading.Lock()
@@ -103,19 +121,21 @@ class OllamaChat:
             try:
                 return within(self.timeout, fn)
             except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError) as exc:
-                raise NomadError(f"{self._where()} is unreachable: {redact_text(str(exc))}. Is the server running? "
+                raise NomadError(f"{self._where()} is unreachable: {redact_echo(str(exc))}. Is the server running? "
                                  f"{BASE_URL_HINT}") from None
             except (httpx.TimeoutException, TimeoutError):
                 raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
             except ollama.ResponseError as exc:
                 if exc.status_code in (429, 500, 502, 503, 504):
-                    raise Transient(f"HTTP {exc.status_code} {redact_text(str(exc.error))[:200]}") from None
+                    raise Transient(f"HTTP {exc.status_code} {redact_echo(str(exc.error))[:200]}") from None
                 if exc.status_code == 404:
                     raise NomadError(f"{self._where()}: model not found; the server has: {self._models()}") from None
                 raise RequestRejected(f"{self._where()} refused the request: HTTP {exc.status_code} "
-                                      f"{redact_text(str(exc.error))[:200]}") from None
+                                      f"{redact_echo(str(exc.error))[:200]}") from None
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                raise Transient(f"connection dropped: {redact_text(str(exc))}") from None
+                raise Transient(f"connection dropped: {redact_echo(str(exc))}") from None
+            except ResponseTooLarge as exc:
+                raise NomadError(f"{self._where()} sent {exc}") from None
             except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 raise Transient(malformed(exc)) from None
 
@@ -131,10 +151,9 @@ class OllamaChat:
     def _connect(self) -> Any:
         if self._client is None:
             import httpx
-            import ollama
 
-            self._client = ollama.Client(host=self.base_url,
-                                         timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout))
+            self._client = ollama_client(self.base_url, httpx.Timeout(self.timeout, connect=self.connect_timeout),
+                                         self.max_response_bytes, "model.max_response_bytes")
         return self._client
 
     def preflight(self) -> None:

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from nomad_eval.backends.ollama_chat import ollama_digest, ollama_show
+from nomad_eval.backends.bounded import ResponseTooLarge
+from nomad_eval.backends.ollama_chat import ollama_client, ollama_digest, ollama_show, redact_echo
 from nomad_eval.backends.retry import Transient, malformed, retried, within
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
@@ -23,6 +24,7 @@ class OllamaEmbedder:
     base_url: str
     timeout: float
     retries: int
+    max_response_bytes: int
     chars_per_token: float = 4.0
     batch_size: int = 32
     _client: Any = field(default=None, init=False, repr=False)
@@ -53,9 +55,8 @@ class OllamaEmbedder:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            import ollama
-
-            self._client = ollama.Client(host=self.base_url, timeout=self.timeout)
+            self._client = ollama_client(self.base_url, self.timeout, self.max_response_bytes,
+                                         "embedder.max_response_bytes")
         return self._client
 
     def _where(self) -> str:
@@ -76,13 +77,15 @@ class OllamaEmbedder:
                 raise NomadError(f"{self._where()} did not answer within {self.timeout} s "
                                  "(embedder.timeout)") from None
             except (httpx.HTTPError, ConnectionError) as exc:
-                raise NomadError(f"{self._where()} is unreachable: {redact_text(str(exc))}. "
+                raise NomadError(f"{self._where()} is unreachable: {redact_echo(str(exc))}. "
                                  "Start the server or set embedder.base_url.") from None
             except ollama.ResponseError as exc:
                 if exc.status_code in (429, 500, 502, 503, 504):
-                    raise Transient(f"HTTP {exc.status_code} {redact_text(str(exc.error))[:200]}") from None
+                    raise Transient(f"HTTP {exc.status_code} {redact_echo(str(exc.error))[:200]}") from None
                 raise NomadError(f"{self._where()} refused the request: HTTP {exc.status_code} "
-                                 f"{redact_text(str(exc.error))[:200]}") from None
+                                 f"{redact_echo(str(exc.error))[:200]}") from None
+            except ResponseTooLarge as exc:
+                raise NomadError(f"{self._where()} sent {exc}") from None
             except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 raise Transient(malformed(exc)) from None
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from nomad_eval.backends.bounded import ResponseTooLarge, bounded_client, redirect, transient
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Malformed, Message, openai_answer
 from nomad_eval.backends.retry import Transient, retried, within
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.secrets import redact_text
-
-TRANSIENT_STATUS = (429, 500, 502, 503, 504)
 
 
 class OpenAIChat:
@@ -18,7 +17,7 @@ class OpenAIChat:
     reports_served = True
 
     def __init__(self, name: str, base_url: str, num_ctx: int, timeout: float, connect_timeout: float,
-                 concurrency: int, api_key: str | None, retries: int) -> None:
+                 concurrency: int, api_key: str | None, retries: int, max_response_bytes: int) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.num_ctx = num_ctx
@@ -27,6 +26,7 @@ class OpenAIChat:
         self.concurrency = concurrency
         self.api_key = api_key
         self.retries = retries
+        self.max_response_bytes = max_response_bytes
         self._client: Any = None
         self._lock = threading.Lock()
         self._served: dict[str, str | None] = {}
@@ -54,8 +54,12 @@ class OpenAIChat:
         return redact_text(text, [self.api_key] if self.api_key else [])
 
     def _url(self, path: str) -> str:
-        base = self.base_url if self.base_url.endswith("/v1") else self.base_url + "/v1"
-        return base + path
+        """`path` under the base URL's /v1, its query string (if any) kept after the path."""
+        import httpx
+
+        base = httpx.URL(self.base_url)
+        root = base.path.rstrip("/")
+        return str(base.copy_with(path=(root if root.endswith("/v1") else root + "/v1") + path))
 
     def _connect(self) -> Any:
         import httpx
@@ -65,7 +69,8 @@ class OpenAIChat:
             if self._client is None:
                 headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
                 self._client = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
-                                            headers=headers)
+                                            headers=headers, **bounded_client(self.max_response_bytes,
+                                                                              "model.max_response_bytes"))
             return self._client
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -81,13 +86,15 @@ class OpenAIChat:
             raise NomadError(f"{self._where()} did not answer within {self.timeout} s (model.timeout)") from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
             raise Transient(f"connection dropped: {self._clean(str(exc))}") from None
+        except ResponseTooLarge as exc:
+            raise NomadError(f"{self._where()} sent {exc}") from None
 
     def _json(self, r: Any) -> Any:
         try:
             return r.json()
         except ValueError:
             raise Transient(f"HTTP {r.status_code} with a body that is not JSON: "
-                            f"{self._clean(r.text[:120])!r}") from None
+                            f"{self._clean(r.text)[:120]!r}") from None
 
     def _retrying(self, once: Any) -> Any:
         return retried(once, self.retries, self._where())
@@ -95,8 +102,8 @@ class OpenAIChat:
     def preflight(self) -> None:
         def once() -> list[str]:
             r = self._request("GET", "/models")
-            if r.status_code in TRANSIENT_STATUS:
-                raise Transient(f"HTTP {r.status_code} for the model list")
+            if (again := transient(r)) is not None:
+                raise Transient(f"{again} for the model list", again.retry_after)
             if r.status_code != 200:
                 return []  # a server without a model list: the first request says whether the model exists
             return self._model_ids(r)
@@ -110,7 +117,7 @@ class OpenAIChat:
         models = data.get("data") if isinstance(data, dict) else None
         if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("id"), str)
                                                    for m in models):
-            raise Transient(f"HTTP {r.status_code} with a malformed model list: {self._clean(r.text[:120])!r}")
+            raise Transient(f"HTTP {r.status_code} with a malformed model list: {self._clean(r.text)[:120]!r}")
         return [str(m["id"]) for m in models]
 
     def chat(self, messages: list[Message], options: ChatOptions) -> ChatResult:
@@ -118,18 +125,20 @@ class OpenAIChat:
 
         def once() -> ChatResult:
             r = self._request("POST", "/chat/completions", body)
-            if r.status_code in TRANSIENT_STATUS:
-                raise Transient(f"HTTP {r.status_code}")
+            if (again := transient(r)) is not None:
+                raise again
+            if (moved := redirect(r, "model.base_url")) is not None:
+                raise NomadError(f"{self._where()} {moved}")
             if r.status_code == 404:
                 raise NomadError(f"{self._where()}: model or endpoint not found; the server has: {self._models()}")
             if r.status_code >= 400:
                 raise RequestRejected(f"{self._where()} refused the request: HTTP {r.status_code} "
-                                      f"{self._clean(r.text[:200])}")
+                                      f"{self._clean(r.text)[:200]}")
             try:
                 result = openai_answer(self._json(r))
             except Malformed as exc:
                 raise Transient(f"HTTP {r.status_code} with a malformed answer ({exc}): "
-                                f"{self._clean(r.text[:120])!r}") from None
+                                f"{self._clean(r.text)[:120]!r}") from None
             self._served = result.served or {}
             return result
 

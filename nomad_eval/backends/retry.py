@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import threading
 import time
 from collections.abc import Callable
@@ -13,14 +14,44 @@ from nomad_eval.base.secrets import redact_text
 T = TypeVar("T")
 
 
+# The longest a server's Retry-After is waited: a server asking for more is tried again after this (and a run's
+# own deadline, where it has one, still ends the wait sooner).
+MAX_RETRY_AFTER = 30.0
+
+
 class Transient(Exception):
-    """A failure worth one more try: a 429, a 5xx, a dropped connection mid-answer, a malformed answer."""
+    """A failure worth one more try: a 429, a 5xx, a dropped connection mid-answer, a malformed answer.
+    `retry_after`: the seconds the server asked to wait first (its Retry-After header), if it said."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
-def retried(fn: Callable[[], T], attempts: int, where: str, backoff: float = 0.5) -> T:
+def retry_after(value: str | None) -> float | None:
+    """A Retry-After header's wait in seconds (it is a number of seconds or an HTTP date), or None when absent or
+    unreadable; never negative."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retried(fn: Callable[[], T], attempts: int, where: str, backoff: float = 0.5,
+            until: Callable[[], float] | None = None) -> T:
     """`fn()`, tried `attempts` times in all while it raises Transient (at least once: `retries=0` is one try),
-    waiting twice as long before each try; then a NomadError naming the server (`where`) and the last failure:
-    what every backend says of a server that keeps failing."""
+    waiting twice as long before each try, or as long as the server's Retry-After asks when that is longer (at
+    most MAX_RETRY_AFTER, and never past `until()`, the seconds left of the caller's deadline); then a NomadError
+    naming the server (`where`) and the last failure: what every backend says of a server that keeps failing."""
     attempts = max(1, attempts)
     for i in range(attempts):
         try:
@@ -28,7 +59,8 @@ def retried(fn: Callable[[], T], attempts: int, where: str, backoff: float = 0.5
         except Transient as exc:
             if i == attempts - 1:
                 raise NomadError(f"{where} kept failing after {attempts} tries: {exc}") from None
-            time.sleep(backoff * 2**i)
+            wait = min(max(backoff * 2**i, exc.retry_after or 0.0), MAX_RETRY_AFTER)
+            time.sleep(max(0.0, min(wait, until())) if until is not None else wait)
     raise AssertionError("unreachable")
 
 

@@ -33,6 +33,11 @@ _USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*\\?://)[^/\s?#'\"<>]*@", re.IGNOREC
 # `model.api_key=sk-...` inside a longer text (a list of overrides in a log line): the value, up to a space.
 _ASSIGNED = re.compile(rf"((?:^|(?<=[\s'\"\[(,]))[+~]?(?:[\w.@/-]*[._-])?{_CREDENTIAL}=)(?!\$\{{)[^\s'\"]+",
                        re.IGNORECASE)
+# A URL's query parameter named like a credential (`?token=`, `&api_key=`, `;sig=`, `&X-Amz-Signature=`), up to
+# the next parameter: signed links and key-in-URL APIs carry the secret there. Not `?q=` or `&monkey=`.
+QUERY_CREDENTIAL = (r"(?:[\w-]*[_-])?(?:api[_-]?key|apikey|access[_-]?token|token|key|sig|signature|secret|password|"
+                    r"passwd|auth)")
+_QUERY = re.compile(rf"([?&;]{QUERY_CREDENTIAL}(?:\\?=|%3D))(?!\$\{{)([^&;,#\s'\"<>]+)", re.IGNORECASE)
 _BEARER = re.compile(r"(\bBearer\s+)[^\s'\"]+", re.IGNORECASE)
 _UNKNOWN = object()  # no unresolved counterpart (inside a node that was one interpolation of a whole subtree)
 
@@ -43,9 +48,11 @@ def is_secret_key(key: object) -> bool:
 
 def redact_text(text: str, known: Iterable[str | None] = ()) -> str:
     """`text` with every secret in it replaced by "<redacted>": the user information of every URL
-    (`http://<redacted>@host/v1`), the value of a credential typed as an override (`model.api_key=<redacted>`),
+    (`http://<redacted>@host/v1`), the value of every query parameter named like a credential
+    (`?token=<redacted>`), the value of a credential typed as an override (`model.api_key=<redacted>`),
     a bearer token, and every occurrence of a `known` secret value at least MIN_KNOWN characters long."""
     out = _USERINFO.sub(rf"\1{REDACTED}@", text)
+    out = _QUERY.sub(rf"\1{REDACTED}", out)
     out = _ASSIGNED.sub(rf"\1{REDACTED}", out)
     out = _BEARER.sub(rf"\1{REDACTED}", out)
     for value in known:
@@ -127,7 +134,18 @@ def known_secrets(unresolved: Any, resolved: Any, overrides: Iterable[str] = ())
         key, eq, value = item.partition("=")
         if eq and is_secret_key(key.lstrip("+~").split("@")[0]) and not _is_interpolation(value):
             out.update(v for v in {value, *value.split(",")} if v not in ("", "null"))
+    # A URL's query credential, known by value: a folder name made of overrides has its `=` turned into `-`.
+    for text in (*overrides, *_strings(resolved)):
+        out.update(m.group(2) for m in _QUERY.finditer(text) if len(m.group(2)) >= MIN_KNOWN)
     return out
+
+
+def _strings(tree: Any) -> list[str]:
+    if isinstance(tree, Mapping):
+        return [s for v in tree.values() for s in _strings(v)]
+    if isinstance(tree, list):
+        return [s for v in tree for s in _strings(v)]
+    return [tree] if isinstance(tree, str) else []
 
 
 def _collect_keyed(tree: Any, secret: bool, out: set[str]) -> None:
@@ -156,13 +174,21 @@ def redact_tree(tree: Any, known: Iterable[str] = ()) -> Any:
     return walk(redact(tree, tree))
 
 
+# Mappings whose values name environment variables (a header -> the variable holding its value): a credential's
+# name there is what the documentation asks for, not a credential typed out.
+ENV_NAMES = "headers_env"
+
+
 def literal_secrets(unresolved: Any, prefix: str = "") -> list[str]:
     """The dotted keys of an unresolved config that hold a credential typed out rather than read from the
-    environment: a credential-named key's literal value, or a URL with user information in it."""
+    environment: a credential-named key's literal value, or a URL with user information or a credential-named
+    query parameter in it."""
     found: list[str] = []
     if isinstance(unresolved, Mapping):
         for k, v in unresolved.items():
             key = f"{prefix}.{k}" if prefix else str(k)
+            if k == ENV_NAMES:
+                continue
             if is_secret_key(k) and isinstance(v, str | int) and str(v) and not _is_interpolation(v):
                 found.append(key)
             else:
@@ -187,3 +213,17 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return redact_text(super().format(record))
+
+
+def credential_advice(key: str, value: object) -> str:
+    """What to do instead of typing out the credential `key` holds (`value`, as typed): the advice of the warning
+    a literal credential gets. A credential in a URL's query string goes in a header read from the environment
+    (a server reads it there as well, and a header is never part of a URL that is shown or written)."""
+    text = str(value)
+    if _QUERY.search(text):
+        return ("send it in a header read from the environment instead of the URL's query string: for app.url, "
+                "app.headers_env: {Authorization: NAME} (NAME: the environment variable holding the header's "
+                f"value); for a model's base_url, model.api_key='${{{ENV}NAME}}'")
+    if _USERINFO.search(text):
+        return f"pass it through the environment instead, in place of the password: http://user:${{{ENV}NAME}}@host/"
+    return f"pass it through the environment instead: {key}='${{{ENV}NAME}}'"

@@ -13,7 +13,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.base.atomic import write_atomic
 from nomad_eval.base.secrets import (
-    ENV,
+    ENV_NAMES,
+    credential_advice,
     known_secrets,
     literal_secrets,
     redact_override,
@@ -132,13 +133,13 @@ def _warn_literal(config: DictConfig) -> None:
     from nomad_eval.base.console import err_console
 
     typed = [str(o) for o in OmegaConf.to_container(config.hydra.overrides.task, resolve=False) or []]
-    on_line = {o.partition("=")[0].lstrip("+~") for o in typed if redact_override(o) != o}
+    on_line = {k.lstrip("+~"): v for k, _, v in (o.partition("=") for o in typed if redact_override(o) != o)
+               if ENV_NAMES not in k.split(".")}  # a variable's name there is what the docs ask for
     whole = OmegaConf.to_container(config, resolve=False)
     task = {k: v for k, v in whole.items() if k != "hydra"} if isinstance(whole, dict) else {}
     in_files = [k for k in literal_secrets(task) if k not in on_line]
     for key, where in [*((k, "on the command line") for k in sorted(on_line)),
                        *((k, "in a config file") for k in in_files)]:
+        value = on_line.get(key, OmegaConf.select(config, key, default="", throw_on_resolution_failure=False))
         err_console.print(f"warning: {key} holds a credential typed out {where}; it is kept out of every file "
-                          f"written, but pass it through the environment instead: {key}='${{{ENV}NAME}}' "
-                          f"(in a URL, in place of the password: http://user:${{{ENV}NAME}}@host/)",
-                          markup=False, highlight=False)
+                          f"written, but {credential_advice(key, value)}", markup=False, highlight=False)

@@ -91,6 +91,7 @@ class EmbedderKeys(_Keys):
     batch_size: Count
     timeout: Seconds
     retries: Count  # tries per batch (embedder=ollama)
+    max_response_bytes: Count
 
 
 class BackendKeys(_Keys):
@@ -102,6 +103,7 @@ class BackendKeys(_Keys):
     retries: Annotated[int, Strict(), Field(ge=0)]
     timeout: Seconds
     connect_timeout: Seconds
+    max_response_bytes: Count
 
 
 class ModelKeys(BackendKeys):
@@ -118,6 +120,7 @@ class AppKeys(_Keys):
     deadline: Seconds
     retries: Count  # tries per request
     concurrency: Count
+    max_response_bytes: Count
     method: Literal["GET", "POST", "PUT", "get", "post", "put"]
 
 

@@ -11,6 +11,9 @@ scored, so a half-read file can never pass for a whole one.
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -18,13 +21,17 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
-from nomad_eval.base.atomic import write_jsonl
-from nomad_eval.base.errors import Defect, InvalidInput
+from nomad_eval.base.atomic import write_atomic
+from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import Golden, describe, json_object
 
 # A line past this is refused unread: an answer with a few dozen passages is a few hundred kB, so a longer line is
-# a broken export (a whole file on one line, a binary blob) rather than a record.
-MAX_LINE_BYTES = 2 * 1024 * 1024
+# a broken export (a whole file on one line, a binary blob) rather than a record. Twice app=http's default
+# app.max_response_bytes, so what an HTTP run receives it can write as a record this reader takes back; a record
+# past it is refused when written (write_answers), never kept to be refused later.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+# The most defects an error lists; past it, the count and the file holding all of them.
+SHOWN_DEFECTS = 50
 
 Text = Annotated[str, Strict()]
 NonNegative = Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
@@ -73,10 +80,16 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | Defect]]:
     """Each line's bytes with its number, or the defect of a line too long to read (skipped unread)."""
     name = str(path)
     try:
-        f = path.open("rb")
+        # Not blocking: opening a FIFO would wait for a writer. A FIFO or a device (/dev/zero) is then refused.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InvalidInput([Defect(name, None, f"cannot read the app's outputs: {exc.strerror}")], 2) from None
-    with f:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidInput([Defect(name, None, "not a regular file (a FIFO, a device or a socket): the app's "
+                                               "outputs are read from a JSONL file")], 2)
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as f:
         lineno = 0
         while True:
             raw = f.readline(MAX_LINE_BYTES + 1)
@@ -109,10 +122,12 @@ def _record(raw: bytes, name: str, lineno: int) -> AppOutput | Defect | None:
         return Defect(name, lineno, describe(exc.errors()[0]), gid if isinstance(gid, str) else None)
 
 
-def load_answers(path: Path, suite: Iterable[Golden], selected: Iterable[Golden]) -> dict[tuple[str, int], AppOutput]:
+def load_answers(path: Path, suite: Iterable[Golden], selected: Iterable[Golden], defects_file: Path | None = None
+                 ) -> dict[tuple[str, int], AppOutput]:
     """Every record of the file by (golden id, repeat), checked against the suite: a record for an id the suite
     lacks, a repeated (id, repeat), a selected golden without a record, or repeats that differ between goldens
-    (so a mean would weigh questions unevenly) are defects. Raises InvalidInput (exit 2) listing all of them."""
+    (so a mean would weigh questions unevenly) are defects. Raises InvalidInput (exit 2) listing them: all of
+    them, or past SHOWN_DEFECTS the first ones and their count, all of them written to `defects_file`."""
     name = str(path)
     known = {g.id for g in suite}
     defects: list[Defect] = []
@@ -136,8 +151,22 @@ def load_answers(path: Path, suite: Iterable[Golden], selected: Iterable[Golden]
             out[key] = rec
     defects += _coverage(name, out, [g.id for g in selected])
     if defects:
-        raise InvalidInput(defects, 2)  # bad input: refused, never a regression
+        raise InvalidInput(_shown(defects, name, defects_file), 2)  # bad input: refused, never a regression
     return out
+
+
+def _shown(defects: list[Defect], name: str, defects_file: Path | None) -> list[Defect]:
+    """The defects an error lists: all of them, or the first SHOWN_DEFECTS and a last line with the count and
+    the file that holds every one (a broken export of 200,000 lines would otherwise fill the console)."""
+    if len(defects) <= SHOWN_DEFECTS:
+        return defects
+    where = "run again with fewer"
+    if defects_file is not None:
+        write_atomic(defects_file, "".join(f"{d}\n" for d in defects))
+        where = f"all of them are listed in {defects_file}"
+    more = len(defects) - SHOWN_DEFECTS
+    return [*defects[:SHOWN_DEFECTS], Defect(name, None, f"... and {more} more defects ({len(defects)} in all): "
+                                                          f"{where}")]
 
 
 def _coverage(name: str, records: Mapping[tuple[str, int], AppOutput], ids: list[str]) -> list[Defect]:
@@ -163,5 +192,13 @@ def repeats_of(records: Mapping[tuple[str, int], AppOutput]) -> int:
 
 
 def write_answers(path: Path, records: Iterable[AppOutput]) -> None:
-    """The records as a file `load_answers` reads back unchanged (one line each, in the order given)."""
-    write_jsonl(path, (r.wire() for r in records))
+    """The records as a file `load_answers` reads back unchanged (one line each, in the order given); a record
+    whose line that reader would refuse as too long is refused here, by golden, before anything is written."""
+    rows = list(records)
+    lines = [json.dumps(r.wire(), ensure_ascii=False) + "\n" for r in rows]
+    long = [f"golden {r.id!r} repeat {r.repeat} ({size} bytes)"
+            for r, size in zip(rows, (len(line.encode()) for line in lines), strict=True) if size > MAX_LINE_BYTES]
+    if long:
+        raise NomadError(f"the app's outputs for {', '.join(long[:5])} are past the {MAX_LINE_BYTES} bytes a line "
+                         f"of {path.name} may hold, so app=answers could not read them back: not kept", 2)
+    write_atomic(path, "".join(lines))

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from nomad_eval.base.bounded_json import JsonRefused, loads_bounded
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.base.patterns import pattern_problem
 from nomad_eval.metrics.answer.attack import FAMILIES
@@ -128,31 +129,6 @@ def describe(err: ErrorDetails) -> str:
 _KNOWN_KEYS = frozenset(f.alias or n for n, f in Golden.model_fields.items())
 
 
-MAX_JSON_DEPTH = 64  # a golden nests four levels deep; far deeper is damage, and would exhaust recursion later
-
-
-def json_problem(obj: object) -> str | None:
-    """Why a decoded JSON line cannot be used, or None: nesting past MAX_JSON_DEPTH (printing or hashing it would
-    recurse past Python's limit), or a string holding a lone surrogate (from an escape such as `\\ud800`, which no
-    file, hash or terminal can encode). Walks iteratively, so the check itself never recurses."""
-    stack: list[tuple[object, int]] = [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                return "a string holds a lone UTF-16 surrogate escape"
-        elif isinstance(value, dict):
-            stack.extend((k, depth + 1) for k in value)
-            stack.extend((v, depth + 1) for v in value.values())
-        elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value)
-    return None
-
-
 def load_goldens(path: Path, doc_ids: set[str] | None = None, warnings: list[Defect] | None = None,
                  missing_docs_fatal: bool = True, known_doc_ids: Collection[str] = ()) -> list[Golden]:
     """Read a suite file; raise InvalidInput listing every defect with file, line, id and value.
@@ -227,13 +203,11 @@ def json_lines(raw: bytes, name: str, exit_code: int = 1) -> list[str]:
 def json_value(line: str, name: str, lineno: int) -> object:
     """The line's JSON value, or the Defect that keeps it from being used."""
     try:
-        obj = json.loads(line)
+        return loads_bounded(line)
     except json.JSONDecodeError as exc:
         return Defect(name, lineno, f"not valid JSON ({exc.msg}): {line[:80]!r}")
-    except RecursionError:  # the parser recurses once per nesting level
-        return Defect(name, lineno, f"JSON nested deeper than {MAX_JSON_DEPTH} levels: {line[:80]!r}")
-    problem = json_problem(obj)
-    return obj if problem is None else Defect(name, lineno, f"{problem}: {line[:80]!r}")
+    except JsonRefused as exc:
+        return Defect(name, lineno, f"{exc}: {line[:80]!r}")
 
 
 def json_object(line: str, name: str, lineno: int) -> dict[str, Any] | Defect:

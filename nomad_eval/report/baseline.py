@@ -13,12 +13,13 @@ from typing import Annotated, Any, cast
 from pydantic import BaseModel, ConfigDict, Field, GetPydanticSchema, ValidationError
 
 from nomad_eval.base.atomic import read_input
+from nomad_eval.base.bounded_json import json_problem
 from nomad_eval.base.case import Case
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
-from nomad_eval.data.golden import json_lines, json_problem, json_value
+from nomad_eval.data.golden import json_lines, json_value
 from nomad_eval.metrics.registry import spec_for
 from nomad_eval.report.io import read_report, write_atomic
 from nomad_eval.report.renamed import renamed_cases, renamed_report

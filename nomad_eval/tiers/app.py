@@ -41,7 +41,13 @@ from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
 from nomad_eval.tiers.app_checks import answer_warnings, request_settings, unread_contexts
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
-from nomad_eval.tiers.generation_cases import attack_rates, mark_unstable, mode_metric_names, score_case
+from nomad_eval.tiers.generation_cases import (
+    attack_rates,
+    mark_unstable,
+    mode_metric_names,
+    pattern_timeouts,
+    score_case,
+)
 from nomad_eval.tiers.settings import judge_settings, runtime
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
@@ -52,6 +58,7 @@ OUTPUTS_FILE = "app_outputs.jsonl"  # the app's outputs as read or received, in 
 APP_CACHE = "app_responses.sqlite"  # in paths.data_dir
 CACHED_LABELS = MappingProxyType({"resumed": "kept from this run before it was interrupted (resume=true)",
                                   "cache": "read from the response cache (cache=true), not asked of the app"})
+DEFECTS_FILE = "app_outputs_defects.txt"  # every defect of app.file, when there are more than an error lists
 
 
 def run(cfg: DictConfig) -> int:
@@ -65,7 +72,7 @@ def run(cfg: DictConfig) -> int:
     rt = runtime(cfg)
     goldens = rt.goldens
     out = run_dir(cfg.paths.run_dir)
-    outputs = collect(cfg, rt.data_dir, rt.all_goldens, goldens)
+    outputs = collect(cfg, rt.data_dir, rt.all_goldens, goldens, out)
     timings = {"app": time.perf_counter() - t0}
     records = [outputs.records[(g.id, r)] for g in goldens for r in range(outputs.repeats)]
     write_answers(out / OUTPUTS_FILE, records)
@@ -83,7 +90,7 @@ def run(cfg: DictConfig) -> int:
     served_index(report, rt, records)
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
-    report.warnings += rt.golden_warnings
+    report.warnings += rt.golden_warnings + pattern_timeouts(cases)
     settings = app_settings(cfg)
     body = request_settings(settings)["body"] if settings["kind"] == "http" else None
     report.warnings += answer_warnings(cases, body, outputs.unread)
@@ -219,10 +226,10 @@ def app_settings(cfg: DictConfig) -> dict[str, Any]:
     return settings
 
 
-def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[Golden]) -> Outputs:
+def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[Golden], out: Path) -> Outputs:
     settings = app_settings(cfg)
     if settings["kind"] == "answers":
-        records = load_answers(Path(str(settings["file"])), suite, goldens)
+        records = load_answers(Path(str(settings["file"])), suite, goldens, out / DEFECTS_FILE)
         # Only the selected goldens' records (a file may answer the whole suite while tags/limit pick a few).
         wanted = {g.id for g in goldens}
         records = {k: v for k, v in records.items() if k[0] in wanted}

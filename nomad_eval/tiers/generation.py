@@ -53,6 +53,7 @@ from nomad_eval.tiers.generation_cases import (
     mark_unstable,
     mode_metric_names,
     mode_metrics,
+    pattern_timeouts,
     position_analysis,
     score_case,
     sizes,
@@ -298,10 +299,8 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
 
 
 def _warn(report: Report, rt: Runtime, cases: list[Case]) -> None:
-    timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
     report.warnings += rt.golden_warnings
-    report.warnings += [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not "
-                        "judged; simplify the pattern" for gid in timed_out]
+    report.warnings += pattern_timeouts(cases)
 
 
 def write_run(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tracer: Tracer | None = None) -> None:

@@ -74,6 +74,14 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
     }
 
 
+def pattern_timeouts(cases: list[Case]) -> list[str]:
+    """A warning for each golden whose correctness is null because a pattern ran past its time limit: left out
+    of the mean, which must not pass unsaid."""
+    timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
+    return [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not judged; "
+            "simplify the pattern" for gid in timed_out]
+
+
 def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | None) -> str | None:
     """A person-readable reason a case failed, for reports; None when it passed or could not be judged."""
     if passed is not False:

@@ -20,7 +20,8 @@ def _app(url: str, **kw: Any) -> HttpApp:
         "name": "t", "url": url, "method": "POST", "headers": {}, "headers_env": {},
         "body": {"q": "{query}"}, "answer_path": "answer", "contexts_path": "contexts", "context_doc_id": "doc_id",
         "context_text": "text", "prompt_tokens_path": None, "completion_tokens_path": None, "timeout": 5.0,
-        "connect_timeout": 2.0, "deadline": 30.0, "retries": 2, "concurrency": 1}
+        "connect_timeout": 2.0, "deadline": 30.0, "retries": 2, "concurrency": 1,
+        "max_response_bytes": 1 << 20}
     return HttpApp(**(settings | kw))
 
 
@@ -149,3 +150,43 @@ def test_app_timeout_is_a_deadline_and_a_password_in_its_url_is_never_shown() ->
             app.close()
         assert time.monotonic() - t < 3.0
         assert "pw-MARK" not in str(err.value)
+
+
+def test_an_app_echoing_its_secret_headers_has_them_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: a 401 (or any error body) quoting the headers it was sent shows neither the bearer token nor a
+    bare key; both came from the environment through headers_env."""
+    monkeypatch.setenv("APP_TOKEN_T", "Bearer tok-ECHOED-7f3a")
+    monkeypatch.setenv("APP_KEY_T", "key-ECHOED-91bc")
+
+    class Echo(JsonHandler):
+        def do_POST(self) -> None:
+            self._body()
+            self._send(401, {"error": f"bad credentials {self.headers['Authorization']} / "
+                                      f"{self.headers['X-Api-Key']}"})
+
+    with running(Echo) as url:
+        app = _app(url, headers_env={"Authorization": "APP_TOKEN_T", "X-Api-Key": "APP_KEY_T"})
+        app.open()
+        try:
+            with pytest.raises(NomadError, match="refused the request: HTTP 401") as exc:
+                app.send(app.request("g", "q", []))
+        finally:
+            app.close()
+    assert "ECHOED" not in str(exc.value) and str(exc.value).count("<redacted>") == 2, str(exc.value)
+
+
+def test_a_value_typed_into_headers_env_is_refused_without_showing_it() -> None:
+    with pytest.raises(NomadError, match="app.headers_env.Authorization must name the environment variable") as exc:
+        _app("http://unused", headers_env={"Authorization": "Bearer tok-TYPED-1"}).open()
+    assert "TYPED" not in str(exc.value) and exc.value.exit_code == 2
+
+
+@pytest.mark.parametrize("bad", [{"id": "lantern"}, ["lantern"], 1.5, True])
+def test_a_context_field_that_is_not_text_is_refused_by_name(bad: object) -> None:
+    app = _app("http://unused")
+    with pytest.raises(NomadError, match=r"a context of golden g1 has a \w+ at app.context_doc_id='doc_id', not text"):
+        app.parse({"answer": "x", "contexts": [{"doc_id": bad, "text": "t"}]}, None, "g1")
+    with pytest.raises(NomadError, match=r"at app.context_text='text', not text"):
+        app.parse({"answer": "x", "contexts": [{"doc_id": "d", "text": bad}]}, None, "g1")
+    # A whole-number id is an id: read as its digits.
+    assert app.parse({"answer": "x", "contexts": [{"doc_id": 42, "text": "t"}]}, None, "g1").contexts == [("42", "t")]

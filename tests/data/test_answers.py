@@ -8,10 +8,17 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from nomad_eval.base.errors import InvalidInput
+from nomad_eval.base.errors import InvalidInput, NomadError
 from nomad_eval.base.paths import REPO
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.data.answers import MAX_LINE_BYTES, AppOutput, Context, load_answers, write_answers
+from nomad_eval.data.answers import (
+    MAX_LINE_BYTES,
+    SHOWN_DEFECTS,
+    AppOutput,
+    Context,
+    load_answers,
+    write_answers,
+)
 from nomad_eval.data.golden import load_goldens
 from tests.conftest import FIXTURES, MINI
 
@@ -71,7 +78,7 @@ def test_each_malformed_record_is_named_with_file_and_line(tmp_path: Path, bad: 
 
 
 def test_a_ten_megabyte_line_is_named_and_not_read(tmp_path: Path) -> None:
-    huge = json.dumps({"id": "mini-02", "answer": "x" * (10 * 1024 * 1024)})
+    huge = json.dumps({"id": "mini-02", "answer": "x" * (MAX_LINE_BYTES + 1)})
     assert len(huge) > MAX_LINE_BYTES
     path = _file(tmp_path, [_good(g) for g in IDS if g != "mini-02"] + [huge])
     found = _defects(path)
@@ -114,3 +121,53 @@ def test_a_missing_or_empty_file_is_refused(tmp_path: Path) -> None:
                                                     "No such file or directory"]
     empty = _file(tmp_path, [""])
     assert len(_defects(empty)) == len(IDS)  # each golden: missing answer
+
+
+def test_a_fifo_or_a_device_is_refused_without_waiting(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "outputs.fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        box: list[BaseException] = []
+
+        def read(p: Path = path, box: list[BaseException] = box) -> None:
+            try:
+                load_answers(p, SUITE, SUITE)
+            except BaseException as exc:  # asserted below
+                box.append(exc)
+
+        worker = threading.Thread(target=read, daemon=True)
+        worker.start()
+        worker.join(5)
+        assert box, f"{path}: still reading after 5 s"
+        assert isinstance(box[0], InvalidInput) and box[0].exit_code == 2
+        assert f"{path}: not a regular file" in str(box[0])
+
+
+def test_thousands_of_defects_are_capped_and_kept_whole_in_a_file(tmp_path: Path) -> None:
+    lines = [_good(g) for g in IDS] + ["not json"] * 20_000
+    listing = tmp_path / "run" / "defects.txt"
+    with pytest.raises(InvalidInput) as exc:
+        load_answers(_file(tmp_path, lines), SUITE, SUITE, listing)
+    message = str(exc.value)
+    assert len(exc.value.defects) == SHOWN_DEFECTS + 1 and len(message) < 20_000
+    assert f"... and {20_000 - SHOWN_DEFECTS} more defects (20000 in all): all of them are listed in {listing}" \
+        in message
+    assert len(listing.read_text().splitlines()) == 20_000
+
+
+def test_what_an_http_run_writes_app_answers_reads_back(tmp_path: Path) -> None:
+    """A record near the line limit is written and read back whole; one past it is refused when written, so
+    no run keeps a file its own reader refuses."""
+    near = AppOutput(id="mini-01", answer="x" * (MAX_LINE_BYTES - 200),
+                     contexts=[Context(doc_id="kettle-descaling", text="t")])
+    rest = [AppOutput(id=g, answer="a") for g in IDS if g != "mini-01"]
+    path = tmp_path / "app_outputs.jsonl"
+    write_answers(path, [near, *rest])
+    assert load_answers(path, SUITE, SUITE)[("mini-01", 0)] == near
+    over = AppOutput(id="mini-01", answer="x" * MAX_LINE_BYTES)
+    with pytest.raises(NomadError, match=r"golden 'mini-01' repeat 0 \(\d+ bytes\) are past the"):
+        write_answers(tmp_path / "other.jsonl", [over, *rest])
+    assert not (tmp_path / "other.jsonl").exists()

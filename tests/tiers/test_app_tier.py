@@ -305,3 +305,21 @@ def test_a_judge_reads_the_passages_the_app_exposed(tmp_path: Path) -> None:
     assert report["judges"]["e2e.faithfulness"]["n"] == 8
     verdicts = {c["id"]: c["judges"]["faithfulness"] for c in cases}
     assert verdicts == {f"mini-0{i}": int(i not in (1, 8)) for i in range(1, 9)}  # the kettle passages: 0
+
+
+def test_a_pattern_that_times_out_on_an_apps_answer_is_named_in_a_warning(tmp_path: Path) -> None:
+    """Issue 44: the golden is left out of correctness (null, not a miss), and the report says which and why."""
+    goldens = tmp_path / "goldens"
+    goldens.mkdir()
+    rows = [json.loads(x) for x in (FIXTURES / "goldens" / "mini.jsonl").read_text().splitlines() if x.strip()]
+    slow = next(r for r in rows if not r.get("expectRefusal"))
+    slow["mustInclude"] = ["(a|a)+$"]
+    (goldens / "mini.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    answers = tmp_path / "outputs.jsonl"
+    answers.write_text("".join(json.dumps({"id": r["id"], "answer": "a" * 30 + "b"}) + "\n" for r in rows))
+    cfg = _cfg(tmp_path, "slow", "tier=app", "app=answers", f"app.file={answers}", f"data.goldens_dir={goldens}")
+    _code(cfg)
+    report, cases = _read(tmp_path / "slow")
+    assert next(c for c in cases if c["id"] == slow["id"])["metrics"]["correctness"] is None
+    assert any(w.startswith(f"golden {slow['id']}: a mustInclude/mustNotInclude pattern ran past its time limit")
+               for w in report["warnings"]), report["warnings"]
