@@ -226,10 +226,10 @@ def app_settings(cfg: DictConfig) -> dict[str, Any]:
     return settings
 
 
-def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[Golden], out: Path) -> Outputs:
+def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[Golden], folder: Path) -> Outputs:
     settings = app_settings(cfg)
     if settings["kind"] == "answers":
-        records = load_answers(Path(str(settings["file"])), suite, goldens, out / DEFECTS_FILE)
+        records = load_answers(Path(str(settings["file"])), suite, goldens, folder / DEFECTS_FILE)
         # Only the selected goldens' records (a file may answer the whole suite while tags/limit pick a few).
         wanted = {g.id for g in goldens}
         records = {k: v for k, v in records.items() if k[0] in wanted}
