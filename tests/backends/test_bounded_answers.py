@@ -15,6 +15,7 @@ from nomad_eval.backends.http_app import HttpApp
 from nomad_eval.base.bounded_json import MAX_JSON_DEPTH
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import build, option
+from nomad_eval.tiers.app_checks import request_settings
 from tests.backends.test_server_answers import bounded
 from tests.servers.misbehaving import answer_of, endless, gzipped, model_list, repeated, serve_stream
 
@@ -26,7 +27,7 @@ SETTING = {"openai": "model.max_response_bytes", "ollama": "model.max_response_b
 
 
 def _app(url: str, **kw: Any) -> HttpApp:
-    settings = {k: v for k, v in option("app", "http").items() if k != "kind"} | {"url": f"{url}/ask"}
+    settings = request_settings(option("app", "http")) | {"url": f"{url}/ask"}
     app = HttpApp(**(settings | {"retries": 2, "timeout": 10, "deadline": 30} | kw))
     app.open()
     return app
