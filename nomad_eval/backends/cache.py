@@ -147,6 +147,12 @@ class CachedEmbedder:
             self._memo.update(found)  # the embedding that follows reads them from here, not SQLite again
         return len(set(keys)) - len(found)
 
+    def cached_documents(self, texts: list[str]) -> list[np.ndarray | None]:
+        """Each document's cached vector, or None where the cache has none (no model is asked)."""
+        keys = self._keys([self.embedder.document_prefix + t for t in texts])
+        found = self._found(keys)
+        return [found.get(k) for k in keys]
+
     def missing_documents(self, texts: list[str]) -> int:
         """How many distinct documents of `texts` have no vector yet: what the model would have to embed."""
         return self._missing([self.embedder.document_prefix + t for t in texts])

@@ -46,6 +46,12 @@ def _engine_failure(exc: BaseException) -> bool:
     return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
 
 
+def _full(exc: BaseException) -> bool:
+    """Whether the engine's error is a full disk or quota (it reports the OS error in its message)."""
+    msg = str(exc).lower()
+    return any(m in msg for m in ("no space left", "os error 28", "os error 122", "quota exceeded"))
+
+
 class EdgeStore:
     def __init__(self, path: str, dim: int, tag_key: str, tag: str, rebuild_corrupt: bool = True,
                  fast_search: bool = True, fast_min_points: int = FAST_MIN_POINTS) -> None:
@@ -135,7 +141,8 @@ class EdgeStore:
             recs, _ = self._shard.scroll(qe.ScrollRequest(limit=SAMPLE, with_payload=True, with_vector=True))
             for r in recs:
                 vec = np.asarray(r.vector, dtype=np.float32)
-                norm = float(np.linalg.norm(vec)) if vec.shape == (self.dim,) else float("nan")
+                with np.errstate(over="ignore"):  # an exponent bit flipped: a length of inf, named below
+                    norm = float(np.linalg.norm(vec)) if vec.shape == (self.dim,) else float("nan")
                 if not abs(norm - 1.0) < 1e-3:
                     return f"point {r.id} has a vector of {vec.size} values and length {norm:.4g}, not a unit vector"
             probe = np.full(self.dim, self.dim ** -0.5, dtype=np.float32)
@@ -223,7 +230,15 @@ class EdgeStore:
         self._written()
         batch = [qe.Point(p.point_id, v, p.payload) for p, v in zip(points, vecs, strict=True)]
         for i in range(0, len(batch), 512):
-            self._shard.update(qe.UpdateOperation.upsert_points(batch[i : i + 512]))
+            try:
+                self._shard.update(qe.UpdateOperation.upsert_points(batch[i : i + 512]))
+            except BaseException as exc:
+                if not _engine_failure(exc) or not _full(exc):
+                    raise
+                # Another process filled the disk after the room check at open: named, not the engine's traceback.
+                raise NomadError(f"no space left on {self.path} while writing the store ({len(batch)} points): "
+                                 "free space there and run again; the points written so far are completed by the "
+                                 "next run", 2) from None
 
     def delete_tagged(self, fingerprint: str | None = None) -> None:
         self._written()
@@ -260,7 +275,9 @@ class EdgeStore:
             req = qe.QueryRequest(query=qe.Query.Nearest(vector.astype(np.float32)), limit=limit,
                                   filter=self._filter(fingerprint), score_threshold=threshold,
                                   params=qe.SearchParams(exact=True), with_payload=True, with_vector=False)
-            return [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._query(req)]
+            exact_hits = [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._query(req)]
+            self._damaged_scores(exact_hits)
+            return exact_hits
         if fingerprint not in self._filter_needed:
             # The shard is locked to this process, so a count taken after our last write stays true. When every
             # point carries the tag and fingerprint, the filter selects the whole shard: leaving it out returns
@@ -279,7 +296,35 @@ class EdgeStore:
             with_vector=False,
         )
         hits = [Hit(str(p.id), float(p.score), dict(p.payload)) for p in self._query(req)]
+        self._damaged_scores(hits)
         return hits if threshold is None else [h for h in hits if h.score > threshold]
+
+    def vectors(self, point_ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these points (as the engine keeps them: normalised), by id; absent ids left out."""
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(point_ids), 1000):
+            for r in self._shard.retrieve(point_ids[i : i + 1000], with_payload=False, with_vector=True):
+                out[str(r.id)] = np.asarray(r.vector, dtype=np.float32)
+        return out
+
+    def replace_damaged(self, why: str) -> None:
+        """Stored vectors found to differ from what was written (the check against the embedding cache): the shard
+        is moved aside, named, and a new one started, to be rebuilt from the corpus."""
+        self._shard.close()
+        self._replace(why)
+
+    def _damaged_scores(self, hits: list[Hit]) -> None:
+        """A cosine score outside [-1, 1] (beyond rounding), or not finite, comes only from a damaged stored
+        vector (an exponent bit flipped): the shard is moved aside and named, never passed on to the metrics."""
+        bad = next((h for h in hits if not abs(h.score) <= 1.001), None)
+        if bad is None:
+            return
+        with contextlib.suppress(Exception):
+            self._shard.close()
+        self._closed = True
+        aside = move_aside(self.path)
+        raise NomadError(f"the embedded store at {self.path} is damaged: point {bad.point_id} scored {bad.score!r}, "
+                         f"which no unit vector can; moved it to {aside}: run again to rebuild it from the corpus")
 
     def _query(self, req: Any) -> Any:
         try:

@@ -37,6 +37,15 @@ def no_space(path: Path, exc: BaseException) -> NoSpace | None:
     return NoSpace(path, exc) if isinstance(exc, OSError) and exc.errno in FULL else None
 
 
+def not_writable(path: Path, exc: BaseException) -> NomadError | None:
+    """A folder that cannot be written (a read-only project, another user's folder): named, exit 2, instead of
+    a traceback; None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return None
+    return NomadError(f"cannot write {path}: {exc.strerror} ({path.parent} is read-only or not writable by this "
+                      "user); run from a writable folder or point the setting that names it elsewhere", 2)
+
+
 def _note(path: Path, data: bytes) -> None:
     """In a folder a run is writing (it holds the mark), the file's size and hash as written go into the mark before
     the file takes its place: the manifest lists what this run wrote, not whatever is on disk when it seals."""
@@ -57,7 +66,7 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
-        raise no_space(path, exc) or exc from None
+        raise no_space(path, exc) or not_writable(path, exc) or exc from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; results are meant to be read by others

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from hydra.utils import instantiate
 
 from nomad_eval.backends.base import Embedder, Store
-from nomad_eval.base.errors import Defect
+from nomad_eval.base.errors import Defect, NomadError
 from nomad_eval.base.locking import data_dir_lock
 from nomad_eval.base.space import require_room, store_room
 from nomad_eval.data.corpus import Document, load_markdown_dirs
@@ -91,6 +91,8 @@ def corpus_fingerprint(
 class Runtime:
     settings: RunSettings
     golden_warnings: list[str] = field(default_factory=list, init=False)  # the suite's non-fatal findings
+    # (vectors compared, chunks) when the store was readied: its vectors against the embedding cache's (index.py)
+    vector_check: tuple[int, int] | None = field(default=None, init=False)
 
     @property
     def data_dir(self) -> Path:
@@ -174,8 +176,16 @@ class Runtime:
 
     @property
     def suite_path(self) -> Path:
-        """The suite's file; an unknown suite name is refused with the nearest one (exit 2)."""
-        return suite_file(self.settings.data.goldens_dir, self.settings.suite)
+        """The suite's file; an unknown suite name is refused with the nearest one (exit 2), and so is a link that
+        resolves outside the goldens folder (its questions would enter the run's files, which CI uploads), unless
+        `data.follow_links`."""
+        data = self.settings.data
+        path = suite_file(data.goldens_dir, self.settings.suite)
+        if not data.follow_links and not path.resolve().is_relative_to(data.goldens_dir.resolve()):
+            raise NomadError(f"{path}: a link to {path.resolve()}, outside the goldens folder {data.goldens_dir}: "
+                             "refused, since its questions would enter the run's files (data.follow_links=true "
+                             "reads it)", 2)
+        return path
 
     @cached_property
     def all_goldens(self) -> list[Golden]:

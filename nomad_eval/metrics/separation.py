@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from nomad_eval.base.errors import NomadError
+
 # Which pairs a row's distribution is over. Raw cosine, with the run's own embedder: every answerable question
 # against every chunk of the corpus (the search pool is cut at `threshold`, so it cannot calibrate it). Final
 # score only exists for what the pipeline reranked, and a custom pipeline has no embedder: the candidate pool.
@@ -18,6 +20,9 @@ CANDIDATE_POOL = "candidate pool"
 # A score is kept to 5 decimals, as scores.json has always kept it: bin k of a Histogram holds the values that
 # round to k / SCALE.
 SCALE = 100_000
+# No similarity an embedder or a reranker gives comes near this; a score past it (or infinite) is a damaged stored
+# vector's, which would otherwise overflow the bins (or ask for petabytes of them).
+LIMIT = 1e6
 
 
 @dataclass
@@ -43,6 +48,11 @@ class Histogram:
 
     def add(self, block: np.ndarray) -> None:
         """Count a block of values, skipping its NaN entries (the caller's way to leave pairs out in place)."""
+        wild = np.abs(np.asarray(block, dtype=np.float64)) > LIMIT  # NaN compares False: left out below
+        if wild.any():
+            bad = float(np.asarray(block, dtype=np.float64).ravel()[np.flatnonzero(wild.ravel())[0]])
+            raise NomadError(f"a score of {bad!r} is no similarity (a stored vector is damaged): the score "
+                             "separation cannot count it; run tier=corpus action=status to check the store", 2)
         x = np.multiply(block, float(SCALE), dtype=np.float64).ravel()
         np.rint(x, out=x)  # np.round(v, 5) is rint(v * 1e5) / 1e5
         k = x[~np.isnan(x)].astype(np.int64)

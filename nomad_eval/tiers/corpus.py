@@ -48,6 +48,9 @@ def check(rt: Runtime) -> int:
     return 0
 
 
+UNUSED_SHOWN = 20  # documents no golden refers to, named in the warning; the rest counted (a BEIR corpus has 5,000)
+
+
 def _suite_summary(rt: Runtime, goldens: list[Golden]) -> None:
     """What upstream's check prints beside "ok", over every suite: the fingerprint, each tag's question count,
     the refusal questions, and the documents no question asks about (ingested for nothing, and distractors nobody
@@ -60,7 +63,9 @@ def _suite_summary(rt: Runtime, goldens: list[Golden]) -> None:
     referenced = {d for g in goldens for d in g.relevant_doc_ids}
     unused = [d.doc_id for d in rt.corpus_documents if d.doc_id not in referenced]
     if unused:
-        err_console.print(f"warning: {len(unused)} document(s) no golden refers to: {', '.join(unused)}", markup=False)
+        shown = ", ".join(unused[:UNUSED_SHOWN]) + (f", … and {len(unused) - UNUSED_SHOWN} more"
+                                                     if len(unused) > UNUSED_SHOWN else "")
+        err_console.print(f"warning: {len(unused)} document(s) no golden refers to: {shown}", markup=False)
 
 
 def lint_suites(rt: Runtime, fail_unsourced: bool = False) -> int:
@@ -112,7 +117,7 @@ def status(rt: Runtime) -> int:
 
 
 def _store_rows(rt: Runtime) -> list[tuple[str, str]]:
-    from nomad_eval.harness.index import store_state
+    from nomad_eval.harness.index import check_vectors, store_state
 
     d = rt.data_dir.resolve()
     where = d if d.exists() else next(p for p in d.parents if p.exists())
@@ -122,9 +127,15 @@ def _store_rows(rt: Runtime) -> list[tuple[str, str]]:
     with rt.store() as store:
         state = store_state(rt, store)
         health = store.health()  # reads a sample of the stored vectors: a store that opens may not search
+        # The check a run makes when it readies the store: this fingerprint's vectors against the cache's.
+        vectors = check_vectors(rt, store) if state.current else None
     return [("store", f"{state.tagged_points} tagged points, {state.matching_points} with this fingerprint"),
             ("store health", f"{health}; the next run or action=ingest rebuilds it" if health
              else "sound (a sample of stored vectors read back, one search)"),
+            ("stored vectors", "not compared (" + ("the store does not hold this fingerprint" if not state.current
+                               else "only the embedded store's vectors are compared with the cache") + ")"
+             if vectors is None else vectors.describe()
+             + ("; the next run moves the store aside and rebuilds it" if vectors.problem else "")),
             ("store holds this fingerprint", "yes" if state.current else "no — run action=ingest")]
 
 

@@ -93,9 +93,9 @@ def run(cfg: DictConfig) -> int:
     if found and not cfg.promote.get("force"):
         raise NomadError("promote refused: " + "; ".join(found) + "; if this is intended (the drop is accepted), "
                          "promote again with promote.force=true", 1)
-    for line in found:
-        console.print(f"[yellow]promoted despite:[/] {escape(line)}")
     variant = cfg.promote.get("variant")  # Hydra reads `promote.variant=2` as a number; a name is text
     target = promote(run_path, Path(cfg.paths.baselines_dir), None if variant is None else str(variant))
+    for line in found:  # said once the baseline is filed: a promote that then fails (a full disk) promoted nothing
+        console.print(f"[yellow]promoted despite:[/] {escape(line)}")
     console.print(f"promoted {run_path} to {target}; commit it to make it the CI baseline")
     return 0

@@ -224,6 +224,8 @@ def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], name
             "embedding_model_calls": rt.cached_embedder.model_calls if harness else 0,
             # 1 when this process imported the embedding model's stack: a warm run must not.
             "model_loaded": int("sentence_transformers" in sys.modules),
+            # How many stored vectors were compared with the embedding cache when the store was readied.
+            **({"store_vectors_checked": rt.vector_check[0]} if rt.vector_check else {}),
         },
         separation=separation(scores),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks if harness else [], goldens)),

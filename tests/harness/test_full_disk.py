@@ -129,3 +129,21 @@ def test_a_rerun_into_a_good_run_on_a_full_disk_leaves_one_run(small_disk: Calla
     promote = run_cli("tier=promote", f"promote.run={run}", f"paths.baselines_dir={tmp_path / 'b'}")
     assert promote.returncode == 2 and "a failed run cannot become a baseline" in promote.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_a_read_only_project_names_what_browse_and_promote_cannot_write(
+        small_disk: Callable[[str, str], Path], data_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert run_cli("tier=retrieval", *MINI, f"paths.data_dir={data_dir}", f"paths.run_dir={run}",
+                   "quiet=true").returncode == 0
+    project = small_disk("project", "8m")
+    assert run_cli("init", str(project), cwd=tmp_path).returncode == 0
+    r = subprocess.run([*(_mount_command() or []), "mount", "-o", "remount,ro", str(project)], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    browse = run_cli("tier=browse", cwd=project)
+    assert browse.returncode == 2 and f"cannot write {project / 'runs.html'}: Read-only file system" in browse.stderr
+    promote = run_cli("tier=promote", f"promote.run={run}", f"paths.data_dir={data_dir}", cwd=project)
+    assert promote.returncode == 2, promote.stderr[-2000:]
+    assert f"cannot write {project / 'baselines'}" in promote.stderr
+    assert "promoted" not in promote.stdout  # nothing was promoted, and nothing says so
+    assert "Traceback" not in browse.stderr + promote.stderr
