@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from nomad_eval.base.paths import CONF, PROJECT_ENV, project_dir
 from nomad_eval.cli.check_only import check_only, exit_now, run_check_only
@@ -19,7 +19,6 @@ def _hydra_main() -> None:
     Exit codes (docs/gate.md#exit-codes): Hydra exits 1 for a command line it cannot compose and for an error it
     caught, where 1 would read as "worse"; both are the setup's (2). Only a tier's verdict exits 1."""
     import functools
-    import traceback
 
     import hydra
 
@@ -38,10 +37,7 @@ def _hydra_main() -> None:
         except Exception:  # noqa: BLE001 -- a crash measured nothing: said in full, then exit 2
             if multirun():
                 raise  # a sweep records its jobs' own failures (cli/entry.py) and gates at its end
-            traceback.print_exc()
-            print("error: the run stopped on the error above before any verdict (exit 2); if the input and the "
-                  "setup are right, it is a bug in nomad-eval: please report it with this output", file=sys.stderr)
-            sys.exit(2)
+            _crashed()
 
     try:
         # An absolute config path: the shipped configs are found the same way from a checkout, a wheel or a script.
@@ -50,6 +46,16 @@ def _hydra_main() -> None:
         if exc.code == 1 and not started:  # Hydra refused the command line, with its message: the setup's
             sys.exit(2)
         raise
+
+
+def _crashed() -> NoReturn:
+    """An error nothing foresaw: the traceback in full, then exit 2, since the run gave no verdict."""
+    import traceback
+
+    traceback.print_exc()
+    print("error: the run stopped on the error above before any verdict (exit 2); if the input and the setup are "
+          "right, it is a bug in nomad-eval: please report it with this output", file=sys.stderr)
+    sys.exit(2)
 
 
 def _conf_dirs() -> list[Path]:
@@ -83,7 +89,11 @@ def cli() -> None:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(2)
     try:
-        if check_only(sys.argv[1:]) and (code := run_check_only(sys.argv[1:])) is not None:
+        try:
+            code = run_check_only(sys.argv[1:]) if check_only(sys.argv[1:]) else None
+        except Exception:  # noqa: BLE001 -- as in a run: a crash is no verdict
+            _crashed()
+        if code is not None:
             exit_now(code)
         sys.argv += run_folder_elsewhere(sys.argv[1:], Path.cwd())  # a read-only project can still check
         _hydra_main()
