@@ -83,7 +83,8 @@ class LineProgress:
         self.printed = True
         spent = now - self.started
         rate = f", {spent / self.done:.2f} s each" if self.done else ""
-        err_console.print(f"{self.description}: {self.done}/{self.total} in {spent:.0f} s{rate}", markup=False)
+        # On stdout, with the run's other lines: stderr is kept for what to act on, the verdict's cause first.
+        console.print(f"{self.description}: {self.done}/{self.total} in {spent:.0f} s{rate}", markup=False)
 
 
 SPARSE_EVERY = 60.0  # seconds between lines under quiet=true or in CI
@@ -167,4 +168,4 @@ def timed_load(what: str, load: Callable[[], object], quiet: bool = False) -> No
     started = time.monotonic()
     load()
     if not quiet and (err_console.is_terminal or not os.environ.get("CI")):
-        err_console.print(f"loading {what}... {time.monotonic() - started:.1f} s", markup=False)
+        console.print(f"loading {what}... {time.monotonic() - started:.1f} s", markup=False)

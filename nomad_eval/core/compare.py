@@ -218,9 +218,13 @@ def _warnings(rows: Sequence[MetricVerdict], tolerance: float | None) -> list[st
     small = [m for m in rows if _too_small(m, tolerance)]
     if not small:
         return []
-    return ["the suite is too small to tell a tolerance-sized change in general (question sampling, Holm included, "
-            "80% power): " + "; ".join(_too_small_text(m, tolerance) for m in small)
-            + "; the verdict stands for these questions; tier=plan says how many questions would do"]
+    n = max(m.n for m in small)
+    return [f"{SMALL_SUITE} ({n} questions): too small to tell a tolerance-sized change in general in "
+            f"{', '.join(m.name for m in small)} (80% power, Holm); the verdict holds for these questions; "
+            "tier=plan says how many would tell"]
+
+
+SMALL_SUITE = "small suite"  # the start of the warning above, which the console shows once per project state
 
 
 def _too_small(m: MetricVerdict, tolerance: float | None) -> bool:
@@ -234,13 +238,6 @@ def _too_small(m: MetricVerdict, tolerance: float | None) -> bool:
 def _allowed(m: MetricVerdict, tolerance: float | None) -> float | None:
     spec = _spec(m.name, tolerance)
     return None if spec is None or m.baseline is None else spec.allowed(m.baseline)
-
-
-def _too_small_text(m: MetricVerdict, tolerance: float | None) -> str:
-    spec = spec_for(m.name)
-    rate = spec is not None and spec.unit == "rate"
-    seen = "no change at all" if m.mde is None or (rate and m.mde >= 1.0) else f"{m.mde:.4f}"
-    return f"{m.name} detects {seen} over {m.n} questions, tolerance {_allowed(m, tolerance):g}"
 
 
 @dataclass(frozen=True)

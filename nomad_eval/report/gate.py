@@ -76,6 +76,10 @@ def metric_row(m: MetricVerdict) -> GateMetric:
     )
 
 
+NOTHING_GATED = ("nothing gated: no floor and no baseline (gate.fail_under sets floors, compare.after_run=true "
+                 "compares with the baseline)")
+
+
 def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None) -> tuple[str, str, int]:
     broken = [f for f in floors if f.broken]
     if refused is not None:
@@ -83,7 +87,7 @@ def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None
     if broken:
         return "floor broken", "; ".join(f.reason for f in broken), 1
     if verdict is None:
-        return "pass", "every floor holds" if floors else "no floor and no baseline compare configured", 0
+        return "pass", "every floor holds" if floors else NOTHING_GATED, 0
     if verdict.refused:
         return "not comparable", "; ".join(verdict.refused), 2
     if verdict.regressions:
@@ -99,7 +103,8 @@ def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None
     if verdict.too_small:
         return "too small to tell", "; ".join(f"{m.name}: {m.reason}" for m in verdict.too_small), 1
     gated = [m for m in verdict.metrics if m.gated]
-    return "pass", f"{len(gated)} gated metric(s) within tolerance over {verdict.common} questions", 0
+    held = "every floor holds; " if floors else ""
+    return "pass", f"{held}{len(gated)} gated metric(s) within tolerance over {verdict.common} questions", 0
 
 
 def direction_text(name: str) -> str:
@@ -152,8 +157,9 @@ def floor_spread(f: GateFloor) -> str:
 
 
 def verdict_line(gate: Gate) -> str:
-    """The console's last line: "verdict: floor broken: recall@5 0.7857 < 0.8"."""
-    return f"verdict: {gate.verdict}" + ("" if gate.verdict == "pass" else f": {gate.cause}")
+    """The console's last line, with what was gated: "verdict: floor broken: recall@5 0.7857 < 0.8", "verdict: pass:
+    nothing gated: no floor and no baseline (...)"."""
+    return f"verdict: {gate.verdict}: {gate.cause}"
 
 
 def gate_markdown(gate: Gate | None) -> list[str]:
@@ -176,10 +182,11 @@ def gate_markdown(gate: Gate | None) -> list[str]:
 
 
 def _summary(m: GateMetric) -> str:
-    ci = "—" if m.low is None or m.high is None else f"[{m.low:+.4f}, {m.high:+.4f}]"
-    delta = "—" if m.delta is None else f"{m.delta:+.4f}"
-    return (f"{m.outcome}: {m.name} {m.baseline} -> {m.run}, delta {delta}, run-to-run noise {m.noise}, "
-            f"in general 95% CI {ci}, n={m.n}. {m.reason}")
+    """A compared metric in one line for junit.xml, its numbers rounded as the reports show them."""
+    cells = dict(zip(GATE_COLUMNS, gate_cells(m), strict=True))
+    return (f"{m.outcome}: {m.name} {cells['baseline']} -> {cells['run']}{direction_text(m.name)}, delta "
+            f"{cells['delta']}, run-to-run noise {cells['run-to-run noise']}, in general 95% CI "
+            f"{cells['in general: 95% CI']}, n={m.n}. {m.reason}")
 
 
 def _case(suite: ET.Element, name: str, classname: str, failure: str | None = None, error: str | None = None,

@@ -52,10 +52,12 @@ def _meta(report: Report) -> str:
     i = report.identity
     if i is None:
         return ""
-    return (f"suite {i.suite} · fingerprint {i.fingerprint} · goldens {i.goldens_hash} · top_k {i.top_k} · "
-            f"threshold {i.threshold} · embedder {i.embedder}" + (f" · model {i.model}" if i.model else "") +
-            (f" · distractors {i.distractors}" if i.distractors else "") +
-            (f" · {code_line(report.provenance)}" if report.provenance else ""))
+    # Only what this run has: an app run has no top_k or threshold of ours (its app retrieves by itself).
+    parts = [("suite", i.suite), ("fingerprint", i.fingerprint), ("goldens", i.goldens_hash), ("top_k", i.top_k),
+             ("threshold", i.threshold), ("embedder", i.embedder), ("model", i.model or None),
+             ("distractors", i.distractors or None)]
+    return " · ".join([f"{k} {v}" for k, v in parts if v is not None]
+                      + ([code_line(report.provenance)] if report.provenance else []))
 
 
 def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+from collections.abc import Collection
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -204,7 +205,9 @@ QUESTION_NOTES = {"added": "scored, not gated", "changed": "judgement changed, n
                   "removed": "no longer in the suite", "not measured": "in the suite, no record: fails"}
 
 
-def print_verdict(v: Verdict) -> None:
+def print_verdict(v: Verdict, shown: Collection[str] = ()) -> None:
+    """The compare on the console; warnings in `shown` were printed before in this project state (see
+    tiers/notes.py) and are left to the report."""
     if v.refused:
         for line in v.refused:
             console.print(f"[red]not comparable:[/] {escape(line)}")
@@ -221,7 +224,8 @@ def print_verdict(v: Verdict) -> None:
     for line in v.stale:
         console.print(f"[{'yellow' if v.stale_warn else 'red'}]golden out of date:[/] {escape(line)}")
     for w in v.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
+        if w not in shown:
+            console.print(f"[yellow]warning:[/] {escape(w)}")
     if v.newly_failing:
         console.print(f"questions that went from pass to fail: {', '.join(v.newly_failing)}")
 
@@ -245,14 +249,13 @@ def _print_changes(v: Verdict) -> None:
 def _print_table(v: Verdict) -> None:
     t = Table(*GATE_COLUMNS, title=f"compare against baseline: {v.common} questions in common"
               + (", resampled by source document" if v.clustered else ""))
-    shown = [m for m in v.metrics if m.gated or m.outcome == "not measured" or abs(m.delta or 0.0) > 1e-9]
+    shown = [m for m in v.metrics if m.gated or m.outcome == "not measured"]
     for m in shown:
         *cells, outcome = gate_cells(metric_row(m))
         t.add_row(*map(escape, cells), f"[{OUTCOME_STYLE.get(outcome, '')}]{outcome}[/]")
     console.print(t, overflow="fold")
     if len(shown) < len(v.metrics):
-        console.print(f"{len(v.metrics) - len(shown)} other metric(s) unchanged (all in report.json's gate section "
-                      "when gated; the run's own report for the rest)")
+        console.print(f"{len(v.metrics) - len(shown)} metric(s) not gated: in the run's report.md and report.html")
 
 
 def print_cause_changes(base_cases: list[Case], cases: list[Case]) -> None:

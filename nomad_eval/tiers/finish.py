@@ -20,11 +20,12 @@ from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import reopened, seal
-from nomad_eval.core.compare import Verdict
+from nomad_eval.core.compare import SMALL_SUITE, Verdict
 from nomad_eval.harness.system import differences, system_settings
 from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, document_distance, load_baseline
 from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line, write_junit
 from nomad_eval.report.schema import Gate, Report
+from nomad_eval.tiers.notes import shown_before
 
 NEXT_STEP = {
     "regression": "look at the questions named above; if the change is intended, promote this run with "
@@ -94,7 +95,8 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bo
     if g.baseline:
         console.print(f"baseline: {escape(g.baseline)} ({escape(g.baseline_reason or '')})")
     if outcome.verdict is not None:
-        print_verdict(outcome.verdict)
+        small = [w for w in outcome.verdict.warnings if w.startswith(SMALL_SUITE)]
+        print_verdict(outcome.verdict, shown_before(Path(cfg.paths.data_dir), g.baseline or "", small))
         if outcome.tier == "generation" and outcome.cases and outcome.base_cases and not outcome.verdict.refused:
             print_cause_changes(outcome.base_cases, outcome.cases)
     for f in g.floors:

@@ -21,14 +21,14 @@ def test_off_a_terminal_progress_is_a_counted_line(capsys: pytest.CaptureFixture
     with progress_bar("generating (mock)", 3) as prog:
         for _ in range(3):
             prog.advance(prog.task_ids[0])
-    err = capsys.readouterr().err
-    assert "generating (mock): 3/3 in" in err and "s each" in err
+    out = capsys.readouterr().out  # with the run's other lines: stderr is for what to act on
+    assert "generating (mock): 3/3 in" in out and "s each" in out
     with progress_bar("quiet", 2, quiet=True) as prog:
         prog.advance(prog.task_ids[0], 2)
     monkeypatch.setenv("CI", "true")
     with progress_bar("in ci", 2) as prog:
         prog.advance(prog.task_ids[0], 2)
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().out == ""
 
 
 def test_a_long_quiet_run_still_shows_a_line_a_minute(capsys: pytest.CaptureFixture[str],
@@ -39,12 +39,12 @@ def test_a_long_quiet_run_still_shows_a_line_a_minute(capsys: pytest.CaptureFixt
         with progress_bar("embedding questions", 100_000, quiet=quiet) as prog:
             assert isinstance(prog, LineProgress) and prog.every == 60
             prog.advance(prog.task_ids[0], 10)
-            assert capsys.readouterr().err == ""  # under a minute: nothing yet
+            assert capsys.readouterr().out == ""  # under a minute: nothing yet
             prog.last -= 61  # a minute has gone by since the last line
             prog.advance(prog.task_ids[0], 10)
-            assert "embedding questions: 20/100000 in" in capsys.readouterr().err
+            assert "embedding questions: 20/100000 in" in capsys.readouterr().out
             prog.advance(prog.task_ids[0], 99_980)
-            assert "embedding questions: 100000/100000 in" in capsys.readouterr().err  # and the end of it
+            assert "embedding questions: 100000/100000 in" in capsys.readouterr().out  # and the end of it
 
 
 def test_control_characters_never_reach_the_terminal() -> None:
@@ -69,5 +69,6 @@ def test_a_generation_run_reports_its_calls_and_its_ingest(tmp_path: Path, data_
                         f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'run'}"],
                        cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
-    assert "embedding chunks: " in r.stderr          # the cold ingest counted its chunks
-    assert "generating (mock): 8/8 in" in r.stderr    # 8 questions, one repeat: 8 model calls
+    assert "embedding chunks: " in r.stdout          # the cold ingest counted its chunks
+    assert "generating (mock): 8/8 in" in r.stdout    # 8 questions, one repeat: 8 model calls
+    assert "generating" not in r.stderr and "loading" not in r.stderr  # stderr: what to act on

@@ -57,7 +57,10 @@ def test_a_regression_names_its_questions_and_a_refusal_is_an_error(tmp_path: Pa
     suite = ET.parse(tmp_path / "r.xml").getroot()
     assert (refused.exit_code, suite.get("errors"), suite.get("failures")) == (2, "1", "0")
     passed = gate_record(floor_rows({"recall@5": 0.9}, {"recall@5": 0.8}), _verdict([1.0] * 14, [1.0] * 14))
-    assert (passed.verdict, passed.exit_code, verdict_line(passed)) == ("pass", 0, "verdict: pass")
+    assert (passed.verdict, passed.exit_code) == ("pass", 0)
+    assert verdict_line(passed) == ("verdict: pass: every floor holds; "
+                                    "1 gated metric(s) within tolerance over 14 questions")
+    assert verdict_line(gate_record([], None)).startswith("verdict: pass: nothing gated: no floor and no baseline")
 
 
 def test_the_html_colours_a_change_by_the_metrics_direction() -> None:
@@ -72,12 +75,11 @@ def test_the_html_colours_a_change_by_the_metrics_direction() -> None:
 
 
 def test_a_regression_line_says_which_way_is_better() -> None:
-    name = "e2e.false_refusal_rate"
-    base = [{"id": f"q{i}", "mode": "e2e", "passed": True, "metrics": {"false_refusal_rate": 0.0}} for i in range(12)]
-    run = [{**c, "passed": i >= 6, "metrics": {"false_refusal_rate": float(i < 6)}} for i, c in enumerate(base)]
-    # One answer a question: flips are a regression only from a backend deterministic by construction (the mock).
+    name = "nonEmptyRateOnRefusal"
+    base = [{"id": f"q{i}", "expect_refusal": True, "passed": True, "metrics": {name: 0.0}} for i in range(12)]
+    run = [{**c, "passed": i >= 6, "metrics": {name: float(i < 6)}} for i, c in enumerate(base)]
     v = compare_questions(questions_from_cases(base), questions_from_cases(run), [name],
                           base_metrics={name: 0.0}, run_metrics={name: 0.5}, deterministic=True)
     gate = gate_record([], v)
-    assert gate.verdict == "regression"
-    assert gate.cause.startswith(f"{name} worse: 0.0000 → 0.5000, lower is better (e2e:q0")
+    assert gate.verdict == "regression", gate.cause
+    assert gate.cause.startswith(f"{name} worse: 0.0000 → 0.5000, lower is better (q0")

@@ -52,7 +52,8 @@ def test_compare_promote_regress_and_refuse(tmp_path: Path, data_dir: Path) -> N
     ok = run_cli("tier=compare", f"compare.run={second}", f"paths.baselines_dir={baselines}",
                  f"compare.junit={tmp_path / 'junit.xml'}")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert _last_line(ok.stdout) == "verdict: pass" and "nothing in the documents or settings" in ok.stdout
+    assert _last_line(ok.stdout).startswith("verdict: pass: ") and "within tolerance" in _last_line(ok.stdout)
+    assert "nothing in the documents or settings" in ok.stdout
     assert "[+0.0000, +0.0000]" in ok.stdout and ok.stderr == ""
     junit = (tmp_path / "junit.xml").read_text()
     assert 'failures="0"' in junit and "recall@5 (within tolerance)" in junit
@@ -77,12 +78,12 @@ def test_compare_promote_regress_and_refuse(tmp_path: Path, data_dir: Path) -> N
     assert "recall@5 (regression)" in (tmp_path / "bad.xml").read_text()
     # One tolerance for every metric (compare.tolerance, upstream's --tolerance): a drop of 1 within 1 passes.
     loose = run_cli("tier=compare", f"compare.run={third}", f"paths.baselines_dir={baselines}", "compare.tolerance=1.0")
-    assert loose.returncode == 0 and _last_line(loose.stdout) == "verdict: pass", loose.stdout
+    assert loose.returncode == 0 and _last_line(loose.stdout).startswith("verdict: pass: "), loose.stdout
 
     # The system under test may differ (that is the point); what it was measured on may not.
     changed = retrieval_run(tmp_path, data_dir, "threshold", "threshold=0.26", "pipeline.term_boost=0.2")
     compared = run_cli("tier=compare", f"compare.run={changed}", f"compare.baseline={first}")
-    assert compared.returncode == 0 and _last_line(compared.stdout) == "verdict: pass"
+    assert compared.returncode == 0 and _last_line(compared.stdout).startswith("verdict: pass: ")
     assert "threshold 0.25 → 0.26" in compared.stdout and "pipeline.term_boost 0.1 → 0.2" in compared.stdout
     subset = retrieval_run(tmp_path, data_dir, "subset", "limit=3")
     refused = run_cli("tier=compare", f"compare.run={subset}", f"compare.baseline={first}")

@@ -1,0 +1,61 @@
+"""Output a person can act on: stderr starts with the verdict's cause, the console lists the gated metrics only,
+the small-suite note is shown once per project state, and junit.xml carries rounded values."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nomad_eval.base.paths import REPO
+from nomad_eval.report.baseline import promote
+from tests.conftest import MINI, run_in_process
+
+GEN = ("tier=generation", "model=mock", "mode=e2e", *MINI)
+
+
+def _cli(*args: str, ci: bool) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"HF_HUB_OFFLINE": "1"} | ({"CI": "1"} if ci else {})
+    return subprocess.run([sys.executable, "-m", "nomad_eval", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_a_regression_leads_stderr_with_its_cause_and_lists_only_gated_metrics(tmp_path: Path,
+                                                                               data_dir: Path) -> None:
+    base = tmp_path / "base"
+    assert run_in_process(*GEN, f"paths.data_dir={data_dir}", f"paths.run_dir={base}", "quiet=true") == 0
+    baselines = tmp_path / "baselines"
+    promote(base, baselines)
+    # Nothing retrieved: the extractive mock declines every answerable question.
+    worse = (*GEN, "threshold=0.99", f"paths.data_dir={data_dir}", f"paths.baselines_dir={baselines}",
+             "compare.after_run=true", "compare.junit=junit.xml")
+    runs = [_cli(*worse, f"paths.run_dir={tmp_path / name}", ci=ci) for name, ci in (("a", False), ("b", True))]
+    for r in runs:
+        assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+        assert r.stderr.splitlines()[0].startswith("regression: e2e.correctness worse: "), r.stderr
+        assert "lower is better" in r.stderr or "higher is better" in r.stderr
+        assert "generating" not in r.stderr  # progress is not stderr's business (in CI a short run prints none)
+        table = r.stdout[r.stdout.index("compare against baseline"):]
+        assert "not gated" not in table.split("metric(s) not gated")[0]
+        assert re.search(r"\d+ metric\(s\) not gated: in the run's report.md and report.html", r.stdout)
+    assert "generating (mock): 8/8" in runs[0].stdout
+    # The small-suite note: on the console the first time for this baseline and these questions, then only in
+    # the report, which holds it every time.
+    assert "small suite (" in runs[0].stdout and "small suite (" not in runs[1].stdout
+    assert "small suite (" in (tmp_path / "b" / "report.md").read_text()
+    note = next(x for x in runs[0].stdout.splitlines() if "small suite (" in x)
+    assert len(note) < 300
+    junit = (tmp_path / "b" / "junit.xml").read_text()
+    assert not re.search(r"\d\.\d{5,}", junit), junit  # every value rounded as the reports show it
+
+
+def test_a_run_with_nothing_gated_says_so(tmp_path: Path, data_dir: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_in_process(*GEN, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'r'}") == 0
+    last = [x for x in capsys.readouterr().out.splitlines() if x.strip()][-1]
+    assert last.startswith("verdict: pass: nothing gated: no floor and no baseline")
