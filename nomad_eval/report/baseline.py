@@ -3,6 +3,7 @@ between a baseline and a run, in the words compare prints before its table."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
+from nomad_eval.data.anchors import doc_hash
 from nomad_eval.data.golden import json_lines, json_value
 from nomad_eval.metrics.registry import spec_for
 from nomad_eval.report.io import read_report, write_atomic
@@ -229,7 +231,36 @@ def promote(run: Path, root: Path, variant: str | None = None) -> Path:
         report=report, cases=[_case_summary(c) for c in cases or []],
     )
     write_atomic(target, base.model_dump_json(indent=1))
+    store_sources(report, root)
     return target
+
+
+OBJECTS = "objects"  # baselines/objects/<sha256 12 hex>: texts a replay needs, content-addressed
+
+
+def store_sources(report: Report, root: Path) -> int:
+    """Keep the baseline's documents and glossary by content hash (baselines/objects/<hash>), so attribution can
+    revert an edit to the baseline's text: each is read from where the run read it, and kept only when its hash is
+    the one the run recorded (the file may have changed since). Deduplicated: a text kept once serves every
+    baseline. Returns how many texts were newly written."""
+    wanted: dict[str, Path] = {}
+    corpus = (report.config.get("data") or {}).get("corpus_dir")
+    if report.subject is not None and corpus:
+        wanted |= {h: Path(str(corpus)) / f"{d}.md" for d, h in report.subject.documents.items()}
+    glossary = (report.config.get("pipeline") or {}).get("glossary_file")
+    recorded = report.system.get("pipeline.glossary_file", "")
+    if glossary and "sha256:" in recorded:
+        wanted[recorded.rsplit("sha256:", 1)[1]] = Path(str(glossary))
+    written = 0
+    for h, path in wanted.items():
+        target = root / OBJECTS / h
+        if target.exists() or not path.is_file():
+            continue
+        raw = path.read_bytes()
+        if hashlib.sha256(raw).hexdigest()[:12] == h or doc_hash(raw.decode("utf-8-sig", "replace")) == h:
+            write_atomic(target, raw)
+            written += 1
+    return written
 
 
 def load_baseline(path: Path) -> Baseline:

@@ -17,7 +17,7 @@ from xml.etree import ElementTree as ET
 from nomad_eval.base.atomic import write_atomic
 from nomad_eval.core.compare import MetricVerdict, Verdict
 from nomad_eval.metrics.registry import spec_for
-from nomad_eval.report.schema import Gate, GateFloor, GateMetric, Report
+from nomad_eval.report.schema import Gate, GateFloor, GateMetric, Report, WaterfallPart
 
 Spread = tuple[int | None, float | None, float | None]  # n, low, high
 FAILED = ("regression", "not measured", "too small to tell")  # a gated metric's outcomes that fail the run
@@ -175,10 +175,18 @@ def gate_markdown(gate: Gate | None) -> list[str]:
             for f in gate.floors]
     out += [f"- golden out of date{' (compare.stale=warn)' if gate.stale_warn else ''}: {s}" for s in gate.stale]
     out += [f"- warning: {w}" for w in gate.warnings]
+    out += [f"- flipped: {line}" for line in gate.attribution]
+    out += [f"- waterfall {m}: {waterfall_text(parts)}" for m, parts in gate.waterfall.items()]
     if gate.metrics:
         out += ["", "| " + " | ".join(GATE_COLUMNS) + " |", "|" + "---|" * len(GATE_COLUMNS)]
         out += ["| " + " | ".join(gate_cells(m)) + " |" for m in gate.metrics]
     return [*out, ""]
+
+
+def waterfall_text(parts: list[WaterfallPart]) -> str:
+    """"pipeline.chunk_size -0.0667 (q1, q2); interaction +0.0000; …": a metric's delta split by change."""
+    return "; ".join(f"{p.change} {p.value:+.4f}" + (f" ({', '.join(p.questions[:8])})" if p.questions else "")
+                     for p in parts)
 
 
 def _summary(m: GateMetric) -> str:

@@ -81,6 +81,15 @@ class GateFloor(BaseModel):
     high: float | None = None
 
 
+class WaterfallPart(BaseModel):
+    """One part of a gated metric's delta: a change (or the interaction, or what the replay does not reproduce)
+    and the questions it moved."""
+
+    change: str
+    value: float
+    questions: list[str] = Field(default_factory=list)
+
+
 class Gate(BaseModel):
     """The verdict of a run, written into report.json, report.md, report.html and junit.xml alike."""
 
@@ -98,6 +107,10 @@ class Gate(BaseModel):
     stale: list[str] = Field(default_factory=list)
     stale_warn: bool = False  # compare.stale=warn: out-of-date goldens named, not failed
     evidence: dict[str, list[str]] = Field(default_factory=dict)  # status -> golden ids, for all but intact
+    # Each flipped question with the change that flipped it, by replay (tiers/attribute.py), and notes on what
+    # was not replayed; per gated metric the delta split by change, parts + interaction + not reproduced = delta.
+    attribution: list[str] = Field(default_factory=list)
+    waterfall: dict[str, list[WaterfallPart]] = Field(default_factory=dict)
 
 
 class MetricInterval(BaseModel):

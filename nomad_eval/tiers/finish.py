@@ -23,7 +23,15 @@ from nomad_eval.base.runfolder import reopened, seal
 from nomad_eval.core.compare import SMALL_SUITE, Verdict
 from nomad_eval.harness.system import differences, system_settings
 from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, document_distance, load_baseline
-from nomad_eval.report.gate import configured_floors, floor_spread, gate_record, run_floors, verdict_line, write_junit
+from nomad_eval.report.gate import (
+    configured_floors,
+    floor_spread,
+    gate_record,
+    run_floors,
+    verdict_line,
+    waterfall_text,
+    write_junit,
+)
 from nomad_eval.report.schema import Gate, Report
 from nomad_eval.tiers.notes import shown_before
 
@@ -68,8 +76,25 @@ def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors:
         verdict = verdict_for(report, cases, base, cfg)
     except NomadError as exc:
         return GateOutcome(gate_record(rows, None, refused=str(exc)), tier=report.tier)
-    return GateOutcome(gate_record(rows, verdict, baseline=str(path), baseline_reason=why), verdict, base.cases,
-                       cases, report.tier)
+    gate = gate_record(rows, verdict, baseline=str(path), baseline_reason=why)
+    if not verdict.refused and cases:
+        attribute_gate(cfg, gate, report, cases, base, verdict)
+    return GateOutcome(gate, verdict, base.cases, cases, report.tier)
+
+
+def attribute_gate(cfg: DictConfig, gate: Gate, report: Report, cases: list[Case], base: Baseline,
+                   verdict: Verdict) -> None:
+    """The flipped questions' causes into the gate record (tiers/attribute.py); a replay that fails is a note,
+    never a failed compare (the verdict stands without it)."""
+    from nomad_eval.tiers.attribute import explain, waterfall_rows
+    from nomad_eval.tiers.settings import runtime
+
+    try:
+        found, notes = explain(cfg, runtime(cfg), report, cases, base, verdict)
+    except (NomadError, OSError, ValueError) as exc:
+        found, notes = None, [f"attribution not run: {exc}"]
+    gate.attribution = ([*found.lines, f"replayed the retrieval {found.replays} time(s)"] if found else []) + notes
+    gate.waterfall = waterfall_rows(found) if found else {}
 
 
 def write_gate_files(cfg: DictConfig, outcome: GateOutcome, out: Path) -> Path | None:
@@ -97,6 +122,10 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bo
     if outcome.verdict is not None:
         small = [w for w in outcome.verdict.warnings if w.startswith(SMALL_SUITE)]
         print_verdict(outcome.verdict, shown_before(Path(cfg.paths.data_dir), g.baseline or "", small))
+        for line in g.attribution:
+            console.print(f"flipped: {escape(line)}")
+        for name, parts in g.waterfall.items():
+            console.print(f"waterfall {escape(name)}: {escape(waterfall_text(parts))}")
         if outcome.tier == "generation" and outcome.cases and outcome.base_cases and not outcome.verdict.refused:
             print_cause_changes(outcome.base_cases, outcome.cases)
     for f in g.floors:
