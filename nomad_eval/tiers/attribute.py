@@ -72,11 +72,12 @@ class Replayer:
     """The run's world with a set of changes reverted, measured on the run's questions."""
 
     def __init__(self, cfg: DictConfig, rt: Runtime, base: Report, objects: Path, changes: list[Change],
-                 metrics: list[str]) -> None:
+                 metrics: list[str], run_measures: list[str] | None) -> None:
         self.cfg, self.rt, self.base, self.objects = cfg, rt, base, objects
         self.changes = {c.name: c for c in changes}
         self.metrics = metrics
-        self.ks = [int(k) for k in cfg.tier.ks]
+        # The run's own cutoffs (a compare's config has none), so the replay scores what the run scored.
+        self.ks = sorted({int(m.removeprefix("@")) for m in (run_measures or [])})
 
     def stored(self, digest: str) -> Path:
         return self.objects / digest
@@ -160,7 +161,8 @@ def explain(cfg: DictConfig, rt: Runtime, run: Report, cases: list[Case], base: 
     if not changes or len(changes) > limit:
         return None, [*notes, f"attribution stopped: {len(changes)} replayable change(s), "
                               f"compare.replay_max={limit}" if changes else "attribution: no change to replay"]
-    replayer = Replayer(cfg, rt, base.report, objects, changes, metrics)
+    measures = run.identity.measures if run.identity else None
+    replayer = Replayer(cfg, rt, base.report, objects, changes, metrics, measures)
     top = {c["id"]: next((r["doc_id"] for r in c.get("retrieved") or []), None) for c in cases}
     by_name = {c.name: c for c in changes}
 
