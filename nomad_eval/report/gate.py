@@ -131,6 +131,7 @@ def gate_record(floors: list[GateFloor], verdict: Verdict | None, *, baseline: s
         floors=floors, warnings=list(verdict.warnings) if verdict else [],
         stale=list(verdict.stale) if verdict else [], stale_warn=bool(verdict and verdict.stale_warn),
         evidence=dict(verdict.evidence) if verdict else {},
+        newly_failing=list(verdict.newly_failing) if verdict else [],
     )
 
 

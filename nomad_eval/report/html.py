@@ -127,11 +127,15 @@ def gate_rows(metrics: list[GateMetric]) -> Table:
     return Table("gate", list(GATE_COLUMNS), rows)
 
 
+SINCE_COLUMN = "since the baseline"  # "new failure" in it marks a question that passed in the baseline
+
+
 def question_table(rows: list[dict[str, Any]], columns: list[str], causes: dict[str, str] | None = None) -> Questions:
     """`causes` (label → name): rows carry `_cause` (a label, or None when the question did not fail), and a select
     filters the table by it, alongside the text filter."""
     body = [QuestionRow([str(r.get(c, "")) for c in columns],
-                        "fail" if r.get("_passed") is False else "pass" if r.get("_passed") else "",
+                        ("fail" if r.get("_passed") is False else "pass" if r.get("_passed") else "")
+                        + (" new" if r.get(SINCE_COLUMN) else ""),
                         r.get("_cause") or "") for r in rows]
     select = None if causes is None else cause_options(causes, [r.get("_cause") for r in rows])
     return Questions(columns, body, select)

@@ -69,28 +69,35 @@ def headline_bars(metrics: Mapping[str, float | None], intervals: Mapping[str, M
     return Chart("headline metrics with 95% intervals", list(names), [s], y_range=(0.0, 1.05) if rates else None)
 
 
-def metric_at_k(metrics: dict[str, float | None], intervals: Mapping[str, MetricInterval] | None = None) -> Chart:
+def metric_at_k(metrics: dict[str, float | None], intervals: Mapping[str, MetricInterval] | None = None) -> Panels:
+    """One small chart per family (its value at each cutoff k with 95% intervals), on the same 0-1 axis: seven
+    lines with their intervals in one plot would cover each other."""
     parsed = [MetricName.try_parse(n) for n in metrics]
     ks = sorted({p.k for p in parsed if p is not None and p.k is not None})
-    series = []
+    panels = []
     for f in at_k_families():
         names = [f"{f}@{k}" for k in ks]
         if any(metrics.get(n) is not None for n in names):
-            series.append(interval_series(f, names, metrics, intervals or {}, kind="line"))
-    return Chart("metrics by cutoff k (95% intervals)", [float(k) for k in ks], series, y_range=(0.0, 1.05),
-                 x_title="k", numeric_x=True)
+            panels.append(Chart(f"{f}@k (95% intervals)", [float(k) for k in ks],
+                                [interval_series(f, names, metrics, intervals or {}, kind="line")],
+                                y_range=(0.0, 1.05), x_title="k", numeric_x=True))
+    return Panels(panels, columns=4)
 
 
 def tag_bars(by_tag: dict[str, dict[str, float | None]], names: list[str],
              intervals: Mapping[str, Mapping[str, MetricInterval]] | None = None) -> Chart:
     """Each tag's metrics with their 95% intervals; a tag's label carries its n (questions), as does each hover."""
-    tags = sorted(by_tag)
+    # A tag none of whose questions measure these metrics (refusal questions only) would be an empty slot.
+    tags = [t for t in sorted(by_tag) if any(by_tag[t].get(n) is not None for n in names)]
+    left_out = sorted(set(by_tag) - set(tags))
     intervals = intervals or {}
     series = [interval_series(n, tags, {t: by_tag[t].get(n) for t in tags},
                               {t: iv for t in tags if (iv := intervals.get(t, {}).get(n)) is not None})
               for n in names]
     labels = [f"{t} (n={_tag_n(intervals.get(t, {}), names)})" for t in tags]
     title = "by tag (95% intervals)" if intervals else "by tag"
+    if left_out:
+        title += f"; not shown, no question measures them: {', '.join(left_out)}"
     return Chart(title, labels, series, y_range=(0.0, 1.05))
 
 

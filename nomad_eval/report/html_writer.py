@@ -11,6 +11,7 @@ from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.gate import gate_markdown
 from nomad_eval.report.html import (
+    SINCE_COLUMN,
     Block,
     Section,
     attack_table,
@@ -76,8 +77,9 @@ def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],
     rows = [{"id": c["id"], "question": _question(c), "tags": ", ".join(c["tags"]),
              "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
              "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"] or []),
-             "why": c.get("why") or "", "_passed": c.get("passed")} for c in cases]
-    columns = ["id", "question", "tags", "relevant", "retrieved", "why"]
+             "why": c.get("why") or "", "_passed": c.get("passed"), SINCE: _since(report, str(c["id"]))}
+            for c in cases]
+    columns = ["id", "question", "tags", "relevant", "retrieved", "why", *_since_column(report)]
     sections.append(Section("Questions", [question_table(rows, columns)]))
     sections += _warnings(report)
     return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
@@ -95,8 +97,8 @@ def generation_page(report: Report, cases: list[Case], base: dict[str, float | N
     rows = [{"id": c["id"], "question": _question(c), "mode": c["mode"], "repeat": c["repeat"],
              "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
-             "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause")}
-            for c in cases]
+             "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause"),
+             SINCE: _since(report, f"{c['mode']}:{c['id']}")} for c in cases]
     if report.causes.get("by_mode"):
         sections.append(Section("Failure causes", [cause_table(report.causes)]))
     if report.attacks:
@@ -108,7 +110,8 @@ def generation_page(report: Report, cases: list[Case], base: dict[str, float | N
                                 [text_list(corrected_lines(report.judge_corrected))]))
     # A report from before causes were recorded has none: no cause column or select, rather than empty ones.
     causes = report.causes.get("names") if report.causes else None
-    columns = ["id", "question", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else [])
+    columns = ["id", "question", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else []) + \
+        _since_column(report)
     sections.append(Section("Questions", [question_table(rows, columns, causes)]))
     sections += _warnings(report)
     model = report.identity.model if report.identity else "?"
@@ -129,6 +132,18 @@ def _warnings(report: Report) -> list[Section]:
     return [Section("Warnings", [text_list(report.warnings)])] if report.warnings else []
 
 
+SINCE = SINCE_COLUMN  # the question table's column marking failures the baseline did not have
+
+
+def _since_column(report: Report) -> list[str]:
+    return [SINCE] if report.gate is not None and report.gate.baseline else []
+
+
+def _since(report: Report, key: str) -> str:
+    """"new failure" for a question that passed in the baseline and fails in this run."""
+    return "new failure" if report.gate is not None and key in report.gate.newly_failing else ""
+
+
 def _question(case: Case) -> str:
     """The question as asked (a conversation's last turn), cut to what a table cell holds."""
     q = str(case.get("query") or "")
@@ -139,7 +154,7 @@ def _cause_text(case: Case, causes: dict[str, Any]) -> str:
     label = case.get("cause")
     if not label:
         return ""
-    return f"{(causes.get('names') or {}).get(label, label)}: {case.get('cause_evidence') or ''}"
+    return f"{(causes.get('names') or {}).get(label, label)} — {case.get('cause_evidence') or ''}"
 
 
 def position_page(report: Report, cases: list[Case]) -> str:

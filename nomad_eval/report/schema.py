@@ -103,6 +103,7 @@ class Gate(BaseModel):
     metrics: list[GateMetric] = Field(default_factory=list)
     floors: list[GateFloor] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    newly_failing: list[str] = Field(default_factory=list)  # question keys that passed in the baseline, fail now
     # Goldens whose evidence is gone or relocated (data/anchors.py): "golden out of date", never a regression.
     stale: list[str] = Field(default_factory=list)
     stale_warn: bool = False  # compare.stale=warn: out-of-date goldens named, not failed

@@ -66,9 +66,10 @@ class Heatmap:
 
 @dataclass
 class Panels:
-    """Charts side by side in one figure (e.g. raw and final score histograms)."""
+    """Charts side by side in one figure (e.g. raw and final score histograms), `columns` to a row."""
 
     charts: list[Chart]
+    columns: int = 2
 
 
 Figure = Chart | Heatmap | Panels
@@ -77,8 +78,10 @@ Figure = Chart | Heatmap | Panels
 def render(fig: Figure, div_id: str) -> str:
     """The figure as `<div id=… class="chart">` holding its SVG."""
     if isinstance(fig, Panels):
-        inner = "".join(f'<div style="flex:1;min-width:0">{_chart(c, WIDTH // 2)}</div>' for c in fig.charts)
-        body = f'<div style="display:flex;gap:8px">{inner}</div>'
+        share = f"calc({100 / fig.columns:.4g}% - 8px)"
+        inner = "".join(f'<div style="flex:0 0 {share};min-width:0">{_chart(c, WIDTH // fig.columns)}</div>'
+                        for c in fig.charts)
+        body = f'<div style="display:flex;flex-wrap:wrap;gap:8px">{inner}</div>'
     elif isinstance(fig, Heatmap):
         body = _heatmap(fig)
     else:

@@ -50,6 +50,8 @@ def test_a_regression_leads_stderr_with_its_cause_and_lists_only_gated_metrics(t
     assert "small suite (" in (tmp_path / "b" / "report.md").read_text()
     note = next(x for x in runs[0].stdout.splitlines() if "small suite (" in x)
     assert len(note) < 300
+    page = (tmp_path / "b" / "report.html").read_text()  # the question table marks what failed since the baseline
+    assert "<th>since the baseline</th>" in page and "<tr class='fail new'" in page and ">new failure<" in page
     junit = (tmp_path / "b" / "junit.xml").read_text()
     assert not re.search(r"\d\.\d{5,}", junit), junit  # every value rounded as the reports show it
 
@@ -59,3 +61,29 @@ def test_a_run_with_nothing_gated_says_so(tmp_path: Path, data_dir: Path,
     assert run_in_process(*GEN, f"paths.data_dir={data_dir}", f"paths.run_dir={tmp_path / 'r'}") == 0
     last = [x for x in capsys.readouterr().out.splitlines() if x.strip()][-1]
     assert last.startswith("verdict: pass: nothing gated: no floor and no baseline")
+
+
+def test_charts_a_person_can_read() -> None:
+    from nomad_eval.report.html_charts import metric_at_k, tag_bars
+    from nomad_eval.report.schema import MetricInterval
+    from nomad_eval.report.svg import Panels, render
+
+    metrics = {f"{f}@{k}": 0.5 + 0.1 * k for f in ("recall", "ndcg", "hit") for k in (1, 3, 5)}
+    fig = metric_at_k(metrics)
+    assert isinstance(fig, Panels) and [c.title.split("@")[0] for c in fig.charts] == ["hit", "ndcg", "recall"]
+    assert all(len(c.series) == 1 for c in fig.charts)  # one line per plot, not every family over each other
+    by_tag = {"numeric": {"recall@5": 1.0}, "refusal": {"recall@5": None}}
+    iv = {"numeric": {"recall@5": MetricInterval(n=6, low=0.6, high=1.0)}}
+    tags = tag_bars(by_tag, ["recall@5"], iv)
+    assert tags.x == ["numeric (n=6)"] and "not shown, no question measures them: refusal" in tags.title
+    assert "refusal (n=" not in render(tags, "chart-tags")
+
+
+def test_the_header_names_only_settings_the_run_has() -> None:
+    from nomad_eval.report.html_writer import _meta
+    from nomad_eval.report.schema import Identity, Report
+
+    ident = Identity(fingerprint="f", goldens_hash="g", suite="core", top_k=None, threshold=None,
+                     embedder="(the app's own)", model="support-bot", pipeline="app:http")
+    meta = _meta(Report(tier="generation", identity=ident))
+    assert "None" not in meta and "model support-bot" in meta and "top_k" not in meta

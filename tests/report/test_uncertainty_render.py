@@ -79,7 +79,8 @@ def test_by_tag_tables_carry_n_and_an_interval_per_cell() -> None:
     page = retrieval_page(retrieval_report(), [], SCORES, None)
     tags = page[page.index('id="chart-tags"'):]
     tags = tags[:tags.index("</svg>")]
-    assert "water (n=12)" in tags and "refusal (n=—)" in tags
+    assert "water (n=12)" in tags and "refusal (n=" not in tags  # no empty slot for a tag that measured none
+    assert "not shown, no question measures them: refusal" in tags
     assert len(re.findall(r'class="yerror"', tags)) == 2  # water's two metrics; refusal measured none
     assert "n=12" in tags and "[0.5000, 0.9167]" in tags  # each bar's hover
     old = retrieval_page(retrieval_report(intervals=False), [], SCORES, None)
