@@ -32,14 +32,17 @@ def run_dir(explicit: str | None) -> Path:
     return path
 
 
-def default_run_dir(explicit: str | None, tier: str) -> str:
+def default_run_dir(explicit: str | None, tier: str, mode: object = None) -> str:
     """`hydra.run.dir`: `paths.run_dir` when set, else `outputs/<date>/<HH-MM-SS.mmm>_<tier>`, made here: created
     exclusively, with `_2`, `_3`, ... on a collision, so two runs started at once get a folder each. Registered with
-    OmegaConf's cache (cli/resolvers.py), so Hydra reading the setting again gets the same folder."""
+    OmegaConf's cache (cli/resolvers.py), so Hydra reading the setting again gets the same folder. In a sweep
+    (`mode` MULTIRUN: Hydra reads the setting though its jobs write under hydra.sweep.dir) nothing is made."""
     if explicit:
         return explicit
     now = datetime.now()
     base = Path("outputs") / now.strftime("%Y-%m-%d") / f"{now:%H-%M-%S}.{now.microsecond // 1000:03d}_{tier}"
+    if "MULTIRUN" in str(mode):
+        return str(base)
     base.parent.mkdir(parents=True, exist_ok=True)
     for n in itertools.count(1):
         path = base if n == 1 else base.with_name(f"{base.name}_{n}")

@@ -132,3 +132,11 @@ def test_a_report_of_a_sealing_version_without_its_manifest_is_refused(tmp_path:
     assert why is not None and why.startswith(f"{tmp_path}: incomplete: no {MANIFEST}, though the run that wrote")
     (tmp_path / "report.json").write_text(_report("2026-11-30T15:00:00+00:00"))  # from before manifests
     assert problem(tmp_path) is None
+
+
+def test_a_sweep_makes_no_single_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hydra reads hydra.run.dir in a sweep too, whose jobs write under hydra.sweep.dir: nothing is made then."""
+    monkeypatch.chdir(tmp_path)
+    default_run_dir(None, "retrieval", "RunMode.MULTIRUN")
+    assert not (tmp_path / "outputs").exists()
+    assert Path(default_run_dir(None, "retrieval", "RunMode.RUN")).is_dir()
