@@ -97,20 +97,23 @@ def gate(base: list[dict[str, Any]], run: list[dict[str, Any]], **options: Any) 
 
 
 def failing_share(base: Suite, run: Suite, repeats: int | tuple[int, int], pairs: int, seed: int,
-                  **options: Any) -> dict[str, Any]:
-    """The share of `pairs` baseline/run pairs whose gate does not pass, with what fired."""
+                  start: int = 0, **options: Any) -> dict[str, Any]:
+    """The share of `pairs` baseline/run pairs (numbered from `start`) whose gate does not pass, with what fired
+    and each verdict's count."""
     rb, rr = (repeats, repeats) if isinstance(repeats, int) else repeats
     fired: dict[str, int] = {}
+    verdicts: dict[str, int] = {}
     failed = 0
-    for k in range(pairs):
+    for k in range(start, start + pairs):
         rng = np.random.default_rng([seed, rb, rr, k])
         v = gate(cases(rng, base, rb), cases(rng, run, rr), seed=k, **options)
+        verdicts[v.outcome] = verdicts.get(v.outcome, 0) + 1
         if v.exit_code != 0:
             failed += 1
             for m in v.metrics:
                 if m.gated and m.outcome != "within tolerance":
                     fired[f"{m.name}: {m.outcome}"] = fired.get(f"{m.name}: {m.outcome}", 0) + 1
-    return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": fired}
+    return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": fired, "verdicts": verdicts}
 
 
 def wilson(hits: int, n: int) -> dict[str, float]:
@@ -124,26 +127,41 @@ CHANGES = {"1 made wrong": ("wrong", 1), "3 made wrong": ("wrong", 3), "6 made w
            "1 made flaky": ("flaky", 1), "6 made flaky": ("flaky", 6)}
 
 
-def _job(task: tuple[str, str, Any, int, int, dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
-    group, label, repeats, pairs, seed, spec = task
+CHUNK = 100  # pairs per task, so both workers stay busy and results are written as they come
+
+
+def _job(task: tuple[str, str, Any, int, int, int, dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
+    group, label, repeats, start, pairs, seed, spec = task
     flaky, p = spec["flakiness"]
     base = suite(flaky=flaky, p=p)
     run = changed(base, *spec["change"]) if spec.get("change") else base
-    return group, label, failing_share(base, run, repeats, pairs, seed, **spec.get("options", {}))
+    return group, label, failing_share(base, run, repeats, pairs, seed, start, **spec.get("options", {}))
 
 
-def tasks(pairs: int, power_pairs: int) -> list[tuple[str, str, Any, int, int, dict[str, Any]]]:
-    out: list[tuple[str, str, Any, int, int, dict[str, Any]]] = []
-    for name, fl in FLAKINESS.items():
-        for reps in ((1, 3, 5, (3, 1)) if name == "15 at p=0.5" else (3, 5)):
-            out.append(("unchanged", f"{name}, repeats {reps}", reps, pairs, SEED, {"flakiness": fl}))
+def settings(pairs: int, power_pairs: int) -> list[tuple[str, str, Any, int, int, dict[str, Any]]]:
+    """(group, label, repeats, pairs, seed, spec), the Done-when rows first."""
+    main = {"flakiness": FLAKINESS["15 at p=0.5"]}
+    out: list[tuple[str, str, Any, int, int, dict[str, Any]]] = [
+        ("unchanged", f"15 at p=0.5, repeats {r}", r, pairs, SEED, main) for r in (3, 5, (3, 1), 1)]
+    out += [("power", f"{name}, repeats {r}", r, power_pairs, SEED + 1, {**main, "change": CHANGES[name]})
+            for name in ("6 made wrong", "6 made flaky") for r in (5, 3)]
     out.append(("strict", "15 at p=0.5, repeats 3, compare.strict=true", 3, pairs, SEED,
-                {"flakiness": FLAKINESS["15 at p=0.5"], "options": {"strict": True}}))
-    for name, change in CHANGES.items():
-        for reps in (3, 5):
-            out.append(("power", f"{name}, repeats {reps}", reps, power_pairs, SEED + 1,
-                        {"flakiness": FLAKINESS["15 at p=0.5"], "change": change}))
+                {**main, "options": {"strict": True}}))
+    out += [("unchanged", f"{name}, repeats {r}", r, pairs, SEED, {"flakiness": fl})
+            for r in (3, 5) for name, fl in FLAKINESS.items() if name != "15 at p=0.5"]
+    out += [("power", f"{name}, repeats {r}", r, power_pairs, SEED + 1, {**main, "change": CHANGES[name]})
+            for name in ("1 made wrong", "3 made wrong", "1 made flaky") for r in (3, 5)]
     return out
+
+
+def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two chunks of one setting as one row."""
+    def add(x: dict[str, int], y: dict[str, int]) -> dict[str, int]:
+        return {k: x.get(k, 0) + y.get(k, 0) for k in x.keys() | y.keys()}
+
+    pairs, failed = a["pairs"] + b["pairs"], a["failed"] + b["failed"]
+    return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": add(a["fired"], b["fired"]),
+            "verdicts": add(a["verdicts"], b["verdicts"])}
 
 
 def main() -> None:
@@ -156,15 +174,19 @@ def main() -> None:
     t0 = time.perf_counter()
     result: dict[str, Any] = {"settings": {"questions": 60, "refusal_goldens": 8, "gated": GATED, "seed": SEED,
                                            "flakiness": FLAKINESS, "changes": CHANGES,
-                                           "interval": "Wilson 95%", "resamples": 200}}
+                                           "interval": "Wilson 95%", "question_sampling_resamples": 200}}
+    chunks = [(g, label, reps, start, min(CHUNK, n - start), seed, spec)
+              for g, label, reps, n, seed, spec in settings(a.pairs, a.power_pairs) for start in range(0, n, CHUNK)]
     with Pool(a.workers) as pool:
-        for group, label, row in pool.imap(_job, tasks(a.pairs, a.power_pairs)):
-            result.setdefault(group, {})[label] = row
-            print(f"{group:9s} {label:45s} {row['failed']:5d}/{row['pairs']} = {row['rate']:.3f} "
-                  f"[{row['low']:.3f}, {row['high']:.3f}]", flush=True)
-    result["seconds"] = round(time.perf_counter() - t0, 1)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(result, indent=1) + "\n")
+        for group, label, row in pool.imap(_job, chunks):
+            rows = result.setdefault(group, {})
+            rows[label] = merge(rows[label], row) if label in rows else row
+            r = rows[label]
+            print(f"{group:9s} {label:45s} {r['failed']:5d}/{r['pairs']} = {r['rate']:.3f} "
+                  f"[{r['low']:.3f}, {r['high']:.3f}] {r['verdicts']}", flush=True)
+            result["seconds"] = round(time.perf_counter() - t0, 1)
+            a.out.parent.mkdir(parents=True, exist_ok=True)
+            a.out.write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":
