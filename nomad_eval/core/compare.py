@@ -82,6 +82,7 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
     clustered: bool = False
     strict: bool = False  # a worse metric the suite is too small to judge in general fails too
+    infra_over: str = ""  # the run's calls failed in the infrastructure past gate.max_infra: not measured
     # Goldens whose evidence the corpus no longer holds where they say (data/anchors.py), one message each: left
     # out of the gated questions, and their own verdict unless `stale_warn` (compare.stale=warn).
     stale: list[str] = field(default_factory=list)
@@ -110,7 +111,7 @@ class Verdict:
             return "not comparable"
         if self.regressions:
             return "regression"
-        if self.unmeasured or self.questions.missing:
+        if self.unmeasured or self.questions.missing or self.infra_over:
             return "not measured"
         if self.stale and not self.stale_warn:
             return "golden out of date"
@@ -174,21 +175,30 @@ def compare_questions(
     informational: Sequence[str] = (), base_goldens: Mapping[str, str] | None = None,
     run_goldens: Mapping[str, str] | None = None, exclude_unstable: bool = False, cluster: bool = False,
     resamples: int = 2000, seed: int = 0, strict: bool = False, correlation: float = 0.5,
-    tolerance: float | None = None, deterministic: bool = False,
+    tolerance: float | None = None, deterministic: bool = False, infra: Sequence[str] = (),
+    infra_share: float = 0.0, max_infra: float = 1.0,
 ) -> Verdict:
     """`tolerance`, when given, replaces every metric's own (compare.tolerance, upstream's `--tolerance`).
     `deterministic`: both sides' answers come from a backend deterministic by construction (the mock, replays),
-    so answers neither side repeated carry no run-to-run noise."""
+    so answers neither side repeated carry no run-to-run noise. `infra`: keys of the run's questions with a call
+    the infrastructure failed, `infra_share` the share of the run's calls that did: past `max_infra` the run is
+    "not measured"; within it, a question left with no answer is listed apart and not gated."""
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
-                                 exclude_unstable=exclude_unstable)
+                                 exclude_unstable=exclude_unstable, infra=infra)
+    if infra_share > 0:
+        v.warnings.append(f"{infra_share:.1%} of the run's model calls failed in the infrastructure, listed in "
+                          "report.json's infra; those answers are neither failed nor passed")
+    if infra_share > max_infra + EPS:
+        v.infra_over = (f"{infra_share:.1%} of the run's model calls failed in the infrastructure (timeouts, "
+                        f"connection or HTTP errors, malformed answers), more than gate.max_infra={max_infra:g}")
     if not v.questions.common:
         v.refused.append("no questions in common with the same judgement; a gate over nothing cannot pass; check "
                          "that the run used the baseline's suite, or promote a baseline of this suite")
         return v
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     pairs = [(b_by[k], r_by[k]) for k in v.questions.common]
-    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance, deterministic)
+    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance, deterministic, frozenset(infra))
     rows: list[MetricVerdict] = []
     tests: list[tuple[int, float]] = []
     for name in [*gated, *(n for n in informational if n not in gated)]:
@@ -251,6 +261,7 @@ class Sampling:
     gated: int = 1
     tolerance: float | None = None  # one for every metric (compare.tolerance); None: each metric's own
     deterministic: bool = False     # answers from the mock or replays: no run-to-run noise where none is measured
+    infra: frozenset[str] = frozenset()  # the run's questions with a call the infrastructure failed
 
 
 Pairs = list[tuple[Question, Question]]
@@ -295,7 +306,9 @@ def _measure(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, fl
     """One metric's row before Holm, and its one-sided p-value when it is gated and measured on both sides."""
     spec = _spec(name, how.tolerance)
     tol = spec.tolerance_text() if spec else "—"
-    pairs = [(b, r) for b, r in pairs if b.values.get(name) is not None]
+    # A value the infrastructure cost (instability with one repeat left) is not the system's null: left out.
+    pairs = [(b, r) for b, r in pairs if b.values.get(name) is not None
+             and (r.values.get(name) is not None or r.key not in how.infra)]
     if gated and (single := _single_repeat(name, pairs)):
         return MetricVerdict(name, False, "not gated", base_metrics.get(name), run_metrics.get(name), len(pairs),
                              tolerance=tol, reason=single), None

@@ -21,11 +21,13 @@ class QuestionSets:
     changed: list[str] = field(default_factory=list)      # same id, different judgement
     missing: list[str] = field(default_factory=list)      # in the run's suite, absent from its records
     unstable: list[str] = field(default_factory=list)     # left out of both sides (compare.exclude_unstable)
+    infra: list[str] = field(default_factory=list)        # every call of the run's failed in the infrastructure
 
     def listing(self) -> dict[str, list[str]]:
         """The non-empty sets by the names reports use."""
         named = {"added": self.added, "removed": self.removed, "changed": self.changed,
-                 "not measured": self.missing, "unstable, left out": self.unstable}
+                 "not measured": self.missing, "unstable, left out": self.unstable,
+                 "infrastructure failed, not gated": self.infra}
         return {k: v for k, v in named.items() if v}
 
 
@@ -35,9 +37,11 @@ def _key(mode: str, qid: str) -> str:
 
 def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
                    base_goldens: Mapping[str, str] | None = None, run_goldens: Mapping[str, str] | None = None,
-                   exclude_unstable: bool = False) -> QuestionSets:
+                   exclude_unstable: bool = False, infra: Sequence[str] = ()) -> QuestionSets:
     """`*_goldens`: golden id -> judgement hash, as each side's report recorded its suite (None: not recorded,
-    then the side's own records stand for its suite and judgements are taken as unchanged)."""
+    then the side's own records stand for its suite and judgements are taken as unchanged). `infra`: keys of the
+    run's questions with a call the infrastructure failed; one left with no record is listed apart, not missing
+    (whether the run measured enough is the gate's max_infra)."""
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     modes = sorted({q.mode or "" for q in [*base, *run]})
     run_ids = list(run_goldens or dict.fromkeys(q.id for q in run))
@@ -50,8 +54,9 @@ def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
         added=_keys([i for i in run_ids if i not in base_ids], modes),
         removed=sorted(k for k, q in b_by.items() if q.id not in set(run_ids)),
         changed=sorted(_keys(sorted(changed), modes)),
-        missing=[k for k in expected if k not in r_by],
+        missing=[k for k in expected if k not in r_by and k not in set(infra)],
         unstable=sorted(unstable),
+        infra=sorted({k for k in infra if k not in r_by}),
     )
 
 

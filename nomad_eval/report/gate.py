@@ -92,8 +92,8 @@ def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None
         return "not comparable", "; ".join(verdict.refused), 2
     if verdict.regressions:
         return "regression", "; ".join(_regressed(m) for m in verdict.regressions), 1
-    if verdict.unmeasured or verdict.questions.missing:
-        parts = [m.reason for m in verdict.unmeasured]
+    if verdict.unmeasured or verdict.questions.missing or verdict.infra_over:
+        parts = [m.reason for m in verdict.unmeasured] + ([verdict.infra_over] if verdict.infra_over else [])
         if verdict.questions.missing:
             miss = verdict.questions.missing
             parts.append(f"{len(miss)} question(s) of the run's suite have no record: {', '.join(miss[:10])}")

@@ -236,6 +236,9 @@ class Report(BaseModel):
     decomposition: dict[str, Any] = Field(default_factory=dict)
     mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     unstable: list[str] = Field(default_factory=list)
+    # Calls the infrastructure failed (timeout, unreachable, HTTP error, malformed after retries): question key,
+    # repeat, reason. Neither a failed answer nor a pass; past gate.max_infra the run is "not measured".
+    infra: list[dict[str, Any]] = Field(default_factory=list)
     chars_per_token: float | None = None
     # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -124,8 +124,8 @@ def deterministic(report: Report) -> bool:
     if (report.config or {}).get("app"):  # tier=app: the user's app answers, whatever model the config names
         return False
     counts = report.counts or {}
-    model = (report.config or {}).get("model") or {}
-    mock = isinstance(model, dict) and str(model.get("_target_", "")).endswith(".MockModel")
+    model = (report.config or {}).get("model")
+    mock = isinstance(model, dict) and str(model.get("_target_")).endswith(".MockModel")
     return mock or (counts.get("model_calls") == 0 and counts.get("cache_hits", 0) > 0)
 
 
@@ -187,6 +187,8 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: Dict
         correlation=float(cfg.plan.correlation),
         tolerance=None if cfg.compare.get("tolerance") is None else float(cfg.compare.tolerance),
         deterministic=deterministic(run) and deterministic(base.report),
+        infra=[str(x.get("key")) for x in run.infra], max_infra=float(cfg.gate.max_infra),
+        infra_share=len(run.infra) / max(1, (run.counts or {}).get("calls_asked", 0) or len(run.infra)),
     )
     v.stale, v.stale_warn = [e.message for e in found.values() if e.stale], warn_stale
     v.evidence = {s: ids for s in ("gone", "relocated", "ambiguous", "moved", "unanchored")

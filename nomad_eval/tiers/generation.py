@@ -162,6 +162,37 @@ def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bo
     return map_in_order(one, work, int(s.model.concurrency), label, quiet)
 
 
+def answer_or_infra(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bool
+                    ) -> list[tuple[str, str, int | None] | str]:
+    """answer_all, except that a call the infrastructure failed (a timeout, an unreachable server, an HTTP error,
+    an answer still malformed after the backend's retries) is its reason instead of an answer: an infrastructure
+    outcome, never scored as a failed answer nor a passed one (docs/gate.md#infrastructure-is-not-behaviour)."""
+    def one(task: tuple[Plan, int]) -> tuple[str, str, int | None] | str:
+        p, r = task
+        try:
+            return _answer(s.chat, p, repeat_options(s.options, r), r)
+        except NomadError as exc:
+            return str(exc) or type(exc).__name__
+
+    return map_in_order(one, work, int(s.model.concurrency), label, quiet)
+
+
+def infra_outcomes(w: _Work, answers: list[tuple[str, str, int | None] | str]
+                   ) -> tuple[list[tuple[str, str, int | None]], list[dict[str, Any]]]:
+    """The answers of the calls that returned one (w.tasks keeps only theirs), and a record of each call the
+    infrastructure failed: question key, repeat, reason."""
+    kept, infra, tasks = [], [], []
+    for task, a in zip(w.tasks, answers, strict=True):
+        gi, mode, r = task
+        if isinstance(a, str):
+            infra.append({"key": f"{mode}:{w.goldens[gi].id}", "repeat": r, "reason": a})
+        else:
+            kept.append(a)
+            tasks.append(task)
+    w.tasks = tasks
+    return kept, infra
+
+
 @dataclass
 class _Work:
     """What the model answers: each golden's context, each (golden, mode) prompt and every (golden, mode, repeat)."""
@@ -197,9 +228,12 @@ def run(cfg: DictConfig) -> int:
     w = _Work(goldens, modes, contexts, plans,
               [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)])
     t = time.perf_counter()
-    answers = answer_all(s, [(w.plans[(gi, mode)], r) for gi, mode, r in w.tasks], f"generating ({s.model.name})",
-                         bool(cfg.quiet))
+    asked = len(w.tasks)
+    answers, infra = infra_outcomes(w, answer_or_infra(s, [(w.plans[(gi, mode)], r) for gi, mode, r in w.tasks],
+                                                       f"generating ({s.model.name})", bool(cfg.quiet)))
     timings["generation"] = time.perf_counter() - t
+    if not answers:
+        raise NomadError(f"every model call failed, e.g. {infra[0]['reason']}" if infra else "nothing to answer")
 
     cases = _scored_cases(w, answers, retrieval_ks(cfg))
     unstable = mark_unstable(cases)
@@ -210,6 +244,7 @@ def run(cfg: DictConfig) -> int:
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
     report.repeats_reason = why
+    report.infra, report.counts["calls_asked"], report.counts["infra"] = infra, asked, len(infra)
     if judges:
         report.judge_corrected = corrected_judges(cfg, report, cases, out)
     timings["total"] = time.perf_counter() - t0
