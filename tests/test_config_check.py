@@ -41,7 +41,7 @@ def test_an_unknown_top_level_key_is_named_with_the_key_meant(tmp_path: Path) ->
 ])
 def test_a_misspelt_name_lists_the_real_ones(override: str, message: str, tmp_path: Path) -> None:
     r = run_cli("tier=retrieval", override, f"paths.data_dir={tmp_path / 'fresh'}", f"paths.run_dir={tmp_path / 'r'}")
-    # A misspelt suite or tag is a refused setting (2), never the regression code (1).
-    assert r.returncode == (1 if override.startswith("store") else 2) and message in r.stderr
+    # A misspelt name is a refused setting (2), never the regression code (1).
+    assert r.returncode == 2 and message in r.stderr
     if override.startswith("suite"):
         assert "has: core, long_context, off_topic" in r.stderr

@@ -27,7 +27,8 @@ from nomad_eval.report.schema import Identity, Report
 from nomad_eval.tiers.compare import verdict_for
 from tests.fuzz_support import fuzz_settings, run, tried
 
-CFG = OmegaConf.create({"compare": {"metrics": None, "headline_k": 5, "strict": False, "exclude_unstable": False},
+CFG = OmegaConf.create({"compare": {"metrics": None, "headline_k": 5, "strict": False, "exclude_unstable": False,
+                                    "stale": "fail"},
                         "stats": {"cluster": False, "resamples": 50}, "seed": 0, "plan": {"correlation": 0.5}})
 IDENTITY = Identity(fingerprint="f" * 16, goldens_hash="h", suite="core", embedder="e", pipeline="p",
                     measures=["@5"])

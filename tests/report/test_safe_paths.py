@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
+from nomad_eval.base import runfolder as rf
 from nomad_eval.base.errors import NomadError
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.judges.calibration import labels_ref
@@ -29,7 +30,9 @@ def _report(folder: Path, fingerprint: str = GOOD_FP, tier: str = "retrieval") -
 
 def _files(root: Path) -> set[Path]:
     # SQLite's -wal/-shm files come and go as another test's cache connection closes: not anything written here.
-    return {p for p in root.rglob("*") if p.is_file() and not p.name.endswith(("-wal", "-shm"))}
+    # The run's own folder lock (held by every run for its lifetime) is not a result either.
+    return {p for p in root.rglob("*") if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+            and p.name != rf.RUN_LOCK}
 
 
 @pytest.mark.parametrize(("fingerprint", "tier", "variant", "named"), [
