@@ -15,7 +15,7 @@ Nulls never pass: a gated metric (or question) the baseline measured and the run
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Literal
@@ -176,16 +176,17 @@ def compare_questions(
     run_goldens: Mapping[str, str] | None = None, exclude_unstable: bool = False, cluster: bool = False,
     resamples: int = 2000, seed: int = 0, strict: bool = False, correlation: float = 0.5,
     tolerance: float | None = None, deterministic: bool = False, infra: Sequence[str] = (),
-    infra_share: float = 0.0, max_infra: float = 1.0,
+    infra_share: float = 0.0, max_infra: float = 1.0, quarantined: Callable[[str], bool] | None = None,
 ) -> Verdict:
     """`tolerance`, when given, replaces every metric's own (compare.tolerance, upstream's `--tolerance`).
     `deterministic`: both sides' answers come from a backend deterministic by construction (the mock, replays),
     so answers neither side repeated carry no run-to-run noise. `infra`: keys of the run's questions with a call
     the infrastructure failed, `infra_share` the share of the run's calls that did: past `max_infra` the run is
-    "not measured"; within it, a question left with no answer is listed apart and not gated."""
+    "not measured"; within it, a question left with no answer is listed apart and not gated. `quarantined(key)`:
+    a known-flaky question (goldens/quarantine.yaml), compared and listed, not gated."""
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
-                                 exclude_unstable=exclude_unstable, infra=infra)
+                                 exclude_unstable=exclude_unstable, infra=infra, quarantined=quarantined)
     if infra_share > 0:
         v.warnings.append(f"{infra_share:.1%} of the run's model calls failed in the infrastructure, listed in "
                           "report.json's infra; those answers are neither failed nor passed")

@@ -7,7 +7,7 @@ questions. A question the run's suite holds but the run did not measure is "not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nomad_eval.core.questions import Question
@@ -22,12 +22,13 @@ class QuestionSets:
     missing: list[str] = field(default_factory=list)      # in the run's suite, absent from its records
     unstable: list[str] = field(default_factory=list)     # left out of both sides (compare.exclude_unstable)
     infra: list[str] = field(default_factory=list)        # every call of the run's failed in the infrastructure
+    quarantined: list[str] = field(default_factory=list)  # known flaky (goldens/quarantine.yaml): run, not gated
 
     def listing(self) -> dict[str, list[str]]:
         """The non-empty sets by the names reports use."""
         named = {"added": self.added, "removed": self.removed, "changed": self.changed,
                  "not measured": self.missing, "unstable, left out": self.unstable,
-                 "infrastructure failed, not gated": self.infra}
+                 "infrastructure failed, not gated": self.infra, "quarantined, not gated": self.quarantined}
         return {k: v for k, v in named.items() if v}
 
 
@@ -37,11 +38,13 @@ def _key(mode: str, qid: str) -> str:
 
 def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
                    base_goldens: Mapping[str, str] | None = None, run_goldens: Mapping[str, str] | None = None,
-                   exclude_unstable: bool = False, infra: Sequence[str] = ()) -> QuestionSets:
+                   exclude_unstable: bool = False, infra: Sequence[str] = (),
+                   quarantined: Callable[[str], bool] | None = None) -> QuestionSets:
     """`*_goldens`: golden id -> judgement hash, as each side's report recorded its suite (None: not recorded,
     then the side's own records stand for its suite and judgements are taken as unchanged). `infra`: keys of the
     run's questions with a call the infrastructure failed; one left with no record is listed apart, not missing
-    (whether the run measured enough is the gate's max_infra)."""
+    (whether the run measured enough is the gate's max_infra). `quarantined(key)`: a known-flaky question, left
+    out of the gated ones and listed."""
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     modes = sorted({q.mode or "" for q in [*base, *run]})
     run_ids = list(run_goldens or dict.fromkeys(q.id for q in run))
@@ -49,8 +52,11 @@ def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
     changed = _changed(base_goldens or {}, run_goldens or {})
     unstable = _unstable(b_by, r_by) if exclude_unstable else set()
     expected = _keys(run_ids, modes)
+    common = _common(b_by, r_by, set(run_ids) - changed, unstable)
+    held = [k for k in common if quarantined is not None and quarantined(k)]
     return QuestionSets(
-        common=_common(b_by, r_by, set(run_ids) - changed, unstable),
+        common=[k for k in common if k not in set(held)],
+        quarantined=held,
         added=_keys([i for i in run_ids if i not in base_ids], modes),
         removed=sorted(k for k, q in b_by.items() if q.id not in set(run_ids)),
         changed=sorted(_keys(sorted(changed), modes)),

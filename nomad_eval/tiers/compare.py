@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import glob
 from collections.abc import Collection
 from pathlib import Path
@@ -17,6 +18,7 @@ from nomad_eval.core.causes import cause_changes
 from nomad_eval.core.compare import Verdict, compare_questions
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.data.anchors import Evidence, reanchor_all
+from nomad_eval.data.quarantine import Entry, expired, load_quarantine
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report import upstream_view as view
@@ -160,6 +162,17 @@ def _without(side: Side, goldens: dict[str, str] | None, ids: set[str]) -> tuple
     return (metrics, [c for c in cases if str(c["id"]) not in ids]), kept
 
 
+def _quarantine(cfg: DictConfig) -> list[Entry]:
+    """The project's quarantine (goldens/quarantine.yaml) in force today; an expired entry no longer holds."""
+    if cfg.data.kind == "beir":
+        return []
+    entries = load_quarantine(Path(str(cfg.data.goldens_dir)))
+    today = datetime.date.today()
+    for e in expired(entries, today):
+        console.print(f"[yellow]warning:[/] quarantine expired, gated again: {escape(e.text())}")
+    return [e for e in entries if e.expires >= today]
+
+
 def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: DictConfig) -> Verdict:
     # NOMAD's own file on either side: its fingerprint never equals ours (reported below), and both sides are
     # measured in the upstream view, by upstream's definitions (report/upstream_view.py); compare.view=upstream
@@ -189,6 +202,7 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, cfg: Dict
         deterministic=deterministic(run) and deterministic(base.report),
         infra=[str(x.get("key")) for x in run.infra], max_infra=float(cfg.gate.max_infra),
         infra_share=len(run.infra) / max(1, (run.counts or {}).get("calls_asked", 0) or len(run.infra)),
+        quarantined=(lambda key: any(e.covers(key) for e in held)) if (held := _quarantine(cfg)) else None,
     )
     v.stale, v.stale_warn = [e.message for e in found.values() if e.stale], warn_stale
     v.evidence = {s: ids for s in ("gone", "relocated", "ambiguous", "moved", "unanchored")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections import Counter
 
@@ -37,6 +38,15 @@ def check(rt: Runtime) -> int:
                 defects.extend(exc.defects)
             if counts.get(path.stem) == 0:  # a suite that measures nothing would pass every gate
                 defects.append(Defect(str(path), None, "an empty suite: no goldens; add questions or remove it"))
+    if rt.settings.data.kind != "beir":  # known-flaky questions: each with an owner, and none past its expiry
+        from nomad_eval.data.quarantine import expiry_defects, load_quarantine
+
+        folder = rt.settings.data.goldens_dir
+        try:
+            held = load_quarantine(folder)
+            defects += expiry_defects(folder, held, {g.id for g in goldens}, datetime.date.today())
+        except InvalidInput as exc:
+            defects.extend(exc.defects)
     if defects:
         raise InvalidInput(defects)
     folders = [rt.settings.data.corpus_dir, *rt.settings.data.extra_corpus_dirs]  # a variant's added folders
