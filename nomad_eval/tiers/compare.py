@@ -73,6 +73,11 @@ def gated_metrics(cfg: DictConfig, run: Report, base: Report, cases: list[Case])
         unknown = [n for n in names if spec_for(n) is None]
         if unknown:
             raise NomadError(f"compare.metrics names unknown metric(s) {unknown}", 2)
+        # A descriptive count (`returned`: how many chunks came back) has no better direction to regress in.
+        descriptive = [n for n in names if not getattr(spec_for(n), "gated", True)]
+        if descriptive:
+            raise NomadError(f"compare.metrics names {descriptive}, descriptive and never gated "
+                             "(docs/metrics.md); gate a measure instead, e.g. recall@5", 2)
         missing = [n for n in names if n not in base.metrics]
         if missing:
             raise NomadError(f"compare.metrics names {missing}, which the baseline does not hold; "

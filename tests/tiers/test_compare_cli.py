@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -252,3 +253,16 @@ def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) ->
     again = run_cli("tier=compare", f"compare.runs=[{sweep}]", f"compare.out={tmp_path / 'merged'}")
     assert again.returncode == 0, again.stderr
     assert pl.read_parquet(tmp_path / "merged" / "summary.parquet").height == 2
+
+
+def test_compare_metrics_refuses_a_descriptive_metric(make_cfg: Any) -> None:
+    """`returned` (chunks returned) is descriptive: docs/metrics.md says it is never gated, so naming it is refused."""
+    from nomad_eval.base.errors import NomadError
+    from nomad_eval.report.schema import Report
+    from nomad_eval.tiers.compare import gated_metrics
+
+    base = Report(tier="retrieval", metrics={"returned": 3.0, "recall@5": 1.0})
+    assert gated_metrics(make_cfg("compare.metrics=[recall@5]"), base, base, []) == ["recall@5"]
+    with pytest.raises(NomadError) as exc:
+        gated_metrics(make_cfg("compare.metrics=[returned]"), base, base, [])
+    assert exc.value.exit_code == 2 and "descriptive and never gated" in str(exc.value)
