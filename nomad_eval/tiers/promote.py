@@ -18,7 +18,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, problem
 from nomad_eval.data.anchors import unanchored
 from nomad_eval.report.baseline import load_run, promote
-from nomad_eval.report.gate import configured_floors, run_floors
+from nomad_eval.report.gate import configured_floors, direction_text, run_floors
 from nomad_eval.report.markdown import fmt
 from nomad_eval.report.schema import Report
 from nomad_eval.tiers.browse import find_reports
@@ -57,7 +57,7 @@ def objections(cfg: DictConfig, run: Path) -> list[str]:
     console.print(f"replacing, as the suite's reference, {escape(g.baseline or '')} "
                   f"({escape(g.baseline_reason or '')})")
     for m in g.metrics:
-        console.print(f"  {escape(m.name)}: {fmt(m.baseline)} → {fmt(m.run)} ({m.outcome})")
+        console.print(f"  {escape(m.name)}: {fmt(m.baseline)} → {fmt(m.run)} ({m.outcome}{direction_text(m.name)})")
     if g.exit_code == 1:
         out.append(f"against that baseline: {g.verdict}: {g.cause}")
     return out

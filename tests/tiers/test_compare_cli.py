@@ -190,7 +190,7 @@ def test_promote_shows_old_and_new_and_refuses_a_regression(tmp_path: Path, data
     (worse / "report.json").write_text(json.dumps(report))
     seal(worse)
     r = run_cli("tier=promote", f"promote.run={worse}", f"paths.baselines_dir={baselines}")
-    assert r.returncode == 1 and "recall@5: 1.0000 → 0.0000 (regression)" in r.stdout
+    assert r.returncode == 1 and "recall@5: 1.0000 → 0.0000 (regression, higher is better)" in r.stdout
     assert "against that baseline: regression: recall@5" in r.stderr
 
 
