@@ -12,6 +12,7 @@ interaction plus not reproduced equal the delta exactly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -84,10 +85,11 @@ def _cause(q: str, m: str, b: float, r: float, changes: Sequence[str], got: _Mea
 
 
 def attribute(changes: Sequence[str], measure: Callable[[frozenset[str]], Values], base: Values, run: Values,
-              metrics: Sequence[str], describe: Callable[[str, str], str] | None = None) -> Attribution:
+              metrics: Sequence[str], describe: Callable[[str, str], str] | None = None,
+              deltas: Mapping[str, float | None] | None = None) -> Attribution:
     """Every question whose gated value differs between `base` and `run` (both hold the compared questions only),
     named with the change that flipped it, and each metric's waterfall. `describe(change, question)` words a
-    change for one question (default: its name)."""
+    change for one question (default: its name); `deltas`, the gate's own deltas, which the parts then sum to."""
     words = describe or (lambda c, _q: c)
     got = _Measured(measure)
     out = Attribution()
@@ -96,7 +98,7 @@ def attribute(changes: Sequence[str], measure: Callable[[frozenset[str]], Values
             b, r = _value(base, q, m), _value(run, q, m)
             if b is not None and r is not None and not _close(b, r):
                 out.lines.append(f"{q}: {m} {_num(b)} → {_num(r)} {_cause(q, m, b, r, changes, got, words)}")
-        out.waterfall[m] = _waterfall(m, changes, got, base, run)
+        out.waterfall[m] = _waterfall(m, changes, got, base, run, (deltas or {}).get(m))
     out.replays = len(got.seen)
     return out
 
@@ -105,7 +107,8 @@ def _mean(values: Values, ids: Sequence[str], m: str) -> Fraction:
     return sum((Fraction(_value(values, q, m) or 0.0) for q in ids), Fraction(0)) / max(1, len(ids))
 
 
-def _waterfall(m: str, changes: Sequence[str], got: _Measured, base: Values, run: Values) -> list[Part]:
+def _waterfall(m: str, changes: Sequence[str], got: _Measured, base: Values, run: Values,
+               target: float | None = None) -> list[Part]:
     ids = [q for q in base if _value(base, q, m) is not None and _value(run, q, m) is not None]
     replayed_run, replayed_base = got(frozenset()), got(frozenset(changes))
     delta = _mean(run, ids, m) - _mean(base, ids, m)
@@ -119,5 +122,19 @@ def _waterfall(m: str, changes: Sequence[str], got: _Measured, base: Values, run
         parts.append(Part(c, float(part), moved))
     replayed = _mean(replayed_run, ids, m) - _mean(replayed_base, ids, m)
     parts.append(Part(INTERACTION, float(replayed - total)))
-    parts.append(Part(NOT_REPRODUCED, float(delta - replayed)))
+    parts.append(Part(NOT_REPRODUCED, _rest(float(delta - replayed), [p.value for p in parts],
+                                            float(delta) if target is None else target)))
     return parts
+
+
+def _rest(value: float, before: list[float], target: float) -> float:
+    """The last part, nudged by at most a few units in the last place so that the parts, summed in order as a
+    reader sums them, give the delta the gate printed to the last digit (the rational sum is exact already)."""
+    if abs(target - sum(before) - value) < 1e-12:  # only rounding between them: take the difference itself
+        value = target - sum(before)
+    for _ in range(8):
+        got = sum(before) + value
+        if got == target:
+            break
+        value = math.nextafter(value, math.inf if got < target else -math.inf)
+    return value

@@ -170,7 +170,8 @@ def explain(cfg: DictConfig, rt: Runtime, run: Report, cases: list[Case], base: 
         c = by_name[name]
         return c.text + (" and now ranks first" if c.kind == "added" and top.get(q) == name else "")
 
-    found = attribute([c.name for c in changes], replayer.measure, before, after, metrics, describe)
+    deltas = {m.name: m.delta for m in verdict.metrics if m.gated}
+    found = attribute([c.name for c in changes], replayer.measure, before, after, metrics, describe, deltas)
     return found, notes
 
 
