@@ -146,3 +146,51 @@ def repeats_for_noise(pairs: Sequence[tuple[Question, Question]], allowed: float
     varying = max(1, sum(1 for b, r in pairs if b.passed != r.passed))
     variance = varying * 0.25 * 2  # a pass at one half varies 0.25 a draw, on each side
     return max(2, math.ceil(variance * z ** 2 / (len(pairs) * allowed) ** 2))
+
+
+def planned_se(questions: Sequence[Question], name: str, repeats: int) -> float | None:
+    """The run-to-run noise the gate would measure on `name` between two runs of this system with `repeats`
+    repeats a side, from one run's questions (each question's pass rate for instability, its mean for a rate);
+    None when none of them was repeated, so nothing says how it varies."""
+    measured = [q for q in questions if q.values.get(name) is not None and q.repeats > 1]
+    if not measured:
+        return None
+    if name.rsplit(".", 1)[-1] == INSTABILITY:
+        rates = [q.passed for q in measured if q.passed is not None]
+        variance = sum(2 * d * (1 - d) for p in rates for d in [1 - p ** repeats - (1 - p) ** repeats])
+    else:
+        variance = sum(m * (1 - m) * 2 / repeats for q in measured for m in [min(1.0, max(0.0, q.values[name] or 0.0))])
+    return math.sqrt(variance) / len(measured)
+
+
+def gate_power(se: float, drop: float, allowed: float, family: int) -> float:
+    """How often the gate finds a true drop of `drop`: the delta must pass the tolerance and clear the family's
+    first Holm step (one-sided, alpha / family), with noise `se` (normal approximation)."""
+    if se == 0:
+        return 1.0 if drop > allowed else 0.0
+    bar = max(allowed, NormalDist().inv_cdf(1 - 0.05 / max(1, family)) * se)
+    return 1.0 - NormalDist().cdf((bar - drop) / se)
+
+
+def repeats_for_drop(questions: Sequence[Question], name: str, drop: float, allowed: float, family: int,
+                     power: float = 0.8, most: int = 64) -> int | None:
+    """Fewest repeats a side at which the gate finds a drop of `drop` with `power`; None when no repeats of this
+    suite measure how it varies, or not even `most` repeats would."""
+    for repeats in range(2, most + 1):
+        se = planned_se(questions, name, repeats)
+        if se is None:
+            return None
+        if gate_power(se, drop, allowed, family) >= power:
+            return repeats
+    return None
+
+
+def gate_drop_at(questions: Sequence[Question], name: str, allowed: float, family: int, repeats: int,
+                 power: float = 0.8) -> float | None:
+    """The drop the gate finds with `power` at `repeats` repeats a side: its own 80% point, beside question
+    sampling's "detectable in general"."""
+    se = planned_se(questions, name, max(2, repeats))
+    if se is None:
+        return None
+    bar = max(allowed, NormalDist().inv_cdf(1 - 0.05 / max(1, family)) * se)
+    return bar + NormalDist().inv_cdf(power) * se

@@ -11,10 +11,8 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 from omegaconf import DictConfig
@@ -23,7 +21,8 @@ from rich.table import Table
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.compare import POWER, Z_NOISE, detectable_change
+from nomad_eval.core.compare import detectable_change
+from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
 from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
@@ -33,21 +32,8 @@ from nomad_eval.report.upstream_view import headline
 from nomad_eval.tiers.settings import runtime
 
 
-def repeats_needed(questions: list[Question], name: str, tolerance: float) -> int | None:
-    """Repeats per question on each side so that run-to-run noise of the delta, times (z 95% + z 80%), fits in
-    the tolerance; None when the baseline has no repeats to measure that noise from, 1 when its repeats agree."""
-    measured = [q for q in questions if q.values.get(name) is not None and q.repeats > 1]
-    if not measured or tolerance <= 0:
-        return None
-    variance = sum(q.noise.get(name, 0.0) * q.repeats for q in measured)  # sum of per-question variances
-    if variance == 0:
-        return 1
-    z = Z_NOISE + NormalDist().inv_cdf(POWER)
-    return max(1, math.ceil(2 * variance * z ** 2 / (len(measured) * tolerance) ** 2))
-
-
 def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_unstable: bool = False,
-              tolerance: float | None = None) -> list[dict[str, Any]]:
+              tolerance: float | None = None, drop: float | None = None) -> list[dict[str, Any]]:
     """Per metric, the suite's detectable change and what seeing its tolerance (or `tolerance`, one for every
     metric, as compare.tolerance gives) would take."""
     questions = questions_from_cases(cases)
@@ -67,8 +53,20 @@ def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_u
                      "mde": detectable_change(values, len(names), correlation,
                                               binary=set(values) <= {0.0, 1.0}), "tolerance": tol,
                      "questions_for_tolerance": questions_needed(tol, sd, alpha=0.05 / len(names)),
-                     "repeats_for_tolerance": repeats_needed(questions, name, tol)})
+                     **_noise_plan(questions, name, tol, drop, sum(n.count(".") > 0 for n in names))})
     return rows
+
+
+def _noise_plan(questions: list[Question], name: str, allowed: float, drop: float | None, family: int
+                ) -> dict[str, Any]:
+    """For answers that vary: the repeats the gate needs to find a drop of `drop` (default twice the tolerance) at
+    80%, and the drop it finds at 80% with the baseline's own repeats."""
+    if not any(q.mode for q in questions):
+        return {}
+    target = 2 * allowed if drop is None else drop
+    repeats = max((q.repeats for q in questions), default=1)
+    return {"drop": target, "repeats_for_drop": repeats_for_drop(questions, name, target, allowed, family),
+            "gate_80_drop": gate_drop_at(questions, name, allowed, family, repeats)}
 
 
 def run(cfg: DictConfig) -> int:
@@ -89,23 +87,26 @@ def run(cfg: DictConfig) -> int:
     default = headline(k, base.report.metrics) if is_upstream(base.report) else headline_names(tier, k, modes)
     names = [str(n) for n in cfg.compare.get("metrics") or []] or default
     tolerance = cfg.compare.get("tolerance")
+    drop = cfg.plan.drop
     rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable),
-                     None if tolerance is None else float(tolerance))
+                     None if tolerance is None else float(tolerance), None if drop is None else float(drop))
     t = Table("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
-              "repeats for tolerance", title=f"what this suite can tell (80% power; in general: one-sided α=0.05, "
-              f"Holm over {len(names)}) — baseline {path}")
+              "gate's 80% drop", "repeats for drop", title=f"what this suite can tell (80% power; in general: "
+              f"one-sided α=0.05, Holm over {len(names)}) — baseline {path}")
     for r in rows:
         mde = "—" if r["mde"] is None else f"{r['mde']:.4f}"
         need = "—" if r["questions_for_tolerance"] is None else str(r["questions_for_tolerance"])
-        reps = "— (no repeats)" if r["repeats_for_tolerance"] is None else str(r["repeats_for_tolerance"])
+        gate80 = "—" if r.get("gate_80_drop") is None else f"{r['gate_80_drop']:.4f}"
+        reps = ("—" if "drop" not in r else f"{r['repeats_for_drop'] or '— (no repeats)'} for {r['drop']:g}")
         flag = "" if r["mde"] is None or r["mde"] <= r["tolerance"] else " [yellow](too small to tell)[/]"
         t.add_row(r["metric"], str(r["n"]), f"{r['mean']:.4f}", f"{r['delta_sd']:.4f}", mde + flag,
-                  f"{r['tolerance']:g}", need, reps)
+                  f"{r['tolerance']:g}", need, gate80, reps)
     console.print(t)
     console.print(f"in general: assumes a question's value correlates {cfg.plan.correlation} between two "
                   "runs (plan.correlation); compare's 'detectable' column is this figure. The gate itself decides "
-                  "on run-to-run noise: deterministic metrics need no repeats; answers that vary need the repeats "
-                  "shown")
+                  "on run-to-run noise: deterministic metrics need no repeats; for answers that vary, the gate's "
+                  "80% drop is what it finds at the baseline's repeats, and 'repeats for drop' what finds "
+                  "plan.drop (default twice the tolerance) at 80%")
     if cfg.paths.get("run_dir"):
         out = Path(cfg.paths.run_dir)
         out.mkdir(parents=True, exist_ok=True)

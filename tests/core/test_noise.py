@@ -83,3 +83,20 @@ def test_the_family_of_varying_metrics_is_corrected_together_and_deterministic_o
     lost = cases({f"s{i}": [i >= 2] * 2 for i in range(60)})
     d = row(verdict(steady, lost), "e2e.correctness")
     assert d.outcome == "regression" and d.noise == 0.0 and "deterministic" in d.reason
+
+
+def test_plan_gives_the_repeats_that_find_a_stated_drop_and_the_gates_own_80_percent_point() -> None:
+    from nomad_eval.core.noise import gate_drop_at, gate_power, planned_se, repeats_for_drop
+
+    flaky = {f"q{i}": [True, False, True, False] for i in range(15)}
+    qs = questions_from_cases(cases({**flaky, **{f"s{i}": [True] * 4 for i in range(45)}}))
+    name = "e2e.correctness"
+    big, small = repeats_for_drop(qs, name, 0.1, 0.02, 4), repeats_for_drop(qs, name, 0.04, 0.02, 4)
+    assert big is not None and small is not None and big < small
+    se = planned_se(qs, name, big)
+    assert se is not None and gate_power(se, 0.1, 0.02, 4) >= 0.8 > gate_power(se, 0.04, 0.02, 4)
+    at_four = gate_drop_at(qs, name, 0.02, 4, 4)
+    assert at_four is not None and 0.02 < at_four < 0.1
+    # No repeats in the baseline: nothing says how the answers vary.
+    once = questions_from_cases(cases({f"q{i}": [True] for i in range(20)}))
+    assert repeats_for_drop(once, name, 0.1, 0.02, 4) is None and gate_drop_at(once, name, 0.02, 4, 1) is None
