@@ -56,7 +56,9 @@ def _meta(report: Report) -> str:
     # Only what this run has: an app run has no top_k or threshold of ours (its app retrieves by itself).
     parts = [("suite", i.suite), ("fingerprint", i.fingerprint), ("goldens", i.goldens_hash), ("top_k", i.top_k),
              ("threshold", i.threshold), ("embedder", i.embedder), ("model", i.model or None),
-             ("distractors", i.distractors or None)]
+             ("distractors", i.distractors or None),
+             ("repeats", f"{report.counts.get('repeats')} ({report.repeats_reason})"
+              if report.repeats_reason else None)]
     return " · ".join([f"{k} {v}" for k, v in parts if v is not None]
                       + ([code_line(report.provenance)] if report.provenance else []))
 

@@ -87,3 +87,6 @@ def test_the_header_names_only_settings_the_run_has() -> None:
                      embedder="(the app's own)", model="support-bot", pipeline="app:http")
     meta = _meta(Report(tier="generation", identity=ident))
     assert "None" not in meta and "model support-bot" in meta and "top_k" not in meta
+    why = "temperature 0 and the backend is not known to vary"
+    meta = _meta(Report(tier="generation", identity=ident, counts={"repeats": 1}, repeats_reason=why))
+    assert f"repeats 1 ({why})" in meta  # why each prompt got one answer
