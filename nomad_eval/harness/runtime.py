@@ -179,13 +179,18 @@ class Runtime:
         """The suite's file; an unknown suite name is refused with the nearest one (exit 2), and so is a link that
         resolves outside the goldens folder (its questions would enter the run's files, which CI uploads), unless
         `data.follow_links`."""
-        data = self.settings.data
-        path = suite_file(data.goldens_dir, self.settings.suite)
-        if not data.follow_links and not path.resolve().is_relative_to(data.goldens_dir.resolve()):
-            raise NomadError(f"{path}: a link to {path.resolve()}, outside the goldens folder {data.goldens_dir}: "
-                             "refused, since its questions would enter the run's files (data.follow_links=true "
-                             "reads it)", 2)
+        path = suite_file(self.settings.data.goldens_dir, self.settings.suite)
+        if (why := self.outside_link(path)) is not None:
+            raise NomadError(f"{path}: {why}", 2)
         return path
+
+    def outside_link(self, path: Path) -> str | None:
+        """Why a suite file is refused as a link out of the goldens folder, or None (also with data.follow_links)."""
+        data = self.settings.data
+        if data.follow_links or path.resolve().is_relative_to(data.goldens_dir.resolve()):
+            return None
+        return (f"a link to {path.resolve()}, outside the goldens folder {data.goldens_dir}: refused, since its "
+                "questions would enter the run's files (data.follow_links=true reads it)")
 
     @cached_property
     def all_goldens(self) -> list[Golden]:

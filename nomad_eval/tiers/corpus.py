@@ -31,6 +31,9 @@ def check(rt: Runtime) -> int:
         suites = sorted(folder.glob("*.jsonl"))
         rt.suite_path  # noqa: B018 -- an unknown suite name is refused here, with the nearest one
         for path in suites:
+            if (why := rt.outside_link(path)) is not None:
+                defects.append(Defect(str(path), None, why))
+                continue
             try:
                 goldens += load_goldens(path, ids, known_doc_ids=rt.settings.baseline_doc_ids)
                 counts[path.stem] = len(goldens) - sum(counts.values())
@@ -88,6 +91,9 @@ def lint_suites(rt: Runtime, fail_unsourced: bool = False) -> int:
     findings = []
     defects: list[Defect] = []
     for path in sorted(folder.glob("*.jsonl")):
+        if (why := rt.outside_link(path)) is not None:
+            defects.append(Defect(str(path), None, why))
+            continue
         try:
             findings += lint(load_goldens(path, rt.doc_ids), rt.documents, path)
         except InvalidInput as exc:  # every suite's defects in one message, as action=check gives them

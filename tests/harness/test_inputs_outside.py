@@ -38,6 +38,24 @@ def test_a_suite_linked_from_outside_the_goldens_folder_is_refused(
     assert runtime(make_cfg(*args)).suite_path == goldens / "mini.jsonl"
 
 
+@pytest.mark.parametrize("action", ["check", "lint"])
+def test_check_and_lint_refuse_a_suite_linked_from_outside(tmp_path: Path, make_cfg: Callable[..., DictConfig],
+                                                          capsys: pytest.CaptureFixture[str], action: str) -> None:
+    goldens, elsewhere = tmp_path / "goldens", tmp_path / "elsewhere"
+    goldens.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(FIXTURES / "goldens" / "mini.jsonl", goldens / "mini.jsonl")
+    shutil.copy(FIXTURES / "goldens" / "mini.jsonl", elsewhere / "secret.jsonl")
+    (goldens / "other.jsonl").symlink_to(elsewhere / "secret.jsonl")
+    args = (f"data.corpus_dir={FIXTURES / 'corpus'}", f"data.goldens_dir={goldens}", "suite=mini", "tier=corpus",
+            f"action={action}")
+    with pytest.raises(SystemExit) as exc:
+        run_tier(make_cfg(*args))
+    assert exc.value.code == 2
+    assert f"{goldens / 'other.jsonl'}: a link to {elsewhere / 'secret.jsonl'}, outside" in capsys.readouterr().err
+    assert run_tier(make_cfg(*args, "data.follow_links=true")) == 0
+
+
 def test_the_unreferenced_documents_warning_names_twenty_and_counts_the_rest(
         tmp_path: Path, make_cfg: Callable[..., DictConfig], capsys: pytest.CaptureFixture[str]) -> None:
     corpus, goldens = tmp_path / "corpus", tmp_path / "goldens"
