@@ -72,7 +72,9 @@ def _cause(q: str, m: str, b: float, r: float, changes: Sequence[str], got: _Mea
     if len(alone) == 1:
         return f"because {describe(alone[0], q)} (reverting it alone restores it)"
     if alone:
-        return f"because of any of {', '.join(describe(c, q) for c in alone)} (reverting either alone restores it)"
+        # Each of them undoes the flip alone: the flip needs all of them together.
+        return (f"interaction of {' and '.join(describe(c, q) for c in alone)} (each is needed: reverting any one "
+                "alone restores it)")
     applied = [c for c in changes if _close(_value(got(everything - {c}), q, m), r)]
     if len(applied) == 1:
         return f"because {describe(applied[0], q)} (applying it alone to the baseline flips it)"

@@ -22,10 +22,12 @@ from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import reopened, seal
 from nomad_eval.core.compare import SMALL_SUITE, Verdict
+from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.system import differences, system_settings
 from nomad_eval.report.baseline import Baseline, baseline_path, default_variant, document_distance, load_baseline
 from nomad_eval.report.gate import (
     configured_floors,
+    floor_rows,
     floor_spread,
     gate_record,
     run_floors,
@@ -33,7 +35,7 @@ from nomad_eval.report.gate import (
     waterfall_text,
     write_junit,
 )
-from nomad_eval.report.schema import Gate, Report
+from nomad_eval.report.schema import Gate, GateFloor, Report
 from nomad_eval.tiers.notes import shown_before
 
 NEXT_STEP = {
@@ -77,10 +79,29 @@ def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors:
         verdict = verdict_for(report, cases, base, cfg)
     except NomadError as exc:
         return GateOutcome(gate_record(rows, None, refused=str(exc)), tier=report.tier)
+    stale = {q for status in ("gone", "relocated") for q in verdict.evidence.get(status, [])}
+    if stale and rows and cases:
+        rows = floors_without(rows, cases, stale)
     gate = gate_record(rows, verdict, baseline=str(path), baseline_reason=why)
     if not verdict.refused and cases:
         attribute_gate(cfg, gate, report, cases, base, verdict)
     return GateOutcome(gate, verdict, base.cases, cases, report.tier)
+
+
+def floors_without(rows: list[GateFloor], cases: list[Case], stale: set[str]) -> list[GateFloor]:
+    """The metric floors read over the questions whose goldens are up to date: an out-of-date golden measures a
+    question the corpus no longer poses, so it breaks no floor (it has its own verdict). Judge floors stay."""
+    questions = [q for q in questions_from_cases(cases) if q.id not in stale]
+    out = []
+    for f in rows:
+        values = [v for q in questions if (v := q.values.get(f.metric)) is not None]
+        if f.metric.startswith("judge.") or not values:
+            out.append(f)
+            continue
+        (row,) = floor_rows({f.metric: sum(values) / len(values)}, {f.metric: f.floor}, spreads={
+            f.metric: (len(values), None, None)})
+        out.append(row.model_copy(update={"reason": f"{row.reason} ({len(stale)} out-of-date golden(s) left out)"}))
+    return out
 
 
 def attribute_gate(cfg: DictConfig, gate: Gate, report: Report, cases: list[Case], base: Baseline,

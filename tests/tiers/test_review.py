@@ -37,10 +37,14 @@ def test_renamed_split_and_edited_documents_are_proposed_and_accepted(tmp_path: 
     lantern.write_text(lantern.read_text().replace("3 hours on high", "5 hours on high"))
 
     capsys.readouterr()
-    code = run_in_process("tier=retrieval", *args, "compare.after_run=true", f"paths.run_dir={tmp_path / 'edited'}")
+    code = run_in_process("tier=retrieval", *args, "compare.after_run=true", "gate.fail_under={recall@5:0.9}",
+                          f"paths.run_dir={tmp_path / 'edited'}")
     out = capsys.readouterr().out
     gate = json.loads((tmp_path / "edited" / "report.json").read_text())["gate"]
     assert code == 1 and gate["verdict"] == "golden out of date", out
+    # The four out-of-date goldens (scored as misses) break no floor: it reads the questions still up to date.
+    (floor,) = gate["floors"]
+    assert not floor["broken"] and floor["reason"].endswith("(4 out-of-date golden(s) left out)"), floor
     assert gate["evidence"]["relocated"] == ["mini-01", "mini-04", "mini-08"]
     assert gate["evidence"]["gone"] == ["mini-07"] and "regression" not in out
 
