@@ -168,7 +168,9 @@ def _pattern_status(base: PatternAnchors | None, run: PatternAnchors, unchanged:
     """`base` None: the baseline has no anchors; `unchanged`: every relevant document is still in the corpus with
     the baseline's content, so a pattern found nowhere there is the suite's defect, not a change."""
     before = base.relevant if base is not None else []
-    answer, quote = (before[0].match, before[0].quote) if before else (run.pattern, "")
+    # Without the baseline's anchors, the run's own match elsewhere words the answer (else the pattern itself).
+    first = before[0] if before else (run.others[0] if run.others else None)
+    answer, quote = (first.match, first.quote if before else "") if first else (run.pattern, "")
     if (base is not None and not before) or (base is None and not run.relevant and unchanged):
         return _Pattern("unanchored", run.pattern)
     if run.relevant:
