@@ -148,10 +148,11 @@ def repeats_for_noise(pairs: Sequence[tuple[Question, Question]], allowed: float
     return max(2, math.ceil(variance * z ** 2 / (len(pairs) * allowed) ** 2))
 
 
-def planned_se(questions: Sequence[Question], name: str, repeats: int) -> float | None:
+def planned_se(questions: Sequence[Question], name: str, repeats: int, drop: float = 0.0) -> float | None:
     """The run-to-run noise the gate would measure on `name` between two runs of this system with `repeats`
     repeats a side, from one run's questions (each question's pass rate for instability, its mean for a rate);
-    None when none of them was repeated, so nothing says how it varies."""
+    None when none of them was repeated, so nothing says how it varies. `drop`: a rate's drop made of whole
+    questions flipping, whose pooled draws (half passes) the gate's noise then holds too."""
     measured = [q for q in questions if q.values.get(name) is not None and q.repeats > 1]
     if not measured:
         return None
@@ -160,6 +161,7 @@ def planned_se(questions: Sequence[Question], name: str, repeats: int) -> float 
         variance = sum(2 * d * (1 - d) for p in rates for d in [1 - p ** repeats - (1 - p) ** repeats])
     else:
         variance = sum(m * (1 - m) * 2 / repeats for q in measured for m in [min(1.0, max(0.0, q.values[name] or 0.0))])
+        variance += drop * len(measured) * 0.25 * (2 * repeats / (2 * repeats - 1)) * 2 / repeats
     return math.sqrt(variance) / len(measured)
 
 
@@ -177,7 +179,7 @@ def repeats_for_drop(questions: Sequence[Question], name: str, drop: float, allo
     """Fewest repeats a side at which the gate finds a drop of `drop` with `power`; None when no repeats of this
     suite measure how it varies, or not even `most` repeats would."""
     for repeats in range(2, most + 1):
-        se = planned_se(questions, name, repeats)
+        se = planned_se(questions, name, repeats, drop)
         if se is None:
             return None
         if gate_power(se, drop, allowed, family) >= power:

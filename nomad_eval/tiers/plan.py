@@ -21,7 +21,7 @@ from rich.table import Table
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.compare import detectable_change
+from nomad_eval.core.compare import detectable_change, mostly_zero_one
 from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
 from nomad_eval.core.stats import planning_sd, questions_needed
@@ -51,7 +51,7 @@ def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_u
         tol = spec.allowed(sum(values) / len(values))
         rows.append({"metric": name, "n": len(values), "mean": sum(values) / len(values), "delta_sd": sd,
                      "mde": detectable_change(values, len(names), correlation,
-                                              binary=set(values) <= {0.0, 1.0}), "tolerance": tol,
+                                              binary=mostly_zero_one(values)), "tolerance": tol,
                      "questions_for_tolerance": questions_needed(tol, sd, alpha=0.05 / len(names)),
                      **_noise_plan(questions, name, tol, drop, sum(n.count(".") > 0 for n in names))})
     return rows
