@@ -21,8 +21,8 @@ from rich.table import Table
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.compare import detectable_change, mostly_zero_one
 from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
+from nomad_eval.core.power import detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
 from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for

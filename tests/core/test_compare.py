@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from nomad_eval.core.compare import compare_questions, detectable_change
+from nomad_eval.core.compare import compare_questions
+from nomad_eval.core.power import detectable_change
 from nomad_eval.core.questions import questions_from_cases
 
 Case = dict[str, Any]
