@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -92,9 +93,18 @@ def prompt_context(p: Plan) -> str:
         m["content"] for m in p.messages[1:-1])
 
 
+def repeat_seed(seed: int, repeat: int) -> int:
+    """A repeat's seed: `seed` itself for the first answer, a hash of (seed, repeat) for the others. `seed + repeat`
+    made seed=101 repeat seed=100's draws one repeat later, so "fresh draws" were not fresh; with the hash, another
+    `seed` gives other draws for every repeat."""
+    if repeat == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}/{repeat}".encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
 def repeat_options(options: ChatOptions, repeat: int) -> ChatOptions:
-    """A repeat's options: its own seed (`seed + repeat`), so sampled repeats are independent and reproducible."""
-    return ChatOptions(options.temperature, options.seed + repeat, options.max_tokens)
+    """A repeat's options: its own seed (repeat_seed), so sampled repeats are independent and reproducible."""
+    return ChatOptions(options.temperature, repeat_seed(options.seed, repeat), options.max_tokens)
 
 
 def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tuple[str, str, int | None]:

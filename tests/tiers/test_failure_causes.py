@@ -149,7 +149,7 @@ def scripted(body: dict[str, Any]) -> str:
     if "AA cells" in question:
         return "It takes 12 AA cells."          # 12 is in no context: an unsupported claim
     if "ratio" in question:
-        return "1:3" if body["seed"] % 2 == 0 else "One part to three."  # flips across repeats
+        return "1:3" if body["seed"] == 0 else "One part to three."  # flips across repeats
     return "I don't know."                      # declines everything else, passage or not
 
 

@@ -20,6 +20,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.cli.entry import run_tier
+from nomad_eval.tiers.generation import repeat_seed
 from tests.conftest import MINI
 from tests.servers import openai_compat
 
@@ -55,7 +56,7 @@ def test_a_backend_seen_to_vary_gets_sample_repeats(make_cfg: Callable[..., Dict
 
     def flips(body: dict[str, Any]) -> str:
         asked[(_prompt(body), int(body["seed"]))] += 1
-        return "1:3" if body["seed"] % 2 == 0 else "One part to three."  # at temperature 0: a batching server
+        return "1:3" if body["seed"] == 0 else "One part to three."  # at temperature 0: a batching server
 
     args = (*MINI, "tier=generation", "model=openai", "model.name=m", "mode=noretrieval")
     with openai_compat.serve("m", flips) as url:
@@ -65,10 +66,10 @@ def test_a_backend_seen_to_vary_gets_sample_repeats(make_cfg: Callable[..., Dict
     assert first["counts"]["repeats"] == 2 and first["repeats_reason"] == "repeats=2 as set"
     assert again["counts"]["repeats"] == 3 and "known to vary" in again["repeats_reason"]
     assert "not known" not in again["repeats_reason"]
-    # Only the third repeat (seed 2) is new: the first two come from the cache. (The run's first call, a token
-    # probe, is asked live, to learn which model the server serves now.)
+    # Only the third repeat is new: the first two come from the cache. (The run's first call, a token probe, is
+    # asked live, to learn which model the server serves now.)
     assert sum(asked.values()) - before == again["counts"]["model_calls"]
-    assert sum(n for (_, seed), n in asked.items() if seed == 2) == 8
+    assert sum(n for (_, seed), n in asked.items() if seed == repeat_seed(0, 2)) == 8
     assert again["counts"]["model_calls"] <= 8 + 1
 
 
@@ -140,3 +141,11 @@ def test_ctrl_c_says_so_at_once_and_stops_within_one_call(tmp_path: Path, data_d
     else:
         assert ended - pressed < SLOW - 2  # the second press does not wait for the call
     assert not (tmp_path / "r" / "report.json").exists()
+
+
+def test_another_seed_gives_fresh_draws_for_every_repeat() -> None:
+    """seed + repeat made seed=101 repeat seed=100's draws one repeat later; hashed, no repeat's seed is shared."""
+    seeds_100 = {repeat_seed(100, r) for r in range(5)}
+    seeds_101 = {repeat_seed(101, r) for r in range(5)}
+    assert repeat_seed(100, 0) == 100 and len(seeds_100) == 5 and not seeds_100 & seeds_101
+    assert repeat_seed(100, 1) == repeat_seed(100, 1) and 0 <= repeat_seed(7, 3) < 2 ** 31

@@ -106,7 +106,7 @@ def flip_by_seed(body: dict[str, Any]) -> str:
         return last.rsplit("Question:", 1)[-1].strip()
     if body["max_tokens"] == 1:
         return "ok"
-    return "Let it stand for 40 minutes." if body["seed"] % 2 == 0 else "I don't know."
+    return "Let it stand for 40 minutes." if body["seed"] == 0 else "I don't know."
 
 
 def test_flipping_question_is_unstable_and_gated_as_instability(make_cfg: Callable[..., DictConfig],
