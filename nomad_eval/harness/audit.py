@@ -68,6 +68,7 @@ class Audit:
     documents: int = 0
     findings: dict[str, dict[str, float]] = field(default_factory=lambda: {k: {} for k in KINDS})
     sampled: int = 0
+    sampled_documents: int = 0  # a drifted document outside the sample is not seen: the line says how many were
     lowest_cosine: float | None = None
 
     def over(self, limits: Mapping[str, int]) -> list[str]:
@@ -76,6 +77,7 @@ class Audit:
 
     def summary(self) -> dict[str, Any]:
         return {"points": self.points, "documents": self.documents, "sampled": self.sampled,
+                "sampled_documents": self.sampled_documents,
                 "lowest_cosine": self.lowest_cosine, "findings": self.findings}
 
 
@@ -172,6 +174,7 @@ def _drift(out: Audit, sample: list[tuple[str, ServedPoint]], s: AuditSettings,
         if cos < s.min_cosine:
             drifted[doc] += 1
     out.sampled, out.lowest_cosine = len(sample), round(lowest, 6)
+    out.sampled_documents = len({doc for doc, _ in sample})
     out.findings["drift"] = dict(sorted(drifted.items()))
 
 
@@ -193,7 +196,8 @@ def served_collection(rt: Runtime) -> Iterator[CollectionReader]:
 def audit_lines(result: Audit, s: AuditSettings) -> list[str]:
     """The audit as console lines: one per kind found, naming each document, and what was checked."""
     lines = [f"audit: {result.points} points against {result.documents} documents; drift: {result.sampled} "
-             f"stored chunks re-embedded, lowest cosine {result.lowest_cosine} (floor {s.min_cosine:g})"]
+             f"stored chunks of {result.sampled_documents} documents re-embedded (audit.sample), lowest cosine "
+             f"{result.lowest_cosine} (floor {s.min_cosine:g})"]
     for kind in KINDS:
         found = result.findings[kind]
         if found:
