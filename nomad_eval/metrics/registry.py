@@ -40,6 +40,7 @@ class MetricSpec:
     tier: Tier = "retrieval"
     trec: str | None = None  # the trec_eval measure it equals, for cross-checks and exports
     gated: bool = True  # False: descriptive (a count such as `returned`), never a regression
+    floor: float | None = None  # a relative tolerance's smallest tolerated worsening; None: the tolerance itself
 
     def name(self, k: int | None = None) -> str:
         return f"{self.family}@{k}" if self.parametrized else self.family
@@ -48,7 +49,7 @@ class MetricSpec:
         """The tolerated worsening. Relative tolerances keep a floor so a baseline of 0 does not flag any rise."""
         if self.tolerance_kind == "abs":
             return self.tolerance
-        return max(abs(baseline) * self.tolerance, self.tolerance)
+        return max(abs(baseline) * self.tolerance, self.tolerance if self.floor is None else self.floor)
 
     def worsening(self, baseline: float, current: float) -> float:
         """How much worse `current` is than `baseline` in this measure's direction (negative: better)."""
@@ -58,7 +59,9 @@ class MetricSpec:
         return self.gated and self.worsening(baseline, current) > self.allowed(baseline) + EPS
 
     def tolerance_text(self) -> str:
-        return f"±{self.tolerance:g}" if self.tolerance_kind == "abs" else f"±{self.tolerance:.0%}"
+        if self.tolerance_kind == "abs":
+            return f"±{self.tolerance:g}"
+        return f"±{self.tolerance:.0%} (at least {self.tolerance if self.floor is None else self.floor:g})"
 
 
 REGISTRY: dict[str, MetricSpec] = {}

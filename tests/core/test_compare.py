@@ -189,3 +189,18 @@ def test_one_tolerance_for_every_metric_replaces_each_metrics_own() -> None:
     assert all(m.outcome == "within tolerance" and "inside the tolerance 0.05" in m.reason for m in loose.metrics)
     twelve = verdict(base, retrieval_cases([0.0] * 12 + [1.0] * 207), tolerance=0.05)
     assert twelve.exit_code == 1 and "worse by 0.0548 > tolerance 0.05" in twelve.metrics[0].reason
+
+
+def test_a_relative_tolerance_has_a_meaningful_floor_and_prints_it() -> None:
+    """prompt_token_error 0.0007 -> 0.2 passed as '±25%' (its floor was 0.25 absolute); the floor is 0.02 now."""
+    name = "e2e.prompt_token_error"
+    base = [{"id": f"q{i}", "mode": "e2e", "passed": True, "relevant_doc_ids": ["d"],
+             "metrics": {"prompt_token_error": 0.0007}} for i in range(10)]
+    run = [dict(c, metrics={"prompt_token_error": 0.2}) for c in base]
+    v = compare_questions(questions_from_cases(base), questions_from_cases(run), [name],
+                          base_metrics={name: 0.0007}, run_metrics={name: 0.2}, deterministic=True)
+    (m,) = v.metrics
+    assert m.outcome == "regression" and m.tolerance == "±25% (at least 0.02)"
+    ok = [dict(c, metrics={"prompt_token_error": 0.015}) for c in base]
+    assert compare_questions(questions_from_cases(base), questions_from_cases(ok), [name],
+                             base_metrics={name: 0.0007}, run_metrics={name: 0.015}, deterministic=True).exit_code == 0
