@@ -338,8 +338,11 @@ def test_killed_generation_resumes_from_its_response_cache(make_cfg: Callable[..
     # One server for both runs: the base URL is part of the response cache's key, so a server on another port
     # would rightly be a different model as far as the cache can tell.
     with openai_compat.serve("m", dies_after_five) as url:
-        with pytest.raises(SystemExit):
+        # The calls the dead server dropped are listed apart and never scored (nor cached).
+        try:
             run_tier(make_cfg(*args, f"model.base_url={url}"))
+        except SystemExit:
+            pass
         finished = calls["answered"]  # 3 calibration probes and 2 answers
         calls["n"], calls["answered"] = -1000, 0  # a healthy server now
         cfg = make_cfg(*args, f"model.base_url={url}")
