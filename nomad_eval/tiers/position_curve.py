@@ -26,7 +26,7 @@ from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
-from nomad_eval.harness.system import system_settings
+from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
@@ -159,7 +159,8 @@ def run(cfg: DictConfig) -> int:
         "mode": "oracle", "model": str(cfg.model.name), "measures": [f"position {p}/{n}" for p in positions]})
     report = Report(
         tier="position", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
-        system=system_settings(rt.resolved_config(), "generation"), position_curve=result,
+        system=system_settings(rt.resolved_config(), "generation") | served_settings("model", s.model),
+        position_curve=result,
         counts={"goldens": len(rt.goldens), "questions": c.questions, "positions": len(positions), "passages": n,
                 "repeats": repeats, "cases": len(cases), "model_calls": s.chat.calls, "cache_hits": s.chat.hits,
                 **{f"skipped: {k}": len(v) for k, v in skipped.items()},
