@@ -21,19 +21,20 @@ def test_the_model_load_is_a_line_of_its_own_and_only_when_a_vector_is_missing(
     rt = runtime(make_cfg(*MINI, data))
     n = len(rt.chunks)
     embed_chunks(rt, quiet=False)
-    lines = capsys.readouterr().err.splitlines()
+    lines = capsys.readouterr().out.splitlines()
     loads = [i for i, line in enumerate(lines) if line.startswith(f"loading {rt.embedder.name}... ")]
     work = [i for i, line in enumerate(lines) if line.startswith(f"embedding chunks: {n}/{n} in ")]
     assert len(loads) == 1 and work and loads[0] < work[0], lines  # loaded first, then the counted work
 
     warm = runtime(make_cfg(*MINI, data))  # every vector cached now
     embed_chunks(warm, quiet=False)
-    err = capsys.readouterr().err
+    err = capsys.readouterr().out  # progress goes to stdout, so stderr's first line is the verdict's
     assert "loading" not in err and f"embedding chunks: {n}/{n} in " in err
     assert "_model" not in vars(warm.embedder)  # the model was never asked for
 
     embed_chunks(runtime(make_cfg(*MINI, f"paths.data_dir={tmp_path / 'cold2'}")), quiet=True)
-    assert capsys.readouterr().err == ""  # quiet: neither line
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and quiet.out == ""  # quiet: neither line
 
 
 def test_embedding_the_questions_loads_the_model_before_its_progress(
@@ -46,11 +47,11 @@ def test_embedding_the_questions_loads_the_model_before_its_progress(
     rt = runtime(make_cfg(*MINI, f"paths.data_dir={tmp_path / 'cold'}"))
     queries = [g.query for g in rt.goldens]
     _embed_questions(rt, queries, quiet=False)
-    lines = capsys.readouterr().err.splitlines()
+    lines = capsys.readouterr().out.splitlines()
     n = len(queries)
     loads = [i for i, line in enumerate(lines) if line.startswith(f"loading {rt.embedder.name}... ")]
     work = [i for i, line in enumerate(lines) if line.startswith(f"embedding questions: {n}/{n} in ")]
     assert len(loads) == 1 and work and loads[0] < work[0], lines
     _embed_questions(rt, queries, quiet=False)  # every question cached now
-    err = capsys.readouterr().err
+    err = capsys.readouterr().out  # progress goes to stdout, so stderr's first line is the verdict's
     assert "loading" not in err and f"embedding questions: {n}/{n} in " in err

@@ -33,8 +33,9 @@ VECTOR_SETTINGS = {
 NO_VECTOR_SETTINGS = {
     "minilm": {"batch_size", "threads"},
     # base_url: the digest says which weights answered, wherever the server is; timeouts and batching change
-    # nothing embedded; chars_per_token feeds only the truncation warning's estimate.
-    "ollama": {"base_url", "timeout", "retries", "batch_size", "chars_per_token"},
+    # nothing embedded; chars_per_token feeds only the truncation warning's estimate; max_response_bytes only
+    # refuses an answer past it.
+    "ollama": {"base_url", "timeout", "retries", "batch_size", "chars_per_token", "max_response_bytes"},
 }
 CHUNKER_SETTINGS = {"chunk_size", "chunk_overlap", "whole_document"}
 # Pipeline keys that act on queries and rankings, never on what is stored.
