@@ -69,6 +69,7 @@ class Audit:
     findings: dict[str, dict[str, float]] = field(default_factory=lambda: {k: {} for k in KINDS})
     sampled: int = 0
     sampled_documents: int = 0  # a drifted document outside the sample is not seen: the line says how many were
+    from_cache: int = 0  # stored points compared with the embedding cache's vector of their text: no model call
     lowest_cosine: float | None = None
 
     def over(self, limits: Mapping[str, int]) -> list[str]:
@@ -77,7 +78,7 @@ class Audit:
 
     def summary(self) -> dict[str, Any]:
         return {"points": self.points, "documents": self.documents, "sampled": self.sampled,
-                "sampled_documents": self.sampled_documents,
+                "sampled_documents": self.sampled_documents, "from_cache": self.from_cache,
                 "lowest_cosine": self.lowest_cosine, "findings": self.findings}
 
 
@@ -90,7 +91,11 @@ class _Held:
 
 
 def audit(points: Iterable[ServedPoint], documents: list[Document], s: AuditSettings,
-          embed: Callable[[list[str]], np.ndarray]) -> Audit:
+          embed: Callable[[list[str]], np.ndarray],
+          cached: Callable[[list[str]], list[np.ndarray | None]] = lambda texts: [None] * len(texts)) -> Audit:
+    """The collection's points accounted against `documents`. Drift: every point whose text `cached` holds a vector
+    for is compared with it (the embedding cache: no model call), and a stratified sample of the rest is re-embedded
+    with `embed`, so a warm cache checks every point and a cold one `s.sample` of them."""
     corpus = CorpusText.of(documents)
     out = Audit(documents=len(corpus.docs))
     held: dict[str, _Held] = defaultdict(_Held)
@@ -119,7 +124,7 @@ def audit(points: Iterable[ServedPoint], documents: list[Document], s: AuditSett
     out.findings["missing"] = {d: 0.0 for d in sorted(corpus.docs) if d not in held}
     shares = {d: _covered(corpus.docs[d], h.spans) for d, h in held.items()}
     out.findings["partial"] = {d: round(v, 4) for d, v in sorted(shares.items()) if v < 1.0}
-    _drift(out, _stratified(drift_pool, s.sample, s.seed), s, embed)
+    _drift(out, drift_pool, s, embed, cached)
     return out
 
 
@@ -157,25 +162,39 @@ def _stratified(pool: Mapping[str, list[ServedPoint]], size: int, seed: int) -> 
     return picked
 
 
-def _drift(out: Audit, sample: list[tuple[str, ServedPoint]], s: AuditSettings,
-           embed: Callable[[list[str]], np.ndarray]) -> None:
-    if not sample:
+def _drift(out: Audit, pool: Mapping[str, list[ServedPoint]], s: AuditSettings,
+           embed: Callable[[list[str]], np.ndarray], cached: Callable[[list[str]], list[np.ndarray | None]]) -> None:
+    held = [(doc, p) for doc, ps in pool.items() for p in ps]
+    if not held:
         return
-    fresh = np.asarray(embed([str(p.payload[s.text_key]) for _, p in sample]), dtype=np.float64)
+    known = cached([str(p.payload[s.text_key]) for _, p in held])
+    pairs = [(doc, p, v) for (doc, p), v in zip(held, known, strict=True) if v is not None]
+    rest: dict[str, list[ServedPoint]] = defaultdict(list)
+    for (doc, p), v in zip(held, known, strict=True):
+        if v is None:
+            rest[doc].append(p)
+    sample = _stratified(rest, s.sample, s.seed)
+    if sample:
+        fresh = np.asarray(embed([str(p.payload[s.text_key]) for _, p in sample]), dtype=np.float64)
+        pairs += [(doc, p, f) for (doc, p), f in zip(sample, fresh, strict=True)]
     drifted: Counter[str] = Counter()
     lowest = 1.0
-    for (doc, p), f in zip(sample, fresh, strict=True):
-        stored = np.asarray(p.vector, dtype=np.float64).ravel()
-        cos = -1.0
-        if stored.shape == f.shape and np.isfinite(stored).all() and (norm := np.linalg.norm(stored) *
-                                                                      np.linalg.norm(f)) > 0:
-            cos = float(stored @ f / norm)
+    for doc, p, f in pairs:
+        cos = _cosine(np.asarray(p.vector, dtype=np.float64).ravel(), np.asarray(f, dtype=np.float64).ravel())
         lowest = min(lowest, cos)
         if cos < s.min_cosine:
             drifted[doc] += 1
-    out.sampled, out.lowest_cosine = len(sample), round(lowest, 6)
-    out.sampled_documents = len({doc for doc, _ in sample})
+    out.sampled, out.from_cache, out.lowest_cosine = len(sample), len(pairs) - len(sample), round(lowest, 6)
+    out.sampled_documents = len({doc for doc, _, _ in pairs})
     out.findings["drift"] = dict(sorted(drifted.items()))
+
+
+def _cosine(stored: np.ndarray, fresh: np.ndarray) -> float:
+    """-1 for a stored vector that cannot be compared (another size, not finite, zero)."""
+    if stored.shape != fresh.shape or not np.isfinite(stored).all():
+        return -1.0
+    norm = float(np.linalg.norm(stored) * np.linalg.norm(fresh))
+    return float(stored @ fresh / norm) if norm > 0 else -1.0
 
 
 @contextmanager
@@ -195,9 +214,10 @@ def served_collection(rt: Runtime) -> Iterator[CollectionReader]:
 
 def audit_lines(result: Audit, s: AuditSettings) -> list[str]:
     """The audit as console lines: one per kind found, naming each document, and what was checked."""
-    lines = [f"audit: {result.points} points against {result.documents} documents; drift: {result.sampled} "
-             f"stored chunks of {result.sampled_documents} documents re-embedded (audit.sample), lowest cosine "
-             f"{result.lowest_cosine} (floor {s.min_cosine:g})"]
+    lines = [f"audit: {result.points} points against {result.documents} documents; drift: {result.from_cache} "
+             f"stored chunks compared with the embedding cache and {result.sampled} re-embedded (audit.sample), "
+             f"{result.sampled_documents} documents reached, lowest cosine {result.lowest_cosine} "
+             f"(floor {s.min_cosine:g})"]
     for kind in KINDS:
         found = result.findings[kind]
         if found:

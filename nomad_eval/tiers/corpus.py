@@ -181,7 +181,8 @@ def audit_collection(rt: Runtime, cfg: DictConfig) -> int:
     with served_collection(rt) as reader:
         reader.count()  # an absent collection is named before anything is read
         points = (ServedPoint(*p) for p in reader.points())
-        result = audit(points, rt.corpus_documents, s, rt.cached_embedder.embed_documents)
+        result = audit(points, rt.corpus_documents, s, rt.cached_embedder.embed_documents,
+                       rt.cached_embedder.cached_documents)
     for line in audit_lines(result, s):
         console.print(line, markup=False)
     over = result.over(s.limits)

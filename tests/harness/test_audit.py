@@ -69,7 +69,14 @@ def test_the_audit_names_every_finding_by_document_and_a_clean_collection_passes
     assert _code(make_cfg(*SMALL, *served, f"store.url={tmp_path / 'clean'}")) == 0
     out = capsys.readouterr().out
     assert "the collection matches the corpus" in out
-    assert "17 stored chunks of 5 documents re-embedded (audit.sample), lowest cosine 1.0" in out
+    # The collection was embedded through this data folder's cache: every point is compared with it, no model call.
+    assert "17 stored chunks compared with the embedding cache and 0 re-embedded (audit.sample), 5 documents " \
+           "reached, lowest cosine 1.0" in out
+    # A fresh data folder holds no vector: the drift check re-embeds its sample (audit.sample) instead.
+    cold = f"paths.data_dir={tmp_path / 'cold'}"
+    assert _code(make_cfg(*SMALL, *served, f"store.url={tmp_path / 'clean'}", cold, "audit.sample=6")) == 0
+    assert "0 stored chunks compared with the embedding cache and 6 re-embedded (audit.sample), 5 documents " \
+           "reached" in capsys.readouterr().out
 
     _collection(make_cfg, tmp_path / "dirty", dirty=True)
     assert _code(make_cfg(*SMALL, *served, f"store.url={tmp_path / 'dirty'}")) == 1
