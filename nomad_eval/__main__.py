@@ -99,7 +99,9 @@ def cli() -> None:
         _hydra_main()
     except KeyboardInterrupt:
         print("interrupted; finished results are kept, re-run the same command to continue", file=sys.stderr)
-        sys.exit(130)
+        # Every with-block has closed on the way here (store, caches, run folder): what is left is the
+        # interpreter's teardown of the model stack's native threads, seconds the user pressed Ctrl-C not to wait.
+        exit_now(130)
 
 
 if __name__ == "__main__":
