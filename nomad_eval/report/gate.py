@@ -88,16 +88,29 @@ def _cause(floors: list[GateFloor], verdict: Verdict | None, refused: str | None
         return "floor broken", "; ".join(f.reason for f in broken), 1
     if verdict is None:
         return "pass", "every floor holds" if floors else NOTHING_GATED, 0
+    return _verdict_cause(floors, verdict)
+
+
+def _unmeasured_cause(verdict: Verdict) -> str | None:
+    """Why some of the comparison was not measured, or None when all of it was."""
+    if not (verdict.unmeasured or verdict.questions.missing or verdict.infra_over):
+        return None
+    parts = [m.reason for m in verdict.unmeasured] + ([verdict.infra_over] if verdict.infra_over else [])
+    if verdict.questions.missing:
+        miss = verdict.questions.missing
+        parts.append(f"{len(miss)} question(s) of the run's suite have no record: {', '.join(miss[:10])}")
+    return "; ".join(parts)
+
+
+def _verdict_cause(floors: list[GateFloor], verdict: Verdict) -> tuple[str, str, int]:
+    """The gate's outcome from the baseline comparison, once every floor holds."""
     if verdict.refused:
         return "not comparable", "; ".join(verdict.refused), 2
     if verdict.regressions:
         return "regression", "; ".join(_regressed(m) for m in verdict.regressions), 1
-    if verdict.unmeasured or verdict.questions.missing or verdict.infra_over:
-        parts = [m.reason for m in verdict.unmeasured] + ([verdict.infra_over] if verdict.infra_over else [])
-        if verdict.questions.missing:
-            miss = verdict.questions.missing
-            parts.append(f"{len(miss)} question(s) of the run's suite have no record: {', '.join(miss[:10])}")
-        return "not measured", "; ".join(parts), 1
+    unmeasured = _unmeasured_cause(verdict)
+    if unmeasured is not None:
+        return "not measured", unmeasured, 1
     if verdict.stale and not verdict.stale_warn:
         return "golden out of date", "; ".join(verdict.stale), 1
     if verdict.too_small:
