@@ -222,6 +222,20 @@ def _case(suite: ET.Element, name: str, classname: str, failure: str | None = No
         ET.SubElement(tc, "system-out").text = out
 
 
+def _coverage_cases(root: ET.Element, gate: Gate, suite: str) -> None:
+    """The goldens-up-to-date and every-question-measured cases, when anything was compared."""
+    if gate.metrics or gate.stale:  # a golden out of date is its own failure, beside the metrics' regressions
+        stale = "\n".join(gate.stale)
+        _case(root, "goldens up to date", f"{suite}.compare",
+              failure=f"{len(gate.stale)} golden(s) out of date:\n{stale}" if gate.stale and not gate.stale_warn
+              else None, out=f"out of date (compare.stale=warn):\n{stale}" if gate.stale_warn and gate.stale else None)
+    missing = gate.questions.get("not measured")
+    if gate.metrics or missing:
+        _case(root, "every question measured", f"{suite}.compare",
+              failure=f"{len(missing)} question(s) of the suite have no record: {', '.join(missing)}"
+              if missing else None)
+
+
 def write_junit(gate: Gate, path: Path, suite: str = "nomad-eval") -> None:
     root = ET.Element("testsuite", name=suite)
     props = ET.SubElement(root, "properties")
@@ -237,16 +251,7 @@ def write_junit(gate: Gate, path: Path, suite: str = "nomad-eval") -> None:
     for m in gate.metrics:
         _case(root, f"{m.name} ({m.outcome})", f"{suite}.compare",
               failure=_summary(m) if m.outcome in FAILED else None, out=None if m.outcome in FAILED else _summary(m))
-    if gate.metrics or gate.stale:  # a golden out of date is its own failure, beside the metrics' regressions
-        stale = "\n".join(gate.stale)
-        _case(root, "goldens up to date", f"{suite}.compare",
-              failure=f"{len(gate.stale)} golden(s) out of date:\n{stale}" if gate.stale and not gate.stale_warn
-              else None, out=f"out of date (compare.stale=warn):\n{stale}" if gate.stale_warn and gate.stale else None)
-    missing = gate.questions.get("not measured")
-    if gate.metrics or missing:
-        _case(root, "every question measured", f"{suite}.compare",
-              failure=f"{len(missing)} question(s) of the suite have no record: {', '.join(missing)}"
-              if missing else None)
+    _coverage_cases(root, gate, suite)
     if not root.findall("testcase"):
         _case(root, "gate", suite, out=gate.cause)
     cases = root.findall("testcase")
