@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -56,6 +55,8 @@ from nomad_eval.tiers.generation_cases import (
     mode_metrics,
     pattern_timeouts,
     position_analysis,
+    repeat_options,
+    repeats_for,
     score_case,
     sizes,
 )
@@ -93,49 +94,10 @@ def prompt_context(p: Plan) -> str:
         m["content"] for m in p.messages[1:-1])
 
 
-def repeat_seed(seed: int, repeat: int) -> int:
-    """A repeat's seed: `seed` itself for the first answer, a hash of (seed, repeat) for the others. `seed + repeat`
-    made seed=101 repeat seed=100's draws one repeat later, so "fresh draws" were not fresh; with the hash, another
-    `seed` gives other draws for every repeat."""
-    if repeat == 0:
-        return seed
-    return int.from_bytes(hashlib.sha256(f"{seed}/{repeat}".encode()).digest()[:4], "big") & 0x7FFFFFFF
-
-
-def repeat_options(options: ChatOptions, repeat: int) -> ChatOptions:
-    """A repeat's options: its own seed (repeat_seed), so sampled repeats are independent and reproducible."""
-    return ChatOptions(options.temperature, repeat_seed(options.seed, repeat), options.max_tokens)
-
-
 def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tuple[str, str, int | None]:
     result = chat.chat(p.messages, options, repeat)
     return result.text, strip_reasoning(result.text), result.prompt_tokens
 
-
-def _known_to_vary(chat: CachedChat, p: Plan, options: ChatOptions, repeats: int) -> bool:
-    """The response cache holds two different answers of this backend to this prompt, from two of its repeats."""
-    texts = {hit.text for r in range(repeats) if (hit := chat.cached(p.messages, repeat_options(options, r), r))}
-    return len(texts) > 1
-
-
-def repeats_for(cfg: DictConfig, chat: CachedChat, options: ChatOptions, plans: list[Plan]) -> tuple[int, str]:
-    """How many answers each prompt gets, and why. `repeats=N` asks N. Left null, greedy decoding (temperature 0)
-    asks once, since a repeat of the same prompt would return the same answer, unless this backend is known to
-    vary: the response cache already holds differing answers of it to one of these prompts from earlier repeats
-    (a server that batches requests can break greedy ties differently). Sampled answers always get
-    `sample_repeats`."""
-    if cfg.repeats is not None:
-        n = max(1, int(cfg.repeats))
-        return n, f"repeats={n} as set"
-    n = int(cfg.sample_repeats)
-    if options.temperature > 0:
-        return n, f"temperature {options.temperature:g} samples: sample_repeats={n} answers per prompt"
-    varied = sum(_known_to_vary(chat, p, options, n) for p in plans)
-    if varied:
-        return n, (f"temperature 0, but this backend is known to vary: its cached answers differ between repeats "
-                   f"for {varied} of {len(plans)} prompts, so sample_repeats={n}")
-    return 1, ("temperature 0 and the backend is not known to vary (no cached answer of it differs between "
-               "repeats): one answer per prompt; repeats=N asks N")
 
 
 @dataclass

@@ -3,11 +3,16 @@ context: does correctness fall with the rank at which the relevant passage sits 
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, TypedDict
 
+from omegaconf import DictConfig
+
+from nomad_eval.backends.chat import ChatOptions
+from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.golden import Golden
@@ -24,6 +29,7 @@ from nomad_eval.metrics.answer.measures import (
     token_error,
 )
 from nomad_eval.metrics.registry import REGISTRY
+from nomad_eval.rag.budget import Plan
 from nomad_eval.report.schema import AttackRate, SizeSummary
 
 # Every generation measure the registry holds is scored per case, except these two: a question's, read off its
@@ -252,3 +258,43 @@ def rank_row(by_question: dict[str, list[float | None]]) -> dict[str, Any]:
     if iv is not None:
         row["low"], row["high"] = iv.low, iv.high
     return row
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """A repeat's seed: `seed` itself for the first answer, a hash of (seed, repeat) for the others. `seed + repeat`
+    made seed=101 repeat seed=100's draws one repeat later, so "fresh draws" were not fresh; with the hash, another
+    `seed` gives other draws for every repeat."""
+    if repeat == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}/{repeat}".encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def repeat_options(options: ChatOptions, repeat: int) -> ChatOptions:
+    """A repeat's options: its own seed (repeat_seed), so sampled repeats are independent and reproducible."""
+    return ChatOptions(options.temperature, repeat_seed(options.seed, repeat), options.max_tokens)
+
+
+def _known_to_vary(chat: CachedChat, p: Plan, options: ChatOptions, repeats: int) -> bool:
+    """The response cache holds two different answers of this backend to this prompt, from two of its repeats."""
+    texts = {hit.text for r in range(repeats) if (hit := chat.cached(p.messages, repeat_options(options, r), r))}
+    return len(texts) > 1
+
+
+def repeats_for(cfg: DictConfig, chat: CachedChat, options: ChatOptions, plans: list[Plan]) -> tuple[int, str]:
+    """How many answers each prompt gets, and why. `repeats=N` asks N. Left null, greedy decoding (temperature 0)
+    asks once, since a repeat of the same prompt would return the same answer, unless this backend is known to
+    vary: the response cache already holds differing answers of it to one of these prompts from earlier repeats
+    (a server that batches requests can break greedy ties differently). Sampled answers always get
+    `sample_repeats`."""
+    if cfg.repeats is not None:
+        n = max(1, int(cfg.repeats))
+        return n, f"repeats={n} as set"
+    n = int(cfg.sample_repeats)
+    if options.temperature > 0:
+        return n, f"temperature {options.temperature:g} samples: sample_repeats={n} answers per prompt"
+    varied = sum(_known_to_vary(chat, p, options, n) for p in plans)
+    if varied:
+        return n, (f"temperature 0, but this backend is known to vary: its cached answers differ between repeats "
+                   f"for {varied} of {len(plans)} prompts, so sample_repeats={n}")
+    return 1, ("temperature 0 and the backend is not known to vary (no cached answer of it differs between "
+               "repeats): one answer per prompt; repeats=N asks N")

@@ -45,9 +45,8 @@ from nomad_eval.tiers.generation import (
     open_chat,
     plan_prompt,
     prompt_context,
-    repeats_for,
 )
-from nomad_eval.tiers.generation_cases import score_case
+from nomad_eval.tiers.generation_cases import repeats_for, score_case
 from nomad_eval.tiers.generation_context import _passage, oracle_passages
 from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
