@@ -53,17 +53,27 @@ def pair_questions(base: Sequence[Question], run: Sequence[Question], *,
     unstable = _unstable(b_by, r_by) if exclude_unstable else set()
     expected = _keys(run_ids, modes)
     common = _common(b_by, r_by, set(run_ids) - changed, unstable)
-    held = [k for k in common if quarantined is not None and quarantined(k)]
+    held = _held(common, quarantined)
     return QuestionSets(
         common=[k for k in common if k not in set(held)],
         quarantined=held,
         added=_keys([i for i in run_ids if i not in base_ids], modes),
         removed=sorted(k for k, q in b_by.items() if q.id not in set(run_ids)),
         changed=sorted(_keys(sorted(changed), modes)),
-        missing=[k for k in expected if k not in r_by and k not in set(infra)],
+        missing=_missing(expected, r_by, infra),
         unstable=sorted(unstable),
         infra=sorted({k for k in infra if k not in r_by}),
     )
+
+
+def _held(common: Sequence[str], quarantined: Callable[[str], bool] | None) -> list[str]:
+    """The common keys a known-flaky check sets apart."""
+    return [k for k in common if quarantined is not None and quarantined(k)]
+
+
+def _missing(expected: Sequence[str], run: Mapping[str, Question], infra: Sequence[str]) -> list[str]:
+    """Keys the run's suite expects that it neither recorded nor lost to the infrastructure."""
+    return [k for k in expected if k not in run and k not in set(infra)]
 
 
 def _keys(ids: Sequence[str], modes: Sequence[str]) -> list[str]:
