@@ -54,22 +54,30 @@ def tag_columns(r: Report) -> list[str]:
     return [c for c in headline_names("retrieval", headline_k(r)) if "@" in c and c in r.metrics]
 
 
-def retrieval_markdown(r: Report) -> str:
+def _identity_lines(r: Report) -> list[str]:
     ident = r.identity
-    lines = [f"# nomad-eval {r.tier} report", "", *gate_markdown(r.gate)]
-    if ident:
-        lines += [f"- fingerprint `{ident.fingerprint}`, goldens `{ident.goldens_hash}` ({ident.suite})",
-                  f"- top_k {ident.top_k}, threshold {ident.threshold}, min_final_score {ident.min_final_score}, "
-                  f"embedder {ident.embedder}", ""]
-    if r.provenance:
-        dirty = " (dirty)" if r.provenance.git_dirty else ""
-        branch = f" on branch `{r.provenance.git_branch}`" if r.provenance.git_branch else ""
-        where = " ".join(v for v in (r.provenance.platform.get("os"), r.provenance.platform.get("cpu_architecture"))
-                         if v)
-        tool = f"commit `{r.provenance.git_commit}`{dirty}{branch}, " if r.provenance.git_commit else ""
-        lines += [f"- {code_line(r.provenance)}",
-                  f"- {tool}created {r.provenance.created}" + (f", {where}, Python {r.provenance.python}" if where
-                                                                else ""), ""]
+    if not ident:
+        return []
+    return [f"- fingerprint `{ident.fingerprint}`, goldens `{ident.goldens_hash}` ({ident.suite})",
+            f"- top_k {ident.top_k}, threshold {ident.threshold}, min_final_score {ident.min_final_score}, "
+            f"embedder {ident.embedder}", ""]
+
+
+def _provenance_lines(r: Report) -> list[str]:
+    if not r.provenance:
+        return []
+    dirty = " (dirty)" if r.provenance.git_dirty else ""
+    branch = f" on branch `{r.provenance.git_branch}`" if r.provenance.git_branch else ""
+    where = " ".join(v for v in (r.provenance.platform.get("os"), r.provenance.platform.get("cpu_architecture"))
+                     if v)
+    tool = f"commit `{r.provenance.git_commit}`{dirty}{branch}, " if r.provenance.git_commit else ""
+    return [f"- {code_line(r.provenance)}",
+            f"- {tool}created {r.provenance.created}" + (f", {where}, Python {r.provenance.python}" if where
+                                                          else ""), ""]
+
+
+def retrieval_markdown(r: Report) -> str:
+    lines = [f"# nomad-eval {r.tier} report", "", *gate_markdown(r.gate), *_identity_lines(r), *_provenance_lines(r)]
     rows = [[k, fmt_value(v, r.intervals.get(k))] for k, v in r.metrics.items()]
     lines += ["## Metrics", "", *interval_note(r), *_table(["metric", f"value [{_level(r)} interval] n"], rows), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
