@@ -176,6 +176,11 @@ def _pattern_status(base: PatternAnchors | None, run: PatternAnchors, unchanged:
     if run.relevant:
         same = any((a.doc, a.quote, a.start) == (b.doc, b.quote, b.start) for a in run.relevant for b in before)
         return _Pattern("intact" if same or base is None else "moved", answer, quote)
+    return _found_elsewhere(before, run, answer, quote)
+
+
+def _found_elsewhere(before: Sequence[Anchor], run: PatternAnchors, answer: str, quote: str) -> _Pattern:
+    """A pattern no relevant document says any more: where else the corpus says it, if anywhere."""
     # Renamed, split and merged documents are found by their quotes: the sentence itself, in one other document.
     quoted = sorted({a.doc for a in run.others if a.quote in {b.quote for b in before}})
     if len(quoted) == 1:
