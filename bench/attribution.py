@@ -6,7 +6,7 @@ A copy of the corpus is run once (cold: it fills the embedding cache), promoted 
 then run again unchanged: that second run is the warm retrieval run the cost is compared with. Then eight changes
 are made at once (two documents edited, two added, one removed, pipeline.chunk_size, pipeline.term_boost and
 threshold), the changed run is made twice (the second warm), and attribution's leave-one-out replay of the
-changed run is timed on its own (the `attribute_gate` step of the compare, as a run with compare.after_run=true
+changed run is timed on its own (the `attribute` step of the compare, as a run with compare.after_run=true
 does it). Each time is the median of `--repeats` timings, in this process with the model loaded.
 """
 
@@ -62,25 +62,27 @@ def _run(args: tuple[str, ...], out: Path) -> float:
 
 
 def _attribution(args: tuple[str, ...], run: Path, baselines: Path) -> tuple[float, dict[str, Any]]:
+    from nomad_eval.gate.decision import attribute
+    from nomad_eval.gate.record import gate_record
+    from nomad_eval.gate.verdict import verdict_for
     from nomad_eval.report.baseline import load_baseline, load_run
-    from nomad_eval.report.gate import gate_record
-    from nomad_eval.tiers.compare import verdict_for
-    from nomad_eval.tiers.finish import attribute_gate
+    from nomad_eval.tiers.finish import explainer
+    from nomad_eval.tiers.settings import compare_settings
 
     cfg = compose_cfg(*args, f"paths.run_dir={run}")
     report, cases = load_run(run)
     base = load_baseline(next(baselines.glob("*/retrieval.json")))
-    verdict = verdict_for(report, cases, base, cfg)
+    verdict = verdict_for(report, cases, base, compare_settings(cfg))
     gate = gate_record([], verdict)
     t = time.perf_counter()
-    attribute_gate(cfg, gate, report, cases or [], base, verdict)
+    attribute(gate, explainer(cfg), report, cases or [], base, verdict)
     return time.perf_counter() - t, {"attribution": gate.attribution, "changes": verdict.differences,
                                      "waterfall": {m: [p.model_dump() for p in parts]
                                                    for m, parts in gate.waterfall.items()}}
 
 
 def measure(data_dir: Path, repeats: int) -> dict[str, Any]:
-    from nomad_eval.report.baseline import promote
+    from nomad_eval.gate.store import promote
 
     register_resolvers()
     with tempfile.TemporaryDirectory() as tmp:

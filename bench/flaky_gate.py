@@ -30,8 +30,8 @@ from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from nomad_eval.core.compare import Verdict, compare_questions  # noqa: E402
 from nomad_eval.core.questions import means, questions_from_cases  # noqa: E402
+from nomad_eval.gate.compare import Verdict, compare_questions  # noqa: E402
 from nomad_eval.metrics.registry import headline_names  # noqa: E402
 from nomad_eval.tiers import generation_cases  # noqa: E402,F401  (registers the answer measures)
 

@@ -24,8 +24,8 @@ from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from nomad_eval.core.compare import compare_questions  # noqa: E402
 from nomad_eval.core.questions import questions_from_cases  # noqa: E402
+from nomad_eval.gate.compare import compare_questions  # noqa: E402
 from nomad_eval.tiers.plan import plan_rows  # noqa: E402
 
 # A fixed input, so the result stays comparable run to run: the core suite's baseline as filed under chunker

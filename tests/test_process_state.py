@@ -48,9 +48,9 @@ TABLES = {
     "nomad_eval.report.html_charts.COLORS": "constant: chart colours",
     "nomad_eval.report.markdown.ATTACK_HEADER": "constant: a table's header",
     "nomad_eval.report.upstream.UPSTREAM_TO_OURS": "constant: upstream metric names -> ours",
-    "nomad_eval.tiers.compare.OUTCOME_STYLE": "constant: outcome -> console style",
-    "nomad_eval.tiers.compare.QUESTION_NOTES": "constant: question change -> its note",
-    "nomad_eval.tiers.finish.NEXT_STEP": "constant: outcome -> the next step to suggest",
+    "nomad_eval.gate.announce.OUTCOME_STYLE": "constant: outcome -> console style",
+    "nomad_eval.gate.announce.QUESTION_NOTES": "constant: question change -> its note",
+    "nomad_eval.gate.announce.NEXT_STEP": "constant: outcome -> the next step to suggest",
     "nomad_eval.tiers.retrieval_cases._LEVELS": "constant: metric level -> what it ranks",
 }
 

@@ -16,8 +16,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-# scipy.stats is imported where a statistic is computed, not here: the report views reach this module through
-# the gate's types (report/gate -> core/compare), and the run browser computes no statistic (tests/test_startup.py).
+# scipy.stats is imported where a statistic is computed, not here: a module that only reads these types (the run
+# browser among them) computes no statistic (tests/test_startup.py).
 
 Array = NDArray[np.float64]
 Alternative = Literal["two-sided", "worse_if_lower", "worse_if_higher"]

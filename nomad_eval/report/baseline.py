@@ -1,15 +1,13 @@
-"""Baselines filed under the corpus fingerprint: baselines/<fingerprint>/<tier>[-<variant>].json; and what differs
-between a baseline and a run, in the words compare prints before its table."""
+"""Reading what compare, plan and promote read: a run folder (its report and checked case records), a baseline file
+(filed by the gate's store, nomad_eval/gate/store.py), upstream NOMAD's files, and a sweep's matrix table."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, GetPydanticSchema, ValidationError
 
@@ -18,14 +16,11 @@ from nomad_eval.base.bounded_json import json_problem
 from nomad_eval.base.case import Case
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check
-from nomad_eval.base.safe_names import require_safe
-from nomad_eval.base.secrets import redact
-from nomad_eval.data.anchors import doc_hash
 from nomad_eval.data.golden import json_lines, json_value
 from nomad_eval.metrics.registry import spec_for
-from nomad_eval.report.io import read_report, write_atomic
+from nomad_eval.report.io import read_report
 from nomad_eval.report.renamed import renamed_cases, renamed_report
-from nomad_eval.report.schema import Report, Subject
+from nomad_eval.report.schema import Report
 from nomad_eval.report.upstream import looks_upstream, upstream_baseline
 
 
@@ -36,21 +31,6 @@ class Baseline(BaseModel):
     report: Report
     # As written (no coercion; key order and unknown keys stay); load_baseline checks each as a case record.
     cases: Annotated[list[Case], GetPydanticSchema(lambda _, handler: handler(list[dict[str, Any]]))]
-
-
-def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None = None,
-                  source: str = "baseline path") -> Path:
-    """A tier with several variants (generation: one per mode) files each under its own name.
-
-    Every part is checked before it becomes a path (exit 2 otherwise): they come from reports, which are data.
-    """
-    require_safe(source, fingerprint=fingerprint, tier=tier, variant=variant)
-    name = f"{tier}-{variant}.json" if variant else f"{tier}.json"
-    return root / fingerprint / name
-
-
-def default_variant(report: Report) -> str | None:
-    return report.identity.mode if report.tier == "generation" and report.identity else None
 
 
 class CaseRecord(BaseModel):
@@ -146,15 +126,6 @@ def _upstream_file(path: Path) -> tuple[Report, list[Case]] | None:
     return upstream_baseline(raw, path) if json_problem(raw) is None and looks_upstream(raw) else None
 
 
-def _case_summary(c: Case) -> Case:
-    # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering; and the
-    # failure cause, so compare can list the questions whose cause changed.
-    keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal",
-            "cause", "upstream")
-    held: Mapping[str, object] = c
-    return cast(Case, {k: held[k] for k in keep if k in held})
-
-
 Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
@@ -194,75 +165,6 @@ def read_matrix(path: Path) -> list[dict[str, Any]]:
     return [r.model_dump() for r in table.rows]
 
 
-def _complete(report: Report, cases: list[Case] | None, run: Path) -> None:
-    """A run's cases.jsonl must hold every case its report counts: a baseline is compared case by case."""
-    expected = report.counts.get("cases", report.counts.get("goldens") if report.tier == "retrieval" else None)
-    if expected is None:
-        return
-    held = len(cases or [])
-    if held != expected:
-        raise NomadError(f"{run}: cases.jsonl holds {held} case(s) where report.json counts {expected}; a "
-                         "baseline must hold every case: re-run it", 2)
-
-
-def promote(run: Path, root: Path, variant: str | None = None) -> Path:
-    if (run / "matrix.json").exists():  # a matrix sweep: its table is the baseline
-        rows = read_matrix(run / "matrix.json")
-        fps = {r["fingerprint"] for r in rows}
-        if len(fps) != 1:
-            raise NomadError(f"{run}: matrix rows span fingerprints {sorted(fps)}; promote one corpus at a time", 2)
-        target = baseline_path(root, fps.pop(), "matrix", source=str(run / "matrix.json"))
-        write_atomic(target, json.dumps({"promoted_from": str(run), "rows": rows}, indent=1))
-        return target
-    report, cases = load_run(run)
-    if report.status != "ok" or report.identity is None:
-        raise NomadError(f"{run}: a failed run cannot become a baseline ({report.error})", 2)
-    _complete(report, cases, run)
-    source = str(run if run.suffix == ".json" else run / "report.json")
-    if variant:  # named on the command line: the message says so rather than blaming the report
-        require_safe("promote.variant", variant=variant)
-    target = baseline_path(root, report.identity.fingerprint, report.tier, variant or default_variant(report),
-                           source=source)
-    # A report written before configs were redacted may still hold a credential: a baseline is committed.
-    report = report.model_copy(update={"config": redact(report.config, report.config),
-                                       "system": redact(report.system, report.system)})
-    base = Baseline(
-        promoted_from=str(run), promoted_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        report=report, cases=[_case_summary(c) for c in cases or []],
-    )
-    write_atomic(target, base.model_dump_json(indent=1))
-    store_sources(report, root)
-    return target
-
-
-OBJECTS = "objects"  # baselines/objects/<sha256 12 hex>: texts a replay needs, content-addressed
-
-
-def store_sources(report: Report, root: Path) -> int:
-    """Keep the baseline's documents and glossary by content hash (baselines/objects/<hash>), so attribution can
-    revert an edit to the baseline's text: each is read from where the run read it, and kept only when its hash is
-    the one the run recorded (the file may have changed since). Deduplicated: a text kept once serves every
-    baseline. Returns how many texts were newly written."""
-    wanted: dict[str, Path] = {}
-    corpus = (report.config.get("data") or {}).get("corpus_dir")
-    if report.subject is not None and corpus:
-        wanted |= {h: Path(str(corpus)) / f"{d}.md" for d, h in report.subject.documents.items()}
-    glossary = (report.config.get("pipeline") or {}).get("glossary_file")
-    recorded = report.system.get("pipeline.glossary_file", "")
-    if glossary and "sha256:" in recorded:
-        wanted[recorded.rsplit("sha256:", 1)[1]] = Path(str(glossary))
-    written = 0
-    for h, path in wanted.items():
-        target = root / OBJECTS / h
-        if target.exists() or not path.is_file():
-            continue
-        raw = path.read_bytes()
-        if hashlib.sha256(raw).hexdigest()[:12] == h or doc_hash(raw.decode("utf-8-sig", "replace")) == h:
-            write_atomic(target, raw)
-            written += 1
-    return written
-
-
 def load_baseline(path: Path) -> Baseline:
     """A promoted baseline file, any run's directory or report.json used as one, or upstream NOMAD's baseline
     file (detected by its top-level `meta`; see report/upstream.py)."""
@@ -296,35 +198,3 @@ def load_baseline(path: Path) -> Baseline:
             raise InvalidInput([Defect(str(path), None, f"cases[{i}]: {problem}")], 2)
     cases = renamed_cases(base.cases)
     return base.model_copy(update={"cases": cases, "report": renamed_report(base.report, cases)})
-
-
-def _names(ids: list[str], limit: int = 8) -> str:
-    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
-
-
-def corpus_changes(base: Subject | None, run: Subject | None) -> list[str]:
-    """Documents added, removed and changed (by content hash), and the chunk count, baseline → run."""
-    if base is None or run is None:
-        side = "baseline" if base is None else "run"
-        return [f"documents: not recorded in the {side} (re-promote the baseline to name document changes)"]
-    b, r = base.documents, run.documents
-    out = []
-    for label, ids in (("added", sorted(r.keys() - b.keys())), ("removed", sorted(b.keys() - r.keys())),
-                       ("changed", sorted(k for k in b.keys() & r.keys() if b[k] != r[k]))):
-        if ids:
-            out.append(f"documents {label} ({len(ids)}): {_names(ids)}")
-    nb, nr = sum(base.chunks.values()), sum(run.chunks.values())
-    if nb != nr or any(base.chunks.get(d) != run.chunks.get(d) for d in b.keys() & r.keys()):
-        moved = sorted(d for d in b.keys() & r.keys() if base.chunks.get(d) != run.chunks.get(d))
-        out.append(f"chunks {nb} → {nr}" + (f" (count changed in {_names(moved, 5)})" if moved else ""))
-    return out
-
-
-def document_distance(base: Report, run: Report) -> int | None:
-    """How many documents differ (added, removed or changed), the first part of "nearest baseline"; None when
-    either side did not record its documents."""
-    if base.subject is None or run.subject is None:
-        return None
-    b, r = base.subject.documents, run.subject.documents
-    return len(b.keys() ^ r.keys()) + sum(b[k] != r[k] for k in b.keys() & r.keys())
-

@@ -16,7 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from nomad_eval.metrics.registry import EPS, spec_for
-from nomad_eval.report.gate import FAILED, GATE_COLUMNS, gate_cells
+from nomad_eval.report.gate_view import FAILED, GATE_COLUMNS, gate_cells
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import GateMetric, MetricInterval
 from nomad_eval.report.svg import Figure

@@ -9,7 +9,7 @@ from typing import Any
 from nomad_eval.base.case import Case
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.report import html_charts as charts
-from nomad_eval.report.gate import gate_markdown
+from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.html import (
     SINCE_COLUMN,
     Block,

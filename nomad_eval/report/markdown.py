@@ -6,7 +6,7 @@ from typing import Any
 
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, headline_names
-from nomad_eval.report.gate import gate_markdown
+from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.provenance import code_line
 from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, SizeSummary, headline_k

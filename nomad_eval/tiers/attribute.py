@@ -18,18 +18,19 @@ from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.base.case import Case
 from nomad_eval.core.attribution import Attribution, Values, attribute
-from nomad_eval.core.compare import Verdict
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.data.anchors import doc_hash
 from nomad_eval.data.corpus import Document
+from nomad_eval.gate.changes import system_of
+from nomad_eval.gate.compare import Verdict
+from nomad_eval.gate.store import OBJECTS
 from nomad_eval.harness.replay import World, replay
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.system import system_settings
 from nomad_eval.rag.chunking import ChunkerParams
 from nomad_eval.rag.pipeline import Pipeline, load_glossary
-from nomad_eval.report.baseline import OBJECTS, Baseline
-from nomad_eval.report.schema import Report, WaterfallPart
-from nomad_eval.tiers.finish import system_of
+from nomad_eval.report.baseline import Baseline
+from nomad_eval.report.schema import Report
 from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval_cases import case_metrics
 
@@ -174,7 +175,3 @@ def explain(cfg: DictConfig, rt: Runtime, run: Report, cases: list[Case], base: 
     found = attribute([c.name for c in changes], replayer.measure, before, after, metrics, describe, deltas)
     return found, notes
 
-
-def waterfall_rows(found: Attribution) -> dict[str, list[WaterfallPart]]:
-    return {m: [WaterfallPart(change=p.change, value=p.value, questions=list(p.questions)) for p in parts]
-            for m, parts in found.waterfall.items()}

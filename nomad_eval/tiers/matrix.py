@@ -16,8 +16,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import seal
+from nomad_eval.gate.store import baseline_path
 from nomad_eval.harness.rundir import run_dir
-from nomad_eval.report.baseline import baseline_path
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.matrix import ROW_FILE, matrix_row
 from nomad_eval.tiers.settings import runtime

@@ -25,8 +25,9 @@ from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
 from nomad_eval.core.power import detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
 from nomad_eval.core.stats import planning_sd, questions_needed
+from nomad_eval.gate.store import baseline_path
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
-from nomad_eval.report.baseline import baseline_path, load_baseline
+from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.upstream import is_upstream
 from nomad_eval.report.upstream_view import headline
 from nomad_eval.tiers.settings import runtime

@@ -17,12 +17,16 @@ from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, problem
 from nomad_eval.data.anchors import unanchored
-from nomad_eval.report.baseline import load_run, promote
-from nomad_eval.report.gate import configured_floors, direction_text, run_floors
+from nomad_eval.gate.choose import PROMOTE_HINT
+from nomad_eval.gate.floors import run_floors
+from nomad_eval.gate.settings import configured_floors
+from nomad_eval.gate.store import promote
+from nomad_eval.report.baseline import load_run
+from nomad_eval.report.gate_view import direction_text
 from nomad_eval.report.markdown import fmt
 from nomad_eval.report.schema import Report
 from nomad_eval.tiers.browse import find_reports
-from nomad_eval.tiers.finish import PROMOTE_HINT, decide
+from nomad_eval.tiers.finish import decide
 
 LATEST = "latest"
 

@@ -23,11 +23,11 @@ from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.anchors import Evidence, anchor_goldens, doc_hash, first_match, reanchor_all, sentences
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden, json_lines
+from nomad_eval.gate.choose import find_baseline
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.system import system_settings
 from nomad_eval.report.baseline import Baseline, load_baseline
 from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.tiers.finish import find_baseline
 
 SIMILAR = 0.6  # difflib ratio above which a sentence of the corpus is taken for the baseline's, edited
 

@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
+from nomad_eval.gate.settings import CompareSettings, GateSettings, configured_floors
 from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, StoreSettings
 from nomad_eval.judges.calibration import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
@@ -123,3 +124,26 @@ def baseline_documents(root: Path, named: Path | None = None) -> frozenset[str]:
         if isinstance(docs, dict):
             found.update(str(d) for d in docs)
     return frozenset(found)
+
+
+def compare_settings(cfg: DictConfig) -> CompareSettings:
+    named = cfg.compare.get("metrics")
+    tolerance = cfg.compare.get("tolerance")
+    return CompareSettings(
+        metrics=tuple(str(n) for n in named) if named else None, headline_k=int(cfg.compare.headline_k),
+        view=str(cfg.compare.get("view")), stale=str(cfg.compare.stale),
+        exclude_unstable=bool(cfg.compare.exclude_unstable), strict=bool(cfg.compare.strict),
+        tolerance=None if tolerance is None else float(tolerance), cluster=bool(cfg.stats.cluster),
+        resamples=int(cfg.stats.resamples), seed=int(cfg.seed), correlation=float(cfg.plan.correlation),
+        max_infra=float(cfg.gate.max_infra),
+        quarantine_dir=None if cfg.data.kind == "beir" else Path(str(cfg.data.goldens_dir)))
+
+
+def gate_settings(cfg: DictConfig) -> GateSettings:
+    """The gate's settings from the run's config (nomad_eval/gate/settings.py)."""
+    named, variant, junit = (cfg.compare.get(k) for k in ("baseline", "variant", "junit"))
+    return GateSettings(
+        floors=configured_floors(cfg.gate), after_run=bool(cfg.compare.get("after_run")),
+        baseline=Path(str(named)) if named else None, variant=str(variant) if variant else None,
+        baselines_dir=Path(cfg.paths.baselines_dir), junit=Path(str(junit)) if junit else None,
+        compare=compare_settings(cfg))

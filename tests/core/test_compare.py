@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from nomad_eval.core.compare import compare_questions
 from nomad_eval.core.power import detectable_change
 from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.gate.compare import compare_questions
 
 Case = dict[str, Any]
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from nomad_eval.gate.floors import floor_rows
 from nomad_eval.metrics.registry import REGISTRY, spec_for
-from nomad_eval.report.gate import floor_rows
 
 
 def test_registry_directions_and_tolerances() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nomad_eval.core.compare import compare_questions
 from nomad_eval.core.questions import means, questions_from_cases
+from nomad_eval.gate.compare import compare_questions
 
 Case = dict[str, Any]
 GATED = ["e2e.correctness", "e2e.pass_rate", "e2e.instability"]

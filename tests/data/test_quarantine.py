@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from nomad_eval.base.errors import InvalidInput
-from nomad_eval.core.compare import compare_questions
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.quarantine import expiry_defects, load_quarantine
+from nomad_eval.gate.compare import compare_questions
 from tests.conftest import FIXTURES, run_cli
 
 ENTRY = "- id: mini-03\n  mode: e2e\n  reason: flips between two phrasings\n  owner: '@alice'\n  expires: {}\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nomad_eval.base.paths import REPO
-from nomad_eval.report.baseline import promote
+from nomad_eval.gate.store import promote
 from tests.conftest import MINI, run_in_process
 
 GEN = ("tier=generation", "model=mock", "mode=e2e", *MINI)

@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, seal
 from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.io import read_report
 from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
 from nomad_eval.report.schema import Identity, Report
-from nomad_eval.tiers.compare import verdict_for
+from nomad_eval.tiers.settings import compare_settings
 from tests.conftest import compose_cfg
 from tests.fuzz_support import fuzz_settings, run, tried
 
@@ -118,7 +119,7 @@ def test_fuzzed_case_files_are_compared_or_refused_by_line(tmp_path: Path, times
             return
         assert cases is not None
         questions_from_cases(cases)
-        verdict_for(report, cases, load_baseline(folder), CFG)  # a run against itself as the baseline
+        verdict_for(report, cases, load_baseline(folder), compare_settings(CFG))  # a run against itself as the baseline
 
     assert run("cases.jsonl reader + compare", prop) >= 120 * times
 
@@ -194,7 +195,7 @@ def test_fuzzed_baselines_are_compared_or_refused_by_name(tmp_path: Path) -> Non
         except NomadError as exc:
             _refused_by_name(exc, path)
             return
-        verdict_for(REPORT, CASES, base, CFG)
+        verdict_for(REPORT, CASES, base, compare_settings(CFG))
 
     assert run("baseline reader + compare", prop) >= 150
 

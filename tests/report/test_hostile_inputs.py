@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from nomad_eval.base.errors import NomadError
-from nomad_eval.report.baseline import load_baseline, load_run, promote
+from nomad_eval.gate.store import promote
+from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.schema import Identity, Report
 
 IDENTITY = Identity(fingerprint="f" * 16, goldens_hash="h", suite="core", embedder="e", pipeline="p",

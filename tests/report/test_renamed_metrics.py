@@ -13,7 +13,8 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.report.baseline import load_baseline, load_run, promote
+from nomad_eval.gate.store import promote
+from nomad_eval.report.baseline import load_baseline, load_run
 from tests.conftest import MINI
 
 

@@ -14,10 +14,11 @@ from omegaconf import DictConfig
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.core.compare import Verdict
+from nomad_eval.gate.compare import Verdict
+from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.upstream import is_upstream
-from nomad_eval.tiers.compare import verdict_for
+from nomad_eval.tiers.settings import compare_settings
 from tests.conftest import MINI, run_cli, run_in_process
 
 KS = (1, 3, 5, 10)
@@ -211,7 +212,7 @@ def test_compare_accepts_an_upstream_baseline_and_reports_what_differs(tmp_path:
 
 def _verdict(make_cfg: Callable[..., DictConfig], run: Path, base: Path, *overrides: str) -> Verdict:
     report, cases = load_run(run)
-    return verdict_for(report, cases, load_baseline(base), make_cfg(*MINI, *overrides))
+    return verdict_for(report, cases, load_baseline(base), compare_settings(make_cfg(*MINI, *overrides)))
 
 
 def test_identical_rankings_show_no_delta_and_precision_is_upstreams(make_cfg: Callable[..., DictConfig],
@@ -250,7 +251,7 @@ def test_an_upstream_report_is_the_run_side_and_can_be_promoted(make_cfg: Callab
     base = load_baseline(filed)
     assert is_upstream(base.report) and base.cases[1]["upstream"]["upstream.mrr"] == 0.5
     # run side upstream, baseline ours: both in the upstream view, paired on the questions in common
-    v = verdict_for(report, cases, load_baseline(run), make_cfg(*MINI))
+    v = verdict_for(report, cases, load_baseline(run), compare_settings(make_cfg(*MINI)))
     assert not v.refused and v.common == 4, v.refused
     assert any("DIFFERS: the run is upstream NOMAD's" in d for d in v.differences)
     mrr = next(m for m in v.metrics if m.name == "upstream.mrr")
@@ -265,7 +266,7 @@ def test_a_baseline_without_the_upstream_view_is_not_comparable_with_an_upstream
     old.report = old.report.model_copy(update={"config": {}, "upstream": None, "metrics": {"recall@5": 1.0}})
     old.cases = [{k: v for k, v in c.items() if k != "upstream"} | {"metrics": {"recall@5": 1.0}} for c in old.cases]
     with pytest.raises(NomadError) as exc:
-        verdict_for(report, cases, old, make_cfg(*MINI))
+        verdict_for(report, cases, old, compare_settings(make_cfg(*MINI)))
     assert exc.value.exit_code == 2 and "no upstream view" in str(exc.value)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nomad_eval.report.baseline import OBJECTS, promote
+from nomad_eval.gate.store import OBJECTS, promote
 from tests.conftest import FIXTURES, run_in_process
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.gate.choose import find_baseline
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.tiers.finish import find_baseline
 
 
 def _report(fp: str, docs: dict[str, str], suite: str = "core", distractors: str | None = None,

@@ -258,11 +258,12 @@ def test_sweep_summary_survives_a_failing_job(tmp_path: Path, data_dir: Path) ->
 def test_compare_metrics_refuses_a_descriptive_metric(make_cfg: Any) -> None:
     """`returned` (chunks returned) is descriptive: docs/metrics.md says it is never gated, so naming it is refused."""
     from nomad_eval.base.errors import NomadError
+    from nomad_eval.gate.verdict import gated_metrics
     from nomad_eval.report.schema import Report
-    from nomad_eval.tiers.compare import gated_metrics
+    from nomad_eval.tiers.settings import compare_settings
 
     base = Report(tier="retrieval", metrics={"returned": 3.0, "recall@5": 1.0})
-    assert gated_metrics(make_cfg("compare.metrics=[recall@5]"), base, base, []) == ["recall@5"]
+    assert gated_metrics(compare_settings(make_cfg("compare.metrics=[recall@5]")), base, base, []) == ["recall@5"]
     with pytest.raises(NomadError) as exc:
-        gated_metrics(make_cfg("compare.metrics=[returned]"), base, base, [])
+        gated_metrics(compare_settings(make_cfg("compare.metrics=[returned]")), base, base, [])
     assert exc.value.exit_code == 2 and "descriptive and never gated" in str(exc.value)

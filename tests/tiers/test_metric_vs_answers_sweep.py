@@ -10,9 +10,10 @@ import pytest
 from omegaconf import DictConfig
 from scipy import stats
 
+from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import Baseline, load_run
 from nomad_eval.report.sweep_rank import PREDICTORS_FILE
-from nomad_eval.tiers.compare import verdict_for
+from nomad_eval.tiers.settings import compare_settings
 from tests.conftest import MINI, run_cli
 
 pytestmark = pytest.mark.slow  # its fixture runs a generation sweep
@@ -74,7 +75,7 @@ def test_retrieval_metrics_are_ungated_and_not_measured_against_an_older_baselin
     old_cases = [{**c, "metrics": {k: v for k, v in c["metrics"].items() if "@" not in k}} for c in cases]
     old = report.model_copy(update={"metrics": {k: v for k, v in report.metrics.items() if "@" not in k}})
     v = verdict_for(report, cases, Baseline(promoted_from="old", promoted_at="", report=old, cases=old_cases),
-                    make_cfg(*MINI, "tier=generation", "mode=e2e"))
+                    compare_settings(make_cfg(*MINI, "tier=generation", "mode=e2e")))
     assert not v.refused and v.exit_code == 0
     rows = {m.name: m for m in v.metrics}
     assert rows["e2e.correctness"].gated and rows["e2e.correctness"].outcome == "within tolerance"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nomad_eval.base.runfolder import seal
-from nomad_eval.report.baseline import promote
+from nomad_eval.gate.store import promote
 from tests.conftest import FIXTURES, run_in_process
 
 pytestmark = pytest.mark.slow

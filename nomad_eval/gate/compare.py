@@ -21,7 +21,6 @@ from statistics import NormalDist
 from typing import Literal
 
 from nomad_eval.core.noise import INSTABILITY, delta_noise, noise_p, repeats_for_noise
-from nomad_eval.core.pairing import QuestionSets, pair_questions
 from nomad_eval.core.power import ALPHA, detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question
 from nomad_eval.core.stats import (
@@ -31,6 +30,7 @@ from nomad_eval.core.stats import (
     paired_interval,
     paired_p_value,
 )
+from nomad_eval.gate.pairing import QuestionSets, pair_questions
 from nomad_eval.metrics.registry import EPS, MetricSpec, spec_for
 
 Outcome = Literal["regression", "within tolerance", "too small to tell", "not measured", "not gated"]
