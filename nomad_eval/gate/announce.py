@@ -116,22 +116,13 @@ def announce(outcome: GateOutcome, out: Path, *, junit: Path | None, shown: Coll
              gate_files: bool = True) -> int:
     """Print the compare and the floors, write junit.xml (unless the caller did), and end with the verdict;
     returns the exit code. `shown`: the small-suite warnings printed before in this project state."""
-    # A compare writing junit.xml into a finished run's folder seals it again: its reader checked it just before.
-    # Only then: a compare of a run in a folder it may not write (a CI artifact) writes nothing there.
     if gate_files and junit is not None:
-        with reopened(out) if not junit.is_absolute() or junit.parent == out else contextlib.nullcontext():
-            write_gate_files(outcome.gate, out, junit)
+        _write_into(out, outcome, junit)
     g = outcome.gate
     if g.baseline:
         console.print(f"baseline: {escape(g.baseline)} ({escape(g.baseline_reason or '')})")
     if outcome.verdict is not None:
-        print_verdict(outcome.verdict, shown)
-        for line in g.attribution:
-            console.print(f"flipped: {escape(line)}")
-        for name, parts in g.waterfall.items():
-            console.print(f"waterfall {escape(name)}: {escape(waterfall_text(parts))}")
-        if outcome.tier == "generation" and outcome.cases and outcome.base_cases and not outcome.verdict.refused:
-            print_cause_changes(outcome.base_cases, outcome.cases)
+        _print_compare(outcome, outcome.verdict, shown)
     for f in g.floors:
         console.print(("[red]floor broken:[/] " if f.broken else "floor holds: ") + escape(f.reason + floor_spread(f)))
     if g.exit_code:
@@ -144,3 +135,23 @@ def announce(outcome: GateOutcome, out: Path, *, junit: Path | None, shown: Coll
     style = "green" if g.exit_code == 0 else "red"
     console.print(f"[{style}]{escape(verdict_line(g))}[/]")
     return g.exit_code
+
+
+def _write_into(out: Path, outcome: GateOutcome, junit: Path) -> None:
+    """junit.xml for a compare of a finished run. Written into that run's folder, it seals the folder again: its
+    reader checked it just before. Only then: a compare of a run in a folder it may not write (a CI artifact)
+    writes nothing there."""
+    with reopened(out) if not junit.is_absolute() or junit.parent == out else contextlib.nullcontext():
+        write_gate_files(outcome.gate, out, junit)
+
+
+def _print_compare(outcome: GateOutcome, verdict: Verdict, shown: Collection[str]) -> None:
+    """The compare, the flipped questions' causes and, for generation, the questions whose failure cause changed."""
+    g = outcome.gate
+    print_verdict(verdict, shown)
+    for line in g.attribution:
+        console.print(f"flipped: {escape(line)}")
+    for name, parts in g.waterfall.items():
+        console.print(f"waterfall {escape(name)}: {escape(waterfall_text(parts))}")
+    if outcome.tier == "generation" and outcome.cases and outcome.base_cases and not verdict.refused:
+        print_cause_changes(outcome.base_cases, outcome.cases)

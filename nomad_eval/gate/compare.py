@@ -137,12 +137,7 @@ def compare_questions(
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
                                  exclude_unstable=exclude_unstable, infra=infra, quarantined=quarantined)
-    if infra_share > 0:
-        v.warnings.append(f"{infra_share:.1%} of the run's model calls failed in the infrastructure, listed in "
-                          "report.json's infra; those answers are neither failed nor passed")
-    if infra_share > max_infra + EPS:
-        v.infra_over = (f"{infra_share:.1%} of the run's model calls failed in the infrastructure (timeouts, "
-                        f"connection or HTTP errors, malformed answers), more than gate.max_infra={max_infra:g}")
+    _infrastructure(v, infra_share, max_infra)
     if not v.questions.common:
         v.refused.append("no questions in common with the same judgement; a gate over nothing cannot pass; check "
                          "that the run used the baseline's suite, or promote a baseline of this suite")
@@ -150,22 +145,44 @@ def compare_questions(
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     pairs = [(b_by[k], r_by[k]) for k in v.questions.common]
     how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance, deterministic, frozenset(infra))
-    rows: list[MetricVerdict] = []
-    tests: list[tuple[int, float]] = []
-    for name in [*gated, *(n for n in informational if n not in gated)]:
-        row, p = _measure(name, name in gated, pairs, base_metrics, run_metrics, how)
-        if p is not None:
-            tests.append((len(rows), p))
-        rows += [row] if row is not None else []
-    family = _noise_family(rows, tolerance)
-    size = max(1, len(family), sum(m.gated and m.noise is None for m in rows))
-    for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
-        rows[i] = _decide(replace(rows[i], noise_p=family.get(i)), p_adj, strict, tolerance, size, pairs)
-    v.metrics = rows
+    names = [*gated, *(n for n in informational if n not in gated)]
+    rows = v.metrics = _rows(names, set(gated), pairs, (base_metrics, run_metrics), how, strict)
     v.newly_failing = [b.key for b, r in pairs if b.passed == 1.0 and r.passed is not None and r.passed < 1.0]
+    # Assigned, as it always was: the infrastructure's warning above survives only a compare that stopped early.
     v.warnings = _warnings(rows, tolerance) + [m.reason for m in rows if m.reason.endswith("(instability needs "
                                                                                           "2+ repeats)")]
     return v
+
+
+def _infrastructure(v: Verdict, share: float, max_infra: float) -> None:
+    """The share of the run's model calls the infrastructure failed: said, and past `max_infra` not measured."""
+    if share > 0:
+        v.warnings.append(f"{share:.1%} of the run's model calls failed in the infrastructure, listed in "
+                          "report.json's infra; those answers are neither failed nor passed")
+    if share > max_infra + EPS:
+        v.infra_over = (f"{share:.1%} of the run's model calls failed in the infrastructure (timeouts, "
+                        f"connection or HTTP errors, malformed answers), more than gate.max_infra={max_infra:g}")
+
+
+Means = tuple[Mapping[str, float | None], Mapping[str, float | None]]  # the baseline's and the run's metrics
+
+
+def _rows(names: Sequence[str], gated: set[str], pairs: Pairs, means: Means, how: Sampling, strict: bool
+          ) -> list[MetricVerdict]:
+    """Each metric's row, the gated ones decided after Holm across them (question sampling) and across the
+    varying ones (run-to-run noise)."""
+    rows: list[MetricVerdict] = []
+    tests: list[tuple[int, float]] = []
+    for name in names:
+        row, p = _measure(name, name in gated, pairs, *means, how)
+        if p is not None:
+            tests.append((len(rows), p))
+        rows += [row] if row is not None else []
+    family = _noise_family(rows, how.tolerance)
+    size = max(1, len(family), sum(m.gated and m.noise is None for m in rows))
+    for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
+        rows[i] = _decide(replace(rows[i], noise_p=family.get(i)), p_adj, strict, how.tolerance, size, pairs)
+    return rows
 
 
 def _spec(name: str, tolerance: float | None) -> MetricSpec | None:
@@ -267,12 +284,18 @@ def _measure(name: str, gated: bool, pairs: Pairs, base_metrics: Mapping[str, fl
     pairs = [(b, r) for b, r in pairs if r.values.get(name) is not None]
     if missing is not None or not pairs:
         return missing, None
+    return _measured(name, spec if gated else None, tol, pairs, how)
+
+
+def _measured(name: str, spec: MetricSpec | None, tol: str, pairs: Pairs, how: Sampling
+              ) -> tuple[MetricVerdict, float | None]:
+    """The row of a metric both sides measured on `pairs`; gated when it has a `spec`."""
     b = [float(x.values[name] or 0.0) for x, _ in pairs]
     c = [float(y.values[name] or 0.0) for _, y in pairs]
     clusters = [x.cluster for x, _ in pairs] if how.cluster else None
     interval = paired_interval(b, c, clusters, resamples=how.resamples, seed=how.seed)
     bm, cm = sum(b) / len(b), sum(c) / len(c)
-    if not gated or spec is None:
+    if spec is None:
         return MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol), None
     noise = delta_noise(pairs, name, how.deterministic, rate=spec.unit == "rate")
     worse = tuple(y.key for (_, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)

@@ -6,6 +6,7 @@ quarantine applied, and the question-by-question compare (gate/compare.py), with
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Mapping
 
 from rich.markup import escape
 
@@ -157,30 +158,13 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, s: Compar
     refused = _refusals(run, cases, base, upstream)
     if refused or not cases:
         return Verdict(refused=refused)
-    in_view = upstream or s.view == "upstream"
     warn_stale = _stale_mode(s)
-    run_side, base_side, gated = _sides(run, cases, base, s, in_view)
+    run_side, base_side, gated = _sides(run, cases, base, s, upstream or s.view == "upstream")
     found, notes = ({}, []) if upstream else evidence(run, base.report)
-    stale = {e.id for e in found.values() if e.stale}
-    (run_metrics, run_cases), run_goldens = _without(run_side, _goldens(run), stale)
-    (base_metrics, base_cases), base_goldens = _without(base_side, _goldens(base.report), stale)
-    informational = [n for n in base_metrics if n in run_metrics and n not in gated and spec_for(n)]
-    # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
-    informational += [n for n in run_metrics if n not in base_metrics and n not in gated and spec_for(n)]
-    v = compare_questions(
-        questions_from_cases(base_cases), questions_from_cases(run_cases), gated,
-        base_metrics=base_metrics, run_metrics=run_metrics, informational=informational,
-        base_goldens=base_goldens, run_goldens=run_goldens,
-        exclude_unstable=s.exclude_unstable, cluster=s.cluster, resamples=s.resamples, seed=s.seed,
-        strict=s.strict, correlation=s.correlation, tolerance=s.tolerance,
-        deterministic=deterministic(run) and deterministic(base.report),
-        infra=[str(x.get("key")) for x in run.infra], max_infra=s.max_infra,
-        infra_share=len(run.infra) / max(1, (run.counts or {}).get("calls_asked", 0) or len(run.infra)),
-        quarantined=(lambda key: any(e.covers(key) for e in held)) if (held := _quarantine(s)) else None,
-    )
+    v = _compare(run, base, (run_side, base_side), gated, {e.id for e in found.values() if e.stale}, s)
     v.stale, v.stale_warn = [e.message for e in found.values() if e.stale], warn_stale
-    v.evidence = {s: ids for s in ("gone", "relocated", "ambiguous", "moved", "unanchored")
-                  if (ids := sorted(e.id for e in found.values() if e.status == s))}
+    v.evidence = {status: ids for status in ("gone", "relocated", "ambiguous", "moved", "unanchored")
+                  if (ids := sorted(e.id for e in found.values() if e.status == status))}
     v.warnings += notes
     if not gated and not v.refused:
         v.refused.append("no gated metric: the baseline measured none of the headline measures; "
@@ -189,3 +173,41 @@ def verdict_for(run: Report, cases: list[Case] | None, base: Baseline, s: Compar
                      else corpus_changes(base.report.subject, run.subject)
                      + differences(system_of(base.report), system_of(run)))
     return v
+
+
+def _compare(run: Report, base: Baseline, sides: tuple[Side, Side], gated: list[str], stale: set[str],
+             s: CompareSettings) -> Verdict:
+    """The question-by-question compare of the two sides, the out-of-date goldens (`stale`) left out."""
+    (run_metrics, run_cases), run_goldens = _without(sides[0], _goldens(run), stale)
+    (base_metrics, base_cases), base_goldens = _without(sides[1], _goldens(base.report), stale)
+    infra, infra_share = _infra(run)
+    return compare_questions(
+        questions_from_cases(base_cases), questions_from_cases(run_cases), gated,
+        base_metrics=base_metrics, run_metrics=run_metrics,
+        informational=_informational(base_metrics, run_metrics, gated),
+        base_goldens=base_goldens, run_goldens=run_goldens,
+        exclude_unstable=s.exclude_unstable, cluster=s.cluster, resamples=s.resamples, seed=s.seed,
+        strict=s.strict, correlation=s.correlation, tolerance=s.tolerance,
+        deterministic=deterministic(run) and deterministic(base.report),
+        infra=infra, max_infra=s.max_infra, infra_share=infra_share, quarantined=_quarantined(s),
+    )
+
+
+def _informational(base: Mapping[str, float | None], run: Mapping[str, float | None], gated: list[str]
+                   ) -> list[str]:
+    """The registry's measures compared and shown, not gated."""
+    both = [n for n in base if n in run and n not in gated and spec_for(n)]
+    # Measured on one side only (e.g. e2e retrieval metrics against an older generation baseline): "not measured".
+    return both + [n for n in run if n not in base and n not in gated and spec_for(n)]
+
+
+def _infra(run: Report) -> tuple[list[str], float]:
+    """The run's questions with a call the infrastructure failed, and the share of its calls that did."""
+    share = len(run.infra) / max(1, (run.counts or {}).get("calls_asked", 0) or len(run.infra))
+    return [str(x.get("key")) for x in run.infra], share
+
+
+def _quarantined(s: CompareSettings) -> Callable[[str], bool] | None:
+    """Whether a question key is quarantined today; None when nothing is."""
+    held = _quarantine(s)
+    return (lambda key: any(e.covers(key) for e in held)) if held else None
