@@ -104,8 +104,8 @@ def test_a_baseline_without_anchors_anchors_on_the_run() -> None:
 
 
 def test_promote_names_a_pattern_its_documents_never_say(capsys: pytest.CaptureFixture[str]) -> None:
+    from nomad_eval.gate.promotion import name_unanchored
     from nomad_eval.report.schema import Report, Subject
-    from nomad_eval.tiers.promote import name_unanchored
 
     docs = _docs(syrup=SYRUP, other=OTHER)
     anchors = anchor_goldens([_golden("bad", ["other"], r"\b99 kg"), GOLDENS[0]], docs)
