@@ -91,7 +91,7 @@ def gate(base: list[dict[str, Any]], run: list[dict[str, Any]], **options: Any) 
     shown beside the verdict and do not decide it)."""
     bq, rq = questions_from_cases(base), questions_from_cases(run)
     base_metrics, run_metrics = means(bq, GATED), means(rq, GATED)
-    gated = [n for n in GATED if base_metrics[n] is not None]  # as tiers/compare.py gates: what the baseline holds
+    gated = [n for n in GATED if base_metrics[n] is not None]  # as gate/verdict.py gates: what the baseline holds
     return compare_questions(bq, rq, gated, base_metrics=base_metrics, run_metrics=run_metrics,
                              resamples=options.pop("resamples", 200), **options)
 
