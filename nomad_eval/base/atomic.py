@@ -20,6 +20,9 @@ MANIFEST = "manifest.json"
 FAILURE = "report.failed.json"
 WRITING = ".incomplete"
 
+# A JSON object as read from a file or an HTTP body, before it is turned into a typed record.
+JsonObject = dict[str, Any]
+
 # A full disk, a full quota, or a file size limit: the write cannot succeed until the user frees space.
 FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
@@ -103,7 +106,7 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, object]]) -> None:
     write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path) -> list[JsonObject]:
     rows = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():

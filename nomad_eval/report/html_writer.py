@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nomad_eval.base.case import Case
 from nomad_eval.metrics.registry import headline_names
@@ -29,6 +29,9 @@ from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.provenance import code_line
 from nomad_eval.report.schema import Report, headline_k
 from nomad_eval.report.svg import Figure
+
+if TYPE_CHECKING:
+    from nomad_eval.report.sweep_rank import Predictors
 
 
 def _baseline_metrics(report: Report) -> dict[str, float | None] | None:
@@ -195,7 +198,7 @@ def write_html(out: Path, report: Report, cases: list[Case], scores: dict[str, A
 
 
 def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]],
-                     predictors: dict[str, Any] | None = None, best: str | None = None) -> None:
+                     predictors: Predictors | None = None, best: str | None = None) -> None:
     from nomad_eval.metrics.registry import spec_for
 
     sections = [Section("Best setting", [text_list([best])])] if best else []

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from rich.table import Table
 
-from nomad_eval.base.atomic import read_jsonl, write_atomic
+from nomad_eval.base.atomic import JsonObject, read_jsonl, write_atomic
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.runfolder import READ, problem
@@ -25,14 +25,103 @@ from nomad_eval.core.ranking import Ranked, rank_against_reference
 from nomad_eval.core.stats import Correction
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 
+# A job as ranked: its report.json, as written, and its questions.
+Job = tuple[JsonObject, list[Question]]
 
-def _load(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Question]] | None:
+
+class RankRow(TypedDict):
+    """A configuration against the reference on one metric, in the metric's own direction."""
+
+    job: str
+    delta: float
+    low: float | None
+    high: float | None
+    p: float
+    p_adjusted: float
+    real: bool
+
+
+class MetricBlock(TypedDict):
+    n: int
+    rows: list[RankRow]
+
+
+class Evidence(TypedDict):
+    """The best job's row on one metric, with the metric and its n; the reference itself has no p."""
+
+    job: str
+    delta: float
+    low: float | None
+    high: float | None
+    p: NotRequired[float]
+    p_adjusted: float | None
+    real: bool
+    metric: str
+    n: int
+
+
+class Best(TypedDict):
+    job: str
+    settings: str
+    verdict: str | None
+    against: str
+    chosen_from: str
+    evidence: list[Evidence]
+
+
+class Ranking(TypedDict):
+    """ranking.json: every metric's ranking against the reference, the jobs left out and why, the best one."""
+
+    reference: str
+    correction: Correction
+    metrics: dict[str, MetricBlock]
+    left_out: dict[str, str]
+    verdicts: dict[str, str]
+    best: NotRequired[Best | None]
+
+
+class MeanPair(TypedDict):
+    metric: float
+    answer: float
+
+
+class PredictorRow(TypedDict):
+    """One retrieval metric's τ against answers across the jobs of a group, with its interval and n."""
+
+    metric: str
+    tau: float | None
+    low: float | None
+    high: float | None
+    level: float
+    n_jobs: int
+    n_questions: int
+    resamples: int
+    defined: int
+    reason: str | None
+    means: dict[str, MeanPair]
+
+
+class PredictorGroup(TypedDict):
+    identity: JsonObject  # the task identity the group's jobs share, as their report.json holds it
+    jobs: list[str]
+    rows: list[PredictorRow]
+
+
+class Predictors(TypedDict):
+    """retrieval_vs_answers.json."""
+
+    answer: str
+    method: str
+    groups: list[PredictorGroup]
+
+
+def _load(d: Path, tier: str | None = None) -> Job | None:
     """A finished job's report and questions; None if it failed, or is not of `tier` (then its cases go unread)."""
     found = _job(d, tier)
     return None if isinstance(found, str) else found
 
 
-def _job(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Question]] | str:
+def _job(d: Path, tier: str | None = None) -> Job | str:
     """A finished job's report and questions, or why it is left out of the ranking."""
     if (damaged := problem(d, hash_only=READ)) is not None:
         return damaged
@@ -47,8 +136,7 @@ def _job(d: Path, tier: str | None = None) -> tuple[dict[str, Any], list[Questio
     return report, questions_from_cases(cast(list[Case], read_jsonl(d / "cases.jsonl")))
 
 
-def _baseline(loaded: dict[str, tuple[dict[str, Any], list[Question]]]) -> tuple[str, dict[str, Any],
-                                                                                  list[Question]] | None:
+def _baseline(loaded: dict[str, Job]) -> tuple[str, Job] | None:
     """The baseline most of the gated jobs compared with, as a reference to rank against; None when no job was
     compared with one (or it cannot be read now: the jobs' own verdicts still stand)."""
     from nomad_eval.base.errors import NomadError
@@ -65,18 +153,11 @@ def _baseline(loaded: dict[str, tuple[dict[str, Any], list[Question]]]) -> tuple
         err_console.print(f"ranking: against the first job, as the baseline {path} cannot be read: {exc}",
                           markup=False, highlight=False)
         return None
-    return f"baseline {path}", base.report.model_dump(), questions_from_cases(base.cases)
+    return f"baseline {path}", (base.report.model_dump(), questions_from_cases(base.cases))
 
 
-def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:
-    found = {d.name: _job(d) for d in jobs}
-    loaded = {n: x for n, x in found.items() if not isinstance(x, str)}
-    # A job that is not ranked is named with the reason: a configuration missing from the ranking must not look
-    # as if it had been tested and lost.
-    left_out = {n: x for n, x in found.items() if isinstance(x, str)}
-    if not quiet:
-        for name, why in left_out.items():
-            err_console.print(f"ranking: {name} left out: {why}", markup=False, highlight=False)
+def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> Ranking | None:
+    loaded, left_out = _jobs(jobs, quiet)
     cmp = cfg.compare
     base = None if cmp.reference is not None or not loaded else _baseline(loaded)
     if len(loaded) + (base is not None) < 2:
@@ -86,21 +167,13 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     verdicts = {n: job_status(r) for n, (r, _) in loaded.items()}  # "ok" when nothing was gated
     if base is not None:
         ref = base[0]
-        loaded = {ref: (base[1], base[2]), **loaded}
+        loaded = {ref: base[1], **loaded}
     else:
         ref = _reference(list(loaded), str(cmp.reference or next(iter(loaded))))
-    ref_report, ref_q = loaded[ref]
-    tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
-    modes = sorted({q.mode for q in ref_q if q.mode})
     method = _correction(cmp)
-    unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
-    result: dict[str, Any] = {"reference": ref, "correction": method, "metrics": {}, "left_out": left_out,
-                              "verdicts": verdicts}
-    for metric in headline_names(tier, int(cmp.headline_k), modes):
-        per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
-        block = _rank_metric(metric, per_job, ref, method, int(cfg.seed))
-        if block is not None:
-            result["metrics"][metric] = block
+    result = Ranking(reference=ref, correction=method,
+                     metrics=_rank_metrics(loaded, ref, method, int(cmp.headline_k), int(cfg.seed)),
+                     left_out=left_out, verdicts=verdicts)
     result["best"] = best_setting(result, _settings({n: r for n, (r, _) in loaded.items() if n in verdicts}))
     write_atomic(out / "ranking.json", json.dumps(result, indent=1))
     write_atomic(out / "ranking.md", _markdown(result))
@@ -109,7 +182,34 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> di
     return result
 
 
-def _settings(reports: dict[str, dict[str, Any]]) -> dict[str, str]:
+def _jobs(jobs: list[Path], quiet: bool) -> tuple[dict[str, Job], dict[str, str]]:
+    """The jobs that can be ranked, and those that cannot with the reason (printed unless `quiet`): a
+    configuration missing from the ranking must not look as if it had been tested and lost."""
+    found = {d.name: _job(d) for d in jobs}
+    left_out = {n: x for n, x in found.items() if isinstance(x, str)}
+    if not quiet:
+        for name, why in left_out.items():
+            err_console.print(f"ranking: {name} left out: {why}", markup=False, highlight=False)
+    return {n: x for n, x in found.items() if not isinstance(x, str)}, left_out
+
+
+def _rank_metrics(loaded: dict[str, Job], ref: str, method: Correction, headline_k: int, seed: int
+                  ) -> dict[str, MetricBlock]:
+    """Each headline metric of the reference's tier ranked over the jobs, on the questions stable in all of them."""
+    ref_report, ref_q = loaded[ref]
+    tier: Tier = "generation" if ref_report.get("tier") == "generation" else "retrieval"
+    modes = sorted({q.mode for q in ref_q if q.mode})
+    unstable = {q.key for _, qs in loaded.values() for q in qs if q.unstable}
+    metrics: dict[str, MetricBlock] = {}
+    for metric in headline_names(tier, headline_k, modes):
+        per_job = {n: _values(qs, metric, unstable) for n, (_, qs) in loaded.items()}
+        block = _rank_metric(metric, per_job, ref, method, seed)
+        if block is not None:
+            metrics[metric] = block
+    return metrics
+
+
+def _settings(reports: dict[str, JsonObject]) -> dict[str, str]:
     """Each job's swept settings: the overrides whose value differs between the jobs (`threshold=0.3`)."""
     from nomad_eval.report.merge import UNMEASURED
 
@@ -120,14 +220,14 @@ def _settings(reports: dict[str, dict[str, Any]]) -> dict[str, str]:
     return {n: " ".join(f"{k}={t[k]}" for k in swept if k in t) for n, t in typed.items()}
 
 
-def best_setting(result: dict[str, Any], settings: dict[str, str]) -> dict[str, Any] | None:
+def best_setting(result: Ranking, settings: dict[str, str]) -> Best | None:
     """The configuration to choose, with its evidence: among the jobs whose gate did not fail (all of them when
     none was gated), the best on the first ranked metric, ties broken by the next ones; the reference job itself
     (delta 0) is a candidate. Whether it is better than the reference *in general* is its `real` flag."""
     metrics = list(result["metrics"])
     if not metrics:
         return None
-    verdicts: dict[str, str] = result.get("verdicts") or {}
+    verdicts = result["verdicts"]
     rows = {m: {r["job"]: r for r in result["metrics"][m]["rows"]} for m in metrics}
     ref = str(result["reference"])
     jobs = [j for j in verdicts if j in rows[metrics[0]] or j == ref]
@@ -142,15 +242,15 @@ def best_setting(result: dict[str, Any], settings: dict[str, str]) -> dict[str, 
         return -delta if spec is not None and spec.direction == "lower" else delta
 
     job = max(pool, key=lambda j: tuple(better(m, j) for m in metrics))
-    evidence = [dict(rows[m][job], metric=m, n=result["metrics"][m]["n"]) if job in rows[m] else
-                {"metric": m, "n": result["metrics"][m]["n"], "delta": 0.0, "low": None, "high": None,
-                 "p_adjusted": None, "real": False, "job": job} for m in metrics]
-    return {"job": job, "settings": settings.get(job, ""), "verdict": verdicts.get(job), "against": ref,
-            "chosen_from": "jobs whose gate passed" if ok and len(ok) < len(jobs) else "every job",
-            "evidence": evidence}
+    evidence = [Evidence(**rows[m][job], metric=m, n=result["metrics"][m]["n"]) if job in rows[m] else
+                Evidence(metric=m, n=result["metrics"][m]["n"], delta=0.0, low=None, high=None, p_adjusted=None,
+                         real=False, job=job) for m in metrics]
+    return Best(job=job, settings=settings.get(job, ""), verdict=verdicts.get(job), against=ref,
+                chosen_from="jobs whose gate passed" if ok and len(ok) < len(jobs) else "every job",
+                evidence=evidence)
 
 
-def best_line(best: dict[str, Any] | None) -> str | None:
+def best_line(best: Best | None) -> str | None:
     """The best setting in one line: its settings, verdict, and the first metric's delta with its interval."""
     if best is None:
         return None
@@ -181,7 +281,7 @@ def _values(questions: list[Question], metric: str, unstable: set[str]) -> dict[
 
 
 def _rank_metric(metric: str, per_job: dict[str, dict[str, float | None]], ref: str, method: Correction, seed: int
-                 ) -> dict[str, Any] | None:
+                 ) -> MetricBlock | None:
     """One metric's ranking block, {"n", "rows"}; None when the registry lacks it or fewer than 2 questions pair."""
     spec = spec_for(metric)
     if spec is None:
@@ -201,15 +301,15 @@ def _rank_metric(metric: str, per_job: dict[str, dict[str, float | None]], ref: 
     return {"n": len(keys), "rows": [_row(r, sign) for r in ranked]}
 
 
-def _row(r: Ranked, sign: float) -> dict[str, Any]:
+def _row(r: Ranked, sign: float) -> RankRow:
     """A ranked configuration in the metric's own direction: the delta and interval turned back by `sign`."""
-    return {"job": r.name, "delta": sign * r.delta, "low": None if r.interval is None else sign * (
+    return RankRow(job=r.name, delta=sign * r.delta, low=None if r.interval is None else sign * (
         r.interval.low if sign > 0 else r.interval.high),
-        "high": None if r.interval is None else sign * (r.interval.high if sign > 0 else r.interval.low),
-        "p": r.p_value, "p_adjusted": r.p_adjusted, "real": r.real}
+        high=None if r.interval is None else sign * (r.interval.high if sign > 0 else r.interval.low),
+        p=r.p_value, p_adjusted=r.p_adjusted, real=r.real)
 
 
-def _markdown(result: dict[str, Any]) -> str:
+def _markdown(result: Ranking) -> str:
     lines = [f"# Configurations against {result['reference']}", "",
              f"Paired tests on the same questions, {result['correction']} correction across configurations; "
              "*real* means the difference survives it.", ""]
@@ -229,7 +329,7 @@ def _markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _print(result: dict[str, Any]) -> None:
+def _print(result: Ranking) -> None:
     """One table for every ranked metric (a table per metric would repeat the jobs as many times)."""
     from nomad_eval.report.merge import short_job
 
@@ -250,7 +350,7 @@ def _print(result: dict[str, Any]) -> None:
 
 
 def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool
-                    ) -> tuple[Any, dict[str, Any] | None, str | None]:
+                    ) -> tuple[Any, Predictors | None, str | None]:
     """A sweep's (or merged runs') summary with its retrieval-vs-answers section, then the ranking; returns the
     summary table, that section and the best setting's line. Neither analysis failing costs the summary."""
     from nomad_eval.report.merge import merge, write_summary
@@ -281,14 +381,14 @@ def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool
 PREDICTORS_FILE = "retrieval_vs_answers.json"
 
 
-def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> dict[str, Any] | None:
+def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> Predictors | None:
     """τ between each e2e retrieval metric's job means and e2e correctness, per group of generation jobs that share
     a task identity (what was swept aside); written to retrieval_vs_answers.json. None without 2+ such jobs."""
     from nomad_eval.core.rank_correlation import ANSWER_METRIC, metric_vs_answers
     from nomad_eval.report.schema import TASK_FIELDS
 
     groups: dict[str, dict[str, list[Question]]] = {}
-    identities: dict[str, dict[str, Any]] = {}
+    identities: dict[str, JsonObject] = {}
     for d in jobs:
         loaded = _load(d, "generation")
         if loaded is None:
@@ -301,16 +401,16 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool =
         key = json.dumps(ident, sort_keys=True)
         identities[key] = ident
         groups.setdefault(key, {})[d.name] = e2e
-    result: dict[str, Any] = {"answer": ANSWER_METRIC, "method": "Kendall tau-b (scipy.stats.kendalltau) of job means; "
-                              "95% percentile interval, questions resampled jointly for all jobs", "groups": []}
+    result = Predictors(answer=ANSWER_METRIC, method="Kendall tau-b (scipy.stats.kendalltau) of job means; "
+                        "95% percentile interval, questions resampled jointly for all jobs", groups=[])
     for key, by_job in groups.items():
         if len(by_job) < 2:
             continue
         rows = metric_vs_answers(by_job, seed=int(cfg.seed), resamples=int(cfg.stats.resamples))
-        result["groups"].append({"identity": identities[key], "jobs": list(by_job), "rows": [{
-            "metric": r.metric, "tau": r.tau, "low": r.low, "high": r.high, "level": r.level, "n_jobs": r.n_jobs,
-            "n_questions": r.n_questions, "resamples": r.resamples, "defined": r.defined, "reason": r.reason,
-            "means": {j: {"metric": m, "answer": a} for j, (m, a) in r.means.items()}} for r in rows]})
+        result["groups"].append(PredictorGroup(identity=identities[key], jobs=list(by_job), rows=[PredictorRow(
+            metric=r.metric, tau=r.tau, low=r.low, high=r.high, level=r.level, n_jobs=r.n_jobs,
+            n_questions=r.n_questions, resamples=r.resamples, defined=r.defined, reason=r.reason,
+            means={j: MeanPair(metric=m, answer=a) for j, (m, a) in r.means.items()}) for r in rows]))
     if not result["groups"]:
         (out / PREDICTORS_FILE).unlink(missing_ok=True)  # a reused folder must not show an earlier sweep's τ
         return None
@@ -321,7 +421,7 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool =
     return result
 
 
-def predictor_lines(result: dict[str, Any]) -> list[str]:
+def predictor_lines(result: Predictors) -> list[str]:
     """One line per retrieval metric: τ with its interval, n, or why it is not measured."""
     lines = []
     for g in result["groups"]:
@@ -336,7 +436,7 @@ def predictor_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def predictors_markdown(result: dict[str, Any]) -> str:
+def predictors_markdown(result: Predictors) -> str:
     lines = ["", "## Which retrieval metric predicts answers", "",
              f"Kendall τ-b between each job's retrieval mean and its {result['answer']} mean, on the questions "
              "every job answered; 95% interval from resampling those questions jointly for all jobs. "
