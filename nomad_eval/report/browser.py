@@ -9,13 +9,14 @@ that every run carries (bounded, so hundreds of runs stay a page a browser opens
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from markupsafe import Markup
 
 import nomad_eval.metrics  # noqa: F401  (registers every metric, so the headline set is complete)
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.metrics.registry import MetricName, headline_names, is_number
 from nomad_eval.report.html import render as render_page
 from nomad_eval.report.markdown import fmt_value
@@ -29,6 +30,36 @@ MAX_LINES = len(PALETTE)  # trend lines per chart: the most recent suite+fingerp
 # Keys that say where things live or how loudly, not what was measured: left out of the "key overrides".
 QUIET_KEYS = ("paths.", "hydra.", "quiet", "verbose", "cache", "resume",
               "tier", "suite")
+
+
+class QuestionRow(TypedDict):
+    """One question of a run as the side-by-side shows it (per mode and question for generation)."""
+
+    k: str                    # the key runs are matched on: id, or mode:id
+    id: str
+    q: str
+    shown: str                # the retrieved ids, or the answer
+    out: str                  # the outcome
+    hit: float | None
+    rec: float | None
+
+
+class TableRow(TypedDict):
+    """What the runs table shows of one run, as text."""
+
+    suite: str
+    tier: str
+    model: str
+    folder: str
+    stamp: str
+    fingerprint: str
+    overrides: list[str]
+    status: str
+    verdict: str
+    headline: list[str]
+    error: str
+    link: str
+    label: str
 
 
 @dataclass
@@ -46,14 +77,13 @@ class RunEntry:
     metrics: dict[str, float | None]
     intervals: dict[str, MetricInterval]
     headline: list[str]
-    questions: list[dict[str, Any]] | None = None
+    questions: list[QuestionRow] | None = None
     why_no_questions: str = ""
     verdict: str = ""          # the gate's verdict line, when the run recorded one
     commit: str = ""           # the project's commit the run measured (else the tool's checkout), "" for none
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _when(report: dict[str, Any], mtime: float) -> float:
+def _when(report: JsonObject, mtime: float) -> float:
     created = (report.get("provenance") or {}).get("created")
     try:
         return datetime.fromisoformat(str(created)).timestamp() if created else mtime
@@ -71,7 +101,7 @@ def _intervals(raw: Any) -> dict[str, MetricInterval]:
     return out
 
 
-def headline_k(report: dict[str, Any]) -> int:
+def headline_k(report: JsonObject) -> int:
     """Like schema.headline_k, on the raw dict: the gate's cutoff where the run measured it."""
     k = int(((report.get("config") or {}).get("compare") or {}).get("headline_k") or 5)
     names = [p for n in report.get("metrics") or {} if (p := MetricName.try_parse(str(n)))]
@@ -79,7 +109,7 @@ def headline_k(report: dict[str, Any]) -> int:
     return k if k in ks or not ks else max(ks)
 
 
-def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> RunEntry:
+def run_entry(report: JsonObject, link: str, folder: str, mtime: float) -> RunEntry:
     ident = report.get("identity") or {}
     config = report.get("config") or {}
     tier = str(report.get("tier") or "?")
@@ -100,19 +130,19 @@ def run_entry(report: dict[str, Any], link: str, folder: str, mtime: float) -> R
         headline=[n for n in names if n in metrics], verdict=_verdict(report.get("gate")), commit=_commit(report))
 
 
-def _commit(report: dict[str, Any]) -> str:
+def _commit(report: JsonObject) -> str:
     prov = report.get("provenance") or {}
     commit = prov.get("project_commit") or prov.get("git_commit") if isinstance(prov, dict) else None
     return str(commit)[:7] if commit else ""
 
 
-def _model(ident: dict[str, Any], config: dict[str, Any], tier: str) -> str:
+def _model(ident: JsonObject, config: JsonObject, tier: str) -> str:
     """The model a run answered with: its identity's, else (generation) its config's; "—" for none."""
     model = ident.get("model") or ((config.get("model") or {}).get("name") if tier == "generation" else None)
     return str(model or "—")
 
 
-def _overrides(report: dict[str, Any]) -> list[str]:
+def _overrides(report: JsonObject) -> list[str]:
     return [str(o) for o in report.get("overrides") or [] if not str(o).startswith(QUIET_KEYS)]
 
 
@@ -131,37 +161,38 @@ def _num(v: Any) -> float | None:
     return float(v) if is_number(v) else None
 
 
-def questions(cases: Sequence[dict[str, Any]], tier: str, k: int = 5) -> list[dict[str, Any]] | None:
+def questions(cases: Sequence[JsonObject], tier: str, k: int = 5) -> list[QuestionRow] | None:
     """Per question (per mode and question for generation, repeats together): what the run retrieved or answered
     and its outcome. Retrieval outcomes carry hit@k and recall@k, so a change in either is a change of outcome."""
     if tier not in ("retrieval", "generation"):
         return None
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[JsonObject]] = {}
     for c in cases:
         if not isinstance(c, dict):
             continue
         key = str(c.get("id")) if tier == "retrieval" else f"{c.get('mode')}:{c.get('id')}"
         grouped.setdefault(key, []).append(c)
-    out: list[dict[str, Any]] = []
-    for key, group in grouped.items():
-        first = group[0]
-        docs = [str(r.get("doc_id")) for r in first.get("retrieved") or [] if isinstance(r, dict)]
-        passed = sum(1 for c in group if c.get("passed") is True)
-        row: dict[str, Any] = {"k": _cut(key), "id": _cut(first.get("id")), "q": _cut(first.get("query"))}
-        if tier == "retrieval":
-            m = first.get("metrics") or {}
-            row.update(shown=_cut(", ".join(docs[:k]) or "(nothing retrieved)"), out=_retrieval_outcome(first, passed),
-                       hit=_num(m.get(f"hit@{k}")), rec=_num(m.get(f"recall@{k}")))
-        else:
-            answer = first.get("answer")
-            row.update(shown=_cut(answer, ANSWER_CHARS) if answer is not None else "(no answer)",
-                       out="pass" if passed == len(group) else "fail" if passed == 0 else
-                       f"mixed {passed}/{len(group)}", hit=None, rec=None)
-        out.append(row)
-    return out
+    return [_question_row(key, group, tier, k) for key, group in grouped.items()]
 
 
-def _retrieval_outcome(case: dict[str, Any], passed: int) -> str:
+def _question_row(key: str, group: list[JsonObject], tier: str, k: int) -> QuestionRow:
+    first = group[0]
+    docs = [str(r.get("doc_id")) for r in first.get("retrieved") or [] if isinstance(r, dict)]
+    passed = sum(1 for c in group if c.get("passed") is True)
+    if tier == "retrieval":
+        m = first.get("metrics") or {}
+        shown, out = _cut(", ".join(docs[:k]) or "(nothing retrieved)"), _retrieval_outcome(first, passed)
+        hit, rec = _num(m.get(f"hit@{k}")), _num(m.get(f"recall@{k}"))
+    else:
+        answer = first.get("answer")
+        shown = _cut(answer, ANSWER_CHARS) if answer is not None else "(no answer)"
+        out = "pass" if passed == len(group) else "fail" if passed == 0 else f"mixed {passed}/{len(group)}"
+        hit, rec = None, None
+    return QuestionRow(k=_cut(key), id=_cut(first.get("id")), q=_cut(first.get("query")), shown=shown, out=out,
+                       hit=hit, rec=rec)
+
+
+def _retrieval_outcome(case: JsonObject, passed: int) -> str:
     """A refusal question has no relevant document to find (its `passed` is null): its outcome is whether the
     store returned anything, so a refusal that starts retrieving shows as changed."""
     if case.get("expect_refusal"):
@@ -223,13 +254,13 @@ def _stamp(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _row(i: int, r: RunEntry) -> dict[str, Any]:
+def _row(i: int, r: RunEntry) -> TableRow:
     """What the runs table shows of one run, as text: the template escapes every value."""
     stamp = _stamp(r.time)
-    return {"suite": r.suite, "tier": r.tier, "model": r.model, "folder": r.folder, "stamp": stamp,
-            "fingerprint": r.fingerprint, "overrides": r.overrides, "status": r.status, "verdict": _cut(r.verdict),
-            "headline": [f"{n} {fmt_value(r.metrics.get(n), r.intervals.get(n))}" for n in r.headline],
-            "error": _cut(r.error), "link": r.link, "label": f"#{i} {stamp} · {r.tier} · {r.suite} · {r.folder}"}
+    return TableRow(suite=r.suite, tier=r.tier, model=r.model, folder=r.folder, stamp=stamp,
+                    fingerprint=r.fingerprint, overrides=r.overrides, status=r.status, verdict=_cut(r.verdict),
+                    headline=[f"{n} {fmt_value(r.metrics.get(n), r.intervals.get(n))}" for n in r.headline],
+                    error=_cut(r.error), link=r.link, label=f"#{i} {stamp} · {r.tier} · {r.suite} · {r.folder}")
 
 
 def build_page(runs: Sequence[RunEntry], title: str = "nomad-eval runs", note: str = "") -> str:
