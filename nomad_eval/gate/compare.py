@@ -148,8 +148,7 @@ def compare_questions(
     names = [*gated, *(n for n in informational if n not in gated)]
     rows = v.metrics = _rows(names, set(gated), pairs, (base_metrics, run_metrics), how, strict)
     v.newly_failing = [b.key for b, r in pairs if b.passed == 1.0 and r.passed is not None and r.passed < 1.0]
-    # Assigned, as it always was: the infrastructure's warning above survives only a compare that stopped early.
-    v.warnings = _warnings(rows, tolerance) + [m.reason for m in rows if m.reason.endswith("(instability needs "
+    v.warnings += _warnings(rows, tolerance) + [m.reason for m in rows if m.reason.endswith("(instability needs "
                                                                                           "2+ repeats)")]
     return v
 

@@ -63,6 +63,7 @@ def test_timeouts_are_infrastructure_outcomes_and_gate_only_past_max_infra(
     assert some["counts"]["infra"] == 2 and len(some["infra"]) == 2
     assert all("did not answer within 0.5 s" in x["reason"] for x in some["infra"])
     assert some["gate"]["verdict"] == "pass" and some["gate"]["exit_code"] == 0  # the clean server's verdict
+    assert any("12.5% of the run's model calls failed in the infrastructure" in w for w in some["gate"]["warnings"])
     # Four questions lost both calls (0 and 1 are one question's two repeats): listed apart, never "missing".
     assert many["gate"]["verdict"] == "not measured" and many["gate"]["exit_code"] == 1
     assert "more than gate.max_infra=0.2" in many["gate"]["cause"]
