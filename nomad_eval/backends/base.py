@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from nomad_eval.base.atomic import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     import numpy as np
+
+# What makes a backend's output what it is (model, weights, settings that change an answer or a vector): hashed
+# into cache keys and written into reports.
+Identity = dict[str, JsonValue]
 
 
 class Embedder(Protocol):
@@ -20,7 +26,7 @@ class Embedder(Protocol):
     document_prefix: str
     query_prefix: str
 
-    def identity(self) -> dict[str, Any]: ...
+    def identity(self) -> Identity: ...
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
@@ -33,14 +39,14 @@ class Embedder(Protocol):
 class StoredPoint:
     point_id: str
     vector: np.ndarray
-    payload: dict[str, Any]
+    payload: JsonObject
 
 
 @dataclass(frozen=True)
 class Hit:
     point_id: str
     score: float
-    payload: dict[str, Any] = field(default_factory=dict)
+    payload: JsonObject = field(default_factory=dict)
 
 
 class Store(Protocol):

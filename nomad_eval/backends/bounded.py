@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 from nomad_eval.backends.retry import Transient, retry_after
 from nomad_eval.base.bounded_json import JsonRefused, loads_bounded
@@ -31,7 +31,13 @@ class ResponseTooLarge(NomadError):
     """A body past its limit: not read further. Said as what the server sent; the backend adds which server."""
 
 
-def bounded_client(limit: int, setting: str) -> dict[str, Any]:
+class ClientHooks(TypedDict):
+    """The keyword arguments of `httpx.Client(...)` that bound its answers."""
+
+    event_hooks: dict[str, list[Callable[[Any], None]]]
+
+
+def bounded_client(limit: int, setting: str) -> ClientHooks:
     """Keyword arguments for `httpx.Client(...)` (or a client built on one) that bound every answer it reads:
     `limit` bytes after decompression, `setting` naming the key that sets it in the message."""
 
@@ -57,7 +63,7 @@ def bounded_client(limit: int, setting: str) -> dict[str, Any]:
 
         response.stream = httpx.ByteStream(body)
 
-    return {"event_hooks": {"request": [ask], "response": [read]}}
+    return ClientHooks(event_hooks={"request": [ask], "response": [read]})
 
 
 def check_json(body: bytes, status: int) -> None:

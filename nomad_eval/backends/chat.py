@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from nomad_eval.backends.base import Identity
+from nomad_eval.base.atomic import JsonObject, JsonValue
 
 Message = dict[str, str]  # {"role": ..., "content": ...}
 
@@ -17,13 +21,13 @@ class ChatOptions:
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 128
-    json_schema: dict[str, Any] | None = None  # structured output, for judges
+    json_schema: Mapping[str, JsonValue] | None = None  # structured output, for judges
     # > 0: return the log probabilities of this many alternatives at each generated token (graded judges).
     top_logprobs: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         """The request's options in OpenAI's vocabulary; also the options part of the response cache key."""
-        out: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+        out: dict[str, JsonValue] = {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
         if self.json_schema is not None:
             out["response_format"] = {"type": "json_schema",
                                       "json_schema": {"name": "verdict", "schema": self.json_schema}}
@@ -57,7 +61,7 @@ class Malformed(ValueError):
     """A server's answer that is not the shape its API promises (not JSON, an HTML page, `{}`)."""
 
 
-def openai_logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...] | None:
+def openai_logprobs(choice: JsonObject) -> tuple[TokenLogprob, ...] | None:
     """`choices[i].logprobs.content` of an OpenAI-style chat response (llama.cpp's server speaks it too)."""
     content = (choice.get("logprobs") or {}).get("content")
     if not content:
@@ -100,7 +104,7 @@ class ChatModel(Protocol):
     num_ctx: int
     concurrency: int
 
-    def identity(self) -> dict[str, Any]: ...
+    def identity(self) -> Identity: ...
 
     def preflight(self) -> None:
         """Fail fast, before any retrieval work, when the model cannot be reached or does not exist."""

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.bounded import ResponseTooLarge, bounded_client, redirect, transient
 from nomad_eval.backends.chat import count
 from nomad_eval.backends.retry import Transient, retried, within
@@ -44,7 +45,7 @@ class AppRequest:
     def key(self, app: Mapping[str, Any], repeat: int, run: str | None = None) -> str:
         """The request's cache key; with `run`, the key of this request's answer within that run alone (what a
         resumed run reads back), without it the key any run shares (read only with an explicit cache=true)."""
-        ident: dict[str, Any] = {"app": app, "method": self.method, "url": self.url, "body": self.body, "r": repeat}
+        ident: dict[str, object] = {"app": app, "method": self.method, "url": self.url, "body": self.body, "r": repeat}
         if run is not None:
             ident["run"] = run
         blob = json.dumps(ident, sort_keys=True, ensure_ascii=False)
@@ -120,7 +121,7 @@ class HttpApp:
         self._lock = threading.Lock()
         self._ends_at: float | None = None
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         """What makes a response what it is, for the cache key: the plain headers as sent, the secret ones by name
         only (their values are secrets; a changed token is not a changed app)."""
         return {"backend": "http", "headers": self.headers, "headers_env": sorted(self.headers_env)}

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, BinaryIO
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Malformed, Message, openai_answer
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.identity import file_sha256
@@ -111,7 +112,7 @@ class LlamaCppModel:
         """The loaded model's facts: its file and that file's hash (the context is model.num_ctx)."""
         return {"file": Path(self.model_path).name, "sha256": self._sha256}
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         # The file's full hash, not its name: a GGUF replaced under the same name is another model.
         return {"backend": "llamacpp", "model": self.name, "file": Path(self.model_path).name,
                 "sha256": self._sha256, "num_ctx": self.num_ctx}

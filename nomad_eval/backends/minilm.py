@@ -8,6 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.base.identity import package_version
 
 if TYPE_CHECKING:  # numpy loads when a text is embedded: the corpus check names the fingerprint without it
@@ -36,7 +37,7 @@ class MiniLMEmbedder:
     batch_size: int
     threads: int | None
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         """Everything that changes a vector: the weights (pinned by the package that ships them), truncation
         and prefixes. `batch_size` and `threads` are left out: they change speed, not what is embedded."""
         return {

@@ -7,8 +7,8 @@ the line every real model is read against.
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.chat import ChatOptions, ChatResult, Message
 
 DECLINE = "I don't have information about that in the available documents."
@@ -26,7 +26,7 @@ class MockModel:
         self.concurrency = concurrency
         self.chars_per_token = chars_per_token
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         return {"backend": "mock", "model": self.name}
 
     def preflight(self) -> None:

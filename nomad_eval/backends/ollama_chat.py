@@ -8,6 +8,7 @@ import os
 import threading
 from typing import Any
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.bounded import ResponseTooLarge, bounded_client
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Message, TokenLogprob, count
 from nomad_eval.backends.retry import Transient, malformed, retried, within
@@ -99,7 +100,7 @@ class OllamaChat:
             self._shown = ollama_show(self._connect(), self.name, self.timeout)
         return {"digest": str(self.identity()["digest"]), **self._shown}
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         """What an answer depends on: the weights behind the tag (the server's digest, asked once) and num_ctx.
         The base URL is kept too: two servers may hold different builds of the same digest's runtime."""
         if self._digest is None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.bounded import ResponseTooLarge
 from nomad_eval.backends.ollama_chat import ollama_client, ollama_digest, ollama_show, redact_echo
 from nomad_eval.backends.retry import Transient, malformed, retried, within
@@ -37,7 +38,7 @@ class OllamaEmbedder:
             self._shown = ollama_show(self._get_client(), self.name, self.timeout)
         return {"digest": str(self.identity()["digest"]), **self._shown}
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         """Everything that changes a vector. The digest comes from the server (one call, then remembered): the
         same tag re-pulled is other weights. `base_url` is left out because the digest already says which model
         answered; timeouts, batching and the token estimate change nothing embedded."""

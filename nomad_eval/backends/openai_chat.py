@@ -5,9 +5,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.bounded import ResponseTooLarge, bounded_client, redirect, transient
 from nomad_eval.backends.chat import BASE_URL_HINT, ChatOptions, ChatResult, Malformed, Message, openai_answer
 from nomad_eval.backends.retry import Transient, retried, within
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.errors import NomadError, RequestRejected
 from nomad_eval.base.secrets import redact_text
 
@@ -39,7 +41,7 @@ class OpenAIChat:
         return {"model": self._served.get("model") or "(not reported)",
                 "system_fingerprint": self._served.get("system_fingerprint") or "(not reported)"}
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         # An OpenAI-compatible server reports no weights digest: the base URL and model name are the best
         # identity there is, so a different server under the same model name is at least a different key.
         # Without the URL's password: it changes no answer, and an identity is written into reports.
@@ -73,7 +75,7 @@ class OpenAIChat:
                                                                               "model.max_response_bytes"))
             return self._client
 
-    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _request(self, method: str, path: str, body: JsonObject | None = None) -> Any:
         """One HTTP exchange within model.timeout of wall-clock time; a dropped connection is Transient."""
         import httpx
 

@@ -8,16 +8,19 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.chat import ChatModel, ChatOptions, ChatResult, Message, TokenLogprob, count
+from nomad_eval.base.atomic import JsonObject, JsonValue
 from nomad_eval.base.console import err_console
 from nomad_eval.base.sqlite_store import open_rebuildable
 
 
-def response_key(identity: dict[str, Any], messages: list[dict[str, str]], options: dict[str, Any],
-                 repeat: int) -> str:
+def response_key(identity: Identity, messages: list[Message], options: Mapping[str, JsonValue], repeat: int
+                 ) -> str:
     blob = json.dumps({"id": identity, "m": messages, "o": options, "r": repeat}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -84,7 +87,7 @@ class ResponseCache:
         self._rows.close()
 
 
-def _result(d: dict[str, Any] | None) -> ChatResult | None:
+def _result(d: JsonObject | None) -> ChatResult | None:
     """A row's body back into a result; any other shape raises (TypeError, ValueError, KeyError)."""
     if d is None:
         return None
@@ -121,7 +124,7 @@ class CachedChat:
         self._lock = threading.Lock()
         self._first = threading.Lock()
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Identity:
         return self.model.identity()
 
     def cached(self, messages: list[Message], options: ChatOptions, repeat: int) -> ChatResult | None:

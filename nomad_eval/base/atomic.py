@@ -8,7 +8,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,8 @@ WRITING = ".incomplete"
 
 # A JSON object as read from a file or an HTTP body, before it is turned into a typed record.
 JsonObject = dict[str, Any]
+# A value that is written as JSON as it is (an identity hashed into a key, a record field): typed all the way down.
+JsonValue = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
 
 # A full disk, a full quota, or a file size limit: the write cannot succeed until the user frees space.
 FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})

@@ -66,7 +66,7 @@ class RunSettings:
 
 
 def corpus_fingerprint(
-    docs: list[Document], chunker: ChunkerParams | None, embedder_identity: dict[str, object] | None,
+    docs: list[Document], chunker: ChunkerParams | None, embedder_identity: Mapping[str, object] | None,
     extra: dict[str, object] | None = None,
 ) -> str:
     """The documents, and when the harness chunks and embeds them, every setting that changes a stored vector.

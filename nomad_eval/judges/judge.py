@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nomad_eval.backends.chat import ChatOptions, ChatResult, TokenLogprob
 from nomad_eval.backends.response_cache import CachedChat
+from nomad_eval.base.atomic import JsonValue
 from nomad_eval.base.errors import Defect, InvalidInput, RequestRejected, first_error
 from nomad_eval.rag.prompt import SEPARATOR, block
 
@@ -36,7 +37,7 @@ class Rubric(BaseModel):
     def key(self) -> str:
         return f"{self.name}-v{self.version}"
 
-    def verdict_schema(self) -> dict[str, object]:
+    def verdict_schema(self) -> dict[str, JsonValue]:
         return {"type": "object", "properties": {"verdict": {"type": "integer", "enum": self.scale},
                                                  "reason": {"type": "string"}},
                 "required": ["verdict", "reason"]}
