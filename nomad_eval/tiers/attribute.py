@@ -140,24 +140,35 @@ def replayable(cfg: DictConfig, rt: Runtime, run: Report) -> str | None:
     return None
 
 
+def _flipped(before: dict[str, dict[str, float | None]], after: dict[str, dict[str, float | None]],
+             metrics: list[str]) -> bool:
+    """Whether any gated metric of any question measured on both sides changed."""
+    return any(b is not None and a is not None and abs(a - b) > 1e-9
+               for q in before for m in metrics for b, a in [(before[q].get(m), (after.get(q) or {}).get(m))])
+
+
+def _stored_changes(base: Report, run: Report, objects: Path) -> tuple[list[Change], list[str]]:
+    """The changes between the baseline and this run that can be replayed (the baseline's text of each is stored
+    in `objects`), and notes naming those that cannot."""
+    changes, notes = listed_changes(base, run)
+    missing = [c for c in changes if c.value and not (objects / c.value).is_file()]
+    notes += [f"not replayed: {c.text} (the baseline's text is not stored in {objects}; re-promote the baseline)"
+              for c in missing]
+    return [c for c in changes if c not in missing], notes
+
+
 def explain(cfg: DictConfig, rt: Runtime, run: Report, cases: list[Case], base: Baseline, verdict: Verdict
             ) -> tuple[Attribution | None, list[str]]:
     """The attribution of every flipped gated question, or None with the reason in the notes."""
     metrics = [m.name for m in verdict.metrics if m.gated]
     common = set(verdict.questions.common)
     before, after = _values(base.cases, common, metrics), _values(cases, common, metrics)
-    flipped = any(b is not None and a is not None and abs(a - b) > 1e-9
-                  for q in before for m in metrics for b, a in [(before[q].get(m), (after.get(q) or {}).get(m))])
-    if not flipped:
+    if not _flipped(before, after, metrics):
         return None, []
     if (why := replayable(cfg, rt, run)) is not None:
         return None, [f"attribution not run: {why}"]
-    changes, notes = listed_changes(base.report, run)
     objects = Path(str(cfg.paths.baselines_dir)) / OBJECTS
-    missing = [c for c in changes if c.value and not (objects / c.value).is_file()]
-    notes += [f"not replayed: {c.text} (the baseline's text is not stored in {objects}; re-promote the baseline)"
-              for c in missing]
-    changes = [c for c in changes if c not in missing]
+    changes, notes = _stored_changes(base.report, run, objects)
     limit = int(cfg.compare.replay_max)
     if not changes or len(changes) > limit:
         return None, [*notes, f"attribution stopped: {len(changes)} replayable change(s), "

@@ -70,14 +70,38 @@ def _noise_plan(questions: list[Question], name: str, allowed: float, drop: floa
             "gate_80_drop": gate_drop_at(questions, name, allowed, family, repeats)}
 
 
-def run(cfg: DictConfig) -> int:
+def _plan_table(rows: list[dict[str, Any]], metrics: int, path: Path) -> Table:
+    t = Table("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
+              "gate's 80% drop", "repeats for drop", title=f"what this suite can tell (80% power; in general: "
+              f"one-sided α=0.05, Holm over {metrics}) — baseline {path}")
+    for r in rows:
+        t.add_row(*_plan_cells(r))
+    return t
+
+
+def _plan_cells(r: dict[str, Any]) -> tuple[str, ...]:
+    """One metric's row of the plan table, as text ("—" for what is not measured)."""
+    mde = "—" if r["mde"] is None else f"{r['mde']:.4f}"
+    need = "—" if r["questions_for_tolerance"] is None else str(r["questions_for_tolerance"])
+    gate80 = "—" if r.get("gate_80_drop") is None else f"{r['gate_80_drop']:.4f}"
+    reps = ("—" if "drop" not in r else f"{r['repeats_for_drop'] or '— (no repeats)'} for {r['drop']:g}")
+    flag = "" if r["mde"] is None or r["mde"] <= r["tolerance"] else " [yellow](too small to tell)[/]"
+    return (r["metric"], str(r["n"]), f"{r['mean']:.4f}", f"{r['delta_sd']:.4f}", mde + flag,
+            f"{r['tolerance']:g}", need, gate80, reps)
+
+
+def _baseline_file(cfg: DictConfig) -> Path:
+    """plan.baseline, else the baseline this config's runs compare with."""
     if cfg.plan.get("baseline"):
-        path = Path(cfg.plan.baseline)
-    else:
-        rt = runtime(cfg)
-        variant = cfg.compare.get("variant")
-        path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, str(cfg.plan.tier),
-                             str(variant) if variant else None)
+        return Path(cfg.plan.baseline)
+    rt = runtime(cfg)
+    variant = cfg.compare.get("variant")
+    return baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, str(cfg.plan.tier),
+                         str(variant) if variant else None)
+
+
+def run(cfg: DictConfig) -> int:
+    path = _baseline_file(cfg)
     base = load_baseline(path)
     if not base.cases:
         raise NomadError(f"{path}: the baseline holds no per-question records; re-promote it", 2)
@@ -91,18 +115,7 @@ def run(cfg: DictConfig) -> int:
     drop = cfg.plan.drop
     rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable),
                      None if tolerance is None else float(tolerance), None if drop is None else float(drop))
-    t = Table("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
-              "gate's 80% drop", "repeats for drop", title=f"what this suite can tell (80% power; in general: "
-              f"one-sided α=0.05, Holm over {len(names)}) — baseline {path}")
-    for r in rows:
-        mde = "—" if r["mde"] is None else f"{r['mde']:.4f}"
-        need = "—" if r["questions_for_tolerance"] is None else str(r["questions_for_tolerance"])
-        gate80 = "—" if r.get("gate_80_drop") is None else f"{r['gate_80_drop']:.4f}"
-        reps = ("—" if "drop" not in r else f"{r['repeats_for_drop'] or '— (no repeats)'} for {r['drop']:g}")
-        flag = "" if r["mde"] is None or r["mde"] <= r["tolerance"] else " [yellow](too small to tell)[/]"
-        t.add_row(r["metric"], str(r["n"]), f"{r['mean']:.4f}", f"{r['delta_sd']:.4f}", mde + flag,
-                  f"{r['tolerance']:g}", need, gate80, reps)
-    console.print(t)
+    console.print(_plan_table(rows, len(names), path))
     console.print(f"in general: assumes a question's value correlates {cfg.plan.correlation} between two "
                   "runs (plan.correlation); compare's 'detectable' column is this figure. The gate itself decides "
                   "on run-to-run noise: deterministic metrics need no repeats; for answers that vary, the gate's "
