@@ -12,12 +12,12 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from omegaconf import DictConfig
 from rich.markup import escape
 
-from nomad_eval.base.atomic import write_atomic
+from nomad_eval.base.atomic import JsonObject, write_atomic
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.anchors import Evidence, anchor_goldens, doc_hash, first_match, reanchor_all, sentences
@@ -30,6 +30,20 @@ from nomad_eval.report.baseline import Baseline, load_baseline
 from nomad_eval.report.schema import Identity, Report, Subject
 
 SIMILAR = 0.6  # difflib ratio above which a sentence of the corpus is taken for the baseline's, edited
+
+
+class Proposal(TypedDict):
+    """One line of the review file: what would change in a golden (`before`, `after`) or what to do by hand."""
+
+    id: str
+    line: int
+    status: str
+    evidence: str
+    accept: bool
+    kind: str                                          # remap, pattern, choose or retire
+    before: NotRequired[dict[str, str | list[str]]]
+    after: NotRequired[dict[str, str | list[str]]]
+    note: NotRequired[str]
 
 
 def _baseline(cfg: DictConfig, rt: Runtime) -> tuple[str, Baseline]:
@@ -71,24 +85,24 @@ def _new_pattern(pattern: str, before: str, after: str) -> str | None:
     return None
 
 
-def proposal(e: Evidence, g: Golden, line: int, docs: list[Document]) -> dict[str, Any] | None:
+def proposal(e: Evidence, g: Golden, line: int, docs: list[Document]) -> Proposal | None:
     """One reviewable proposal for a golden out of date (or ambiguous), or None."""
-    head: dict[str, Any] = {"id": g.id, "line": line, "status": e.status, "evidence": e.message, "accept": False}
+    head = Proposal(id=g.id, line=line, status=e.status, evidence=e.message, accept=False, kind="")
     if e.status == "relocated" and e.remap is not None:
-        return {**head, "kind": "remap", "before": {"relevantDocIds": list(e.remap[0])},
-                "after": {"relevantDocIds": list(e.remap[1])}}
+        return head | {"kind": "remap", "before": {"relevantDocIds": list(e.remap[0])},
+                       "after": {"relevantDocIds": list(e.remap[1])}}
     if e.status == "ambiguous":
-        return {**head, "kind": "choose", "note": "several documents say it: edit relevantDocIds by hand"}
+        return head | {"kind": "choose", "note": "several documents say it: edit relevantDocIds by hand"}
     if e.status != "gone":
         return None
     own = [d for d in docs if d.doc_id in g.relevant_doc_ids] or docs
     after = _successor(e.quote, own) if e.quote else None
     patterns = [(p, _new_pattern(p, e.quote, after) if after else None) for p in g.must_include]
     if after and any(new for _, new in patterns):
-        return {**head, "kind": "pattern", "before": {"sentence": e.quote, "mustInclude": g.must_include},
-                "after": {"sentence": after, "mustInclude": [new or p for p, new in patterns]}}
-    return {**head, "kind": "retire", "note": "no sentence of the corpus says it any more: retire the golden, or "
-            "rewrite it for what the documents now say"}
+        return head | {"kind": "pattern", "before": {"sentence": e.quote, "mustInclude": g.must_include},
+                       "after": {"sentence": after, "mustInclude": [new or p for p, new in patterns]}}
+    return head | {"kind": "retire", "note": "no sentence of the corpus says it any more: retire the golden, or "
+                   "rewrite it for what the documents now say"}
 
 
 def review(cfg: DictConfig, rt: Runtime) -> int:
@@ -126,15 +140,30 @@ def _lines_by_id(path: Path) -> dict[str, int]:
 def accept(suite: Path, review_file: Path) -> int:
     """Write the accepted proposals into the suite: each accepted golden's line rewritten (a retired one removed),
     every other line byte for byte. A proposal whose golden no longer reads as it did is refused (exit 2)."""
+    proposals = _accepted(review_file)
+    raw = suite.read_bytes()
+    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+    wanted = {p["id"]: p for p in proposals if p.get("kind") in ("remap", "pattern", "retire")}
+    out, defects = _rewritten(raw.decode("utf-8-sig").split("\n"), wanted, suite)
+    defects += [Defect(str(review_file), None, "no golden with this id in the suite", gid) for gid in wanted]
+    if defects:
+        raise InvalidInput(defects, 2)
+    write_atomic(suite, bom + "\n".join(out))
+    console.print(f"accepted {len(proposals)} proposal(s) into {suite}; every other line unchanged", markup=False)
+    return 0
+
+
+def _accepted(review_file: Path) -> list[JsonObject]:
+    """The proposals of a review file a person set `"accept": true` on, as the file holds them."""
     try:
-        proposals = [p for p in json.loads(review_file.read_bytes())["proposals"] if p.get("accept") is True]
+        return [p for p in json.loads(review_file.read_bytes())["proposals"] if p.get("accept") is True]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise NomadError(f"{review_file}: not a review file ({exc}); write one with tier=corpus action=review", 2) \
             from None
-    raw = suite.read_bytes()
-    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-    lines = raw.decode("utf-8-sig").split("\n")
-    wanted = {p["id"]: p for p in proposals if p.get("kind") in ("remap", "pattern", "retire")}
+
+
+def _rewritten(lines: list[str], wanted: dict[str, JsonObject], suite: Path) -> tuple[list[str], list[Defect]]:
+    """The suite's lines with the wanted proposals applied (each taken out of `wanted`), and the stale ones."""
     defects: list[Defect] = []
     out: list[str] = []
     for n, line in enumerate(lines, 1):
@@ -150,15 +179,10 @@ def accept(suite: Path, review_file: Path) -> int:
         elif p["kind"] != "retire":
             after = {k: v for k, v in p["after"].items() if k != "sentence"}
             out.append(json.dumps({**obj, **after}, ensure_ascii=False) + ("\r" if line.endswith("\r") else ""))
-    defects += [Defect(str(review_file), None, "no golden with this id in the suite", gid) for gid in wanted]
-    if defects:
-        raise InvalidInput(defects, 2)
-    write_atomic(suite, bom + "\n".join(out))
-    console.print(f"accepted {len(proposals)} proposal(s) into {suite}; every other line unchanged", markup=False)
-    return 0
+    return out, defects
 
 
-def _object(line: str) -> dict[str, Any] | None:
+def _object(line: str) -> JsonObject | None:
     try:
         obj = json.loads(line) if line.strip() and not line.lstrip().startswith("//") else None
     except ValueError:
