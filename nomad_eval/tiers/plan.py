@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from omegaconf import DictConfig
 from rich.table import Table
@@ -33,14 +33,35 @@ from nomad_eval.report.upstream_view import headline
 from nomad_eval.tiers.settings import runtime
 
 
+class NoisePlan(TypedDict):
+    drop: float                           # the drop planned for: plan.drop, else twice the tolerance
+    repeats_for_drop: int | None          # repeats a side that find it at 80%; None: no repeats to tell from
+    gate_80_drop: float | None            # the drop the gate finds at 80% with the baseline's repeats
+
+
+class PlanRow(TypedDict):
+    """One metric of plan.json: the suite's detectable change, and (answers that vary) the repeats it needs."""
+
+    metric: str
+    n: int
+    mean: float
+    delta_sd: float
+    mde: float | None
+    tolerance: float
+    questions_for_tolerance: int | None
+    drop: NotRequired[float]
+    repeats_for_drop: NotRequired[int | None]
+    gate_80_drop: NotRequired[float | None]
+
+
 def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_unstable: bool = False,
-              tolerance: float | None = None, drop: float | None = None) -> list[dict[str, Any]]:
+              tolerance: float | None = None, drop: float | None = None) -> list[PlanRow]:
     """Per metric, the suite's detectable change and what seeing its tolerance (or `tolerance`, one for every
     metric, as compare.tolerance gives) would take."""
     questions = questions_from_cases(cases)
     if exclude_unstable:
         questions = stable(questions)
-    rows = []
+    rows: list[PlanRow] = []
     for name in names:
         spec = spec_for(name)
         if spec is not None and tolerance is not None:
@@ -50,27 +71,29 @@ def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_u
             continue
         sd = planning_sd(values, correlation)
         tol = spec.allowed(sum(values) / len(values))
-        rows.append({"metric": name, "n": len(values), "mean": sum(values) / len(values), "delta_sd": sd,
-                     "mde": detectable_change(values, len(names), correlation,
-                                              binary=mostly_zero_one(values)), "tolerance": tol,
-                     "questions_for_tolerance": questions_needed(tol, sd, alpha=0.05 / len(names)),
-                     **_noise_plan(questions, name, tol, drop, sum(n.count(".") > 0 for n in names))})
+        row = PlanRow(metric=name, n=len(values), mean=sum(values) / len(values), delta_sd=sd,
+                      mde=detectable_change(values, len(names), correlation, binary=mostly_zero_one(values)),
+                      tolerance=tol, questions_for_tolerance=questions_needed(tol, sd, alpha=0.05 / len(names)))
+        if (noise := _noise_plan(questions, name, tol, drop, sum(n.count(".") > 0 for n in names))) is not None:
+            row["drop"], row["repeats_for_drop"], row["gate_80_drop"] = (noise["drop"], noise["repeats_for_drop"],
+                                                                         noise["gate_80_drop"])
+        rows.append(row)
     return rows
 
 
 def _noise_plan(questions: list[Question], name: str, allowed: float, drop: float | None, family: int
-                ) -> dict[str, Any]:
-    """For answers that vary: the repeats the gate needs to find a drop of `drop` (default twice the tolerance) at
-    80%, and the drop it finds at 80% with the baseline's own repeats."""
+                ) -> NoisePlan | None:
+    """For answers that vary (else None): the repeats the gate needs to find a drop of `drop` (default twice the
+    tolerance) at 80%, and the drop it finds at 80% with the baseline's own repeats."""
     if not any(q.mode for q in questions):
-        return {}
+        return None
     target = 2 * allowed if drop is None else drop
     repeats = max((q.repeats for q in questions), default=1)
-    return {"drop": target, "repeats_for_drop": repeats_for_drop(questions, name, target, allowed, family),
-            "gate_80_drop": gate_drop_at(questions, name, allowed, family, repeats)}
+    return NoisePlan(drop=target, repeats_for_drop=repeats_for_drop(questions, name, target, allowed, family),
+                     gate_80_drop=gate_drop_at(questions, name, allowed, family, repeats))
 
 
-def _plan_table(rows: list[dict[str, Any]], metrics: int, path: Path) -> Table:
+def _plan_table(rows: list[PlanRow], metrics: int, path: Path) -> Table:
     t = Table("metric", "n", "mean", "delta sd", "detectable in general", "tolerance", "questions for tolerance",
               "gate's 80% drop", "repeats for drop", title=f"what this suite can tell (80% power; in general: "
               f"one-sided α=0.05, Holm over {metrics}) — baseline {path}")
@@ -79,7 +102,7 @@ def _plan_table(rows: list[dict[str, Any]], metrics: int, path: Path) -> Table:
     return t
 
 
-def _plan_cells(r: dict[str, Any]) -> tuple[str, ...]:
+def _plan_cells(r: PlanRow) -> tuple[str, ...]:
     """One metric's row of the plan table, as text ("—" for what is not measured)."""
     mde = "—" if r["mde"] is None else f"{r['mde']:.4f}"
     need = "—" if r["questions_for_tolerance"] is None else str(r["questions_for_tolerance"])
