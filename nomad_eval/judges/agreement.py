@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,16 @@ from nomad_eval.metrics.aggregate import wilson
 
 LEVEL = 0.95
 Verdict = int | None
+
+
+class FigureJson(TypedDict):
+    """A Figure as calibration.json holds it."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+    method: str
 
 
 @dataclass(frozen=True)
@@ -34,8 +44,8 @@ class Figure:
     n: int
     method: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> FigureJson:
+        return FigureJson(value=self.value, low=self.low, high=self.high, n=self.n, method=self.method)
 
 
 def proportion(successes: int, n: int) -> Figure:

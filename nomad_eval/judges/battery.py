@@ -19,9 +19,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from nomad_eval.judges.agreement import Verdict, mean_shift, proportion
+from nomad_eval.judges.agreement import FigureJson, Verdict, mean_shift, proportion
 
 PADDING = ("I hope this helps.", "Let me know if you would like me to go over any part of this again.",
            "Thank you for your question, and feel free to ask another one.")
@@ -42,6 +42,30 @@ class Example:
     verdict: Verdict  # the calibration's own verdict on the example as labelled
 
 
+class BatteryRow(TypedDict):
+    """One example's verdicts: as labelled, in both passage orders, padded, and (faithfulness) declined."""
+
+    id: str
+    verdict: Verdict
+    order: list[Verdict]
+    added_passage: bool               # a single-passage example given a second passage to reorder
+    padded: Verdict
+    decline: NotRequired[str]
+    decline_verdict: NotRequired[Verdict]
+
+
+class BatteryFigures(TypedDict):
+    """The battery's figures, as a calibration stores them under "battery"."""
+
+    size: int
+    calls: int
+    unparseable: int
+    added_passage: int
+    order_flip: FigureJson
+    verbosity_shift: FigureJson
+    abstention_faithful: NotRequired[FigureJson]
+
+
 def sample(n: int, size: int | None, seed: int) -> list[int]:
     """Indices of the examples the battery runs on: all of them, or a seeded random subset of `size`."""
     if size is None or size >= n:
@@ -59,7 +83,7 @@ def padded(answer: str) -> str:
 
 
 def run(examples: Sequence[Example], pool: Sequence[str], ask: Ask, scale: list[int], abstention: bool,
-        seed: int, resamples: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        seed: int, resamples: int) -> tuple[BatteryFigures, list[BatteryRow]]:
     """The battery's figures (each with n and a 95% interval) and one row per example with every verdict.
 
     `pool`: passages to draw a second one from for single-passage examples (seeded); `abstention`: run the
@@ -67,7 +91,7 @@ def run(examples: Sequence[Example], pool: Sequence[str], ask: Ask, scale: list[
     """
     rng = random.Random(seed)
     top = max(scale)
-    rows: list[dict[str, Any]] = []
+    rows: list[BatteryRow] = []
     asked: list[Verdict] = []  # every verdict the battery asked for: its cost and its unparseable count
 
     def call(question: str, passages: list[str], answer: str) -> Verdict:
@@ -79,25 +103,21 @@ def run(examples: Sequence[Example], pool: Sequence[str], ask: Ask, scale: list[
         first, second = two_orders(ex.chunks, rng.choice(others) if others else "")
         # With several passages the first order is the example as labelled: its verdict is already known.
         as_labelled = first == ex.chunks
-        row: dict[str, Any] = {"id": ex.id, "verdict": ex.verdict,
-                               "order": [ex.verdict if as_labelled else call(ex.question, first, ex.answer),
-                                         call(ex.question, second, ex.answer)],
-                               "added_passage": not as_labelled,
-                               "padded": call(ex.question, ex.chunks, padded(ex.answer))}
+        row = BatteryRow(id=ex.id, verdict=ex.verdict,
+                         order=[ex.verdict if as_labelled else call(ex.question, first, ex.answer),
+                                call(ex.question, second, ex.answer)],
+                         added_passage=not as_labelled, padded=call(ex.question, ex.chunks, padded(ex.answer)))
         if abstention:
             decline = DECLINES[i % len(DECLINES)]
             row["decline"], row["decline_verdict"] = decline, call(ex.question, ex.chunks, decline)
         rows.append(row)
     pairs = [r["order"] for r in rows if None not in r["order"]]
-    figures: dict[str, Any] = {
-        "size": len(rows),
-        "calls": len(asked),
-        "unparseable": sum(v is None for v in asked),
-        "added_passage": sum(r["added_passage"] for r in rows),
-        "order_flip": proportion(sum(a != b for a, b in pairs), len(pairs)).as_dict(),
-        "verbosity_shift": mean_shift([r["verdict"] for r in rows], [r["padded"] for r in rows], top,
-                                      resamples, seed).as_dict(),
-    }
+    figures = BatteryFigures(
+        size=len(rows), calls=len(asked), unparseable=sum(v is None for v in asked),
+        added_passage=sum(r["added_passage"] for r in rows),
+        order_flip=proportion(sum(a != b for a, b in pairs), len(pairs)).as_dict(),
+        verbosity_shift=mean_shift([r["verdict"] for r in rows], [r["padded"] for r in rows], top,
+                                   resamples, seed).as_dict())
     if abstention:
         figures["abstention_faithful"] = proportion(sum(r["decline_verdict"] == top for r in rows),
                                                     len(rows)).as_dict()

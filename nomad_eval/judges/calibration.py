@@ -13,8 +13,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
+from nomad_eval.backends.base import Identity
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.paths import project_dir, slug
 
@@ -51,6 +53,21 @@ class JudgeSettings:
     fail_under: Mapping[str, float]          # the gate's floors: a judge metric among them needs a calibration
 
 
+class CalibrationStatus(TypedDict):
+    """What a judge section of a report says of its calibration: the gate's decision on it, and its figures when
+    one was found (as its file holds them)."""
+
+    warnings: list[str]
+    calibrated: bool
+    reason: str
+    file: NotRequired[str]
+    n: NotRequired[int | None]
+    agreement: NotRequired[JsonObject | None]
+    coverage: NotRequired[JsonObject | None]
+    kappa: NotRequired[JsonObject | None]
+    battery: NotRequired[JsonObject]
+
+
 MIN_LABELS = 25
 # What must match between the calibrated judge and the configured one. An OpenAI-compatible server reports no
 # weights digest, so there backend and model name are all there is to match on.
@@ -59,12 +76,12 @@ MATCH_KEYS = ("backend", "model", "sha256", "digest")
 BATTERY_FIGURES = ("order_flip", "verbosity_shift", "abstention_faithful")
 
 
-def judge_identity(identity: dict[str, Any]) -> dict[str, Any]:
+def judge_identity(identity: Identity) -> Identity:
     """The part of a chat backend's identity() a calibration is filed under (plus the model file's name)."""
     return {k: identity[k] for k in (*MATCH_KEYS, "file") if identity.get(k) is not None}
 
 
-def describe_judge(judge: dict[str, Any]) -> str:
+def describe_judge(judge: Mapping[str, object]) -> str:
     weights = next((f"{k} {str(judge[k])[:12]}" for k in ("sha256", "digest") if judge.get(k)), "no weights digest")
     return f"{judge.get('backend')} {judge.get('model')} ({weights})"
 
@@ -82,7 +99,7 @@ def labels_location(shown: str) -> Path:
     return p if p.is_absolute() else project_dir() / p
 
 
-def filed_name(rubric_key: str, judge: dict[str, Any], labels_sha256: str) -> str:
+def filed_name(rubric_key: str, judge: Mapping[str, object], labels_sha256: str) -> str:
     weights = next((str(judge[k])[:12] for k in ("sha256", "digest") if judge.get(k)), None)
     parts = [rubric_key, str(judge.get("backend")), slug(str(judge.get("model"))),
              *([slug(weights)] if weights else []), f"labels-{labels_sha256[:12]}"]
@@ -106,8 +123,8 @@ def same_family_warning(judge_model: str, generators: list[str]) -> str | None:
             "a judge tends to prefer its own family's answers")
 
 
-def find_calibration(calibration_dir: Path, rubric_key: str, judge: dict[str, Any]
-                     ) -> tuple[dict[str, Any] | None, str]:
+def find_calibration(calibration_dir: Path, rubric_key: str, judge: Mapping[str, object]
+                     ) -> tuple[JsonObject | None, str]:
     """The latest calibration filed for this rubric version and judge whose labels file is unchanged, or None
     and why none qualifies."""
     filed = []
@@ -144,14 +161,14 @@ def find_calibration(calibration_dir: Path, rubric_key: str, judge: dict[str, An
     return {**data, "path": str(path)}, ""
 
 
-def _pessimistic(fig: dict[str, Any], end: str, lower_bound: bool) -> float | None:
+def _pessimistic(fig: JsonObject, end: str, lower_bound: bool) -> float | None:
     """The figure's point, or under gate_on=lower_bound its interval's worse end (`low` or `high`)."""
     return fig.get(end) if lower_bound else fig.get("value")
 
 
-def gate_rule(cal: dict[str, Any], judging: JudgingRules) -> tuple[bool, str]:
-    """Whether a calibration lets its judge gate: agreement (unparseable verdicts counted as misses) of at least
-    judging.min_agreement on at least 25 labels, and every battery threshold that is set."""
+def gate_rule(cal: JsonObject, judging: JudgingRules) -> tuple[bool, str]:
+    """Whether a calibration (as its file holds it) lets its judge gate: agreement (unparseable verdicts counted
+    as misses) of at least judging.min_agreement on at least 25 labels, and every battery threshold that is set."""
     lower = judging.gate_on == "lower_bound"
     need = judging.min_agreement
     agree = cal.get("agreement") or {}
@@ -172,7 +189,7 @@ _BATTERY_CHECKS = (("order_flip", "max_order_flip_rate", "high", "order flip rat
                    ("abstention_faithful", "min_abstention_faithful", "low", "abstention judged faithful", True))
 
 
-def _battery_rule(battery: dict[str, Any], judging: JudgingRules, lower: bool) -> tuple[bool, str]:
+def _battery_rule(battery: JsonObject, judging: JudgingRules, lower: bool) -> tuple[bool, str]:
     """Every battery threshold that is set, on the figure the calibration measured for it."""
     for key, setting, end, label, at_least in _BATTERY_CHECKS:
         limit = judging.limit(setting)
@@ -186,7 +203,7 @@ def _battery_rule(battery: dict[str, Any], judging: JudgingRules, lower: bool) -
     return True, ""
 
 
-def _battery_figure(fig: dict[str, Any], end: str, lower: bool) -> float | None:
+def _battery_figure(fig: JsonObject, end: str, lower: bool) -> float | None:
     """The figure a threshold reads: `abs` takes the larger size of either end (or of the point)."""
     if end != "abs":
         return _pessimistic(fig, end, lower)
@@ -204,7 +221,7 @@ def fmt_figure(fig: Any, signed: bool = False) -> str:
     return f"{value:{spec}}{ci}"
 
 
-def status_line(status: dict[str, Any], decision: bool = True) -> str:
+def status_line(status: CalibrationStatus, decision: bool = True) -> str:
     """For reports: the gate's decision (unless `decision` is False), the calibration's figures, any warning."""
     parts = []
     if status.get("agreement") is not None:

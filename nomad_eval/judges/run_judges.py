@@ -7,12 +7,14 @@ from typing import Any
 
 from hydra.utils import instantiate
 
+from nomad_eval.backends.base import Identity
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.judges.calibration import (
     BATTERY_FIGURES,
+    CalibrationStatus,
     JudgeSettings,
     find_calibration,
     gate_rule,
@@ -75,7 +77,7 @@ def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], 
 
 
 def _record(rubric: Rubric, case: Case, j: Judgement, section: dict[str, dict[str, Any]],
-            calibration: dict[str, Any]) -> None:
+            calibration: CalibrationStatus) -> None:
     case.setdefault("judges", {})[rubric.name] = j.verdict
     key = f"{case['mode']}.{rubric.name}"
     fresh: dict[str, Any] = {"rubric": rubric.key, "values": [], "unparseable": 0, "rejected": 0, "by_rule": 0,
@@ -97,24 +99,25 @@ def _record(rubric: Rubric, case: Case, j: Judgement, section: dict[str, dict[st
         s["values_weighted"].append(j.score_weighted / max(rubric.scale))
 
 
-def calibration_status(s: JudgeSettings, rubric: Rubric, identity: dict[str, Any] | None = None) -> dict[str, Any]:
+def calibration_status(s: JudgeSettings, rubric: Rubric, identity: Identity | None = None) -> CalibrationStatus:
     """The calibration a gate on this rubric and judge reads (same rubric version, judge backend, model and
     weights, unchanged labels file), the gate's decision on it, and a warning when judge and generator share a
     model family. `identity`: the judge's, when a caller already holds the model."""
     folder = s.calibration_dir
     warning = same_family_warning(s.model_name, [s.generator] if s.generator else [])
-    base: dict[str, Any] = {"warnings": [warning] if warning else []}
+    warnings = [warning] if warning else []
     if not any(folder.glob(f"{rubric.key}--*.json")):  # nothing to match: no need to ask the judge who it is
-        return {**base, "calibrated": False, "reason": f"no calibration report for {rubric.key} in {folder}"}
+        return CalibrationStatus(warnings=warnings, calibrated=False,
+                                 reason=f"no calibration report for {rubric.key} in {folder}")
     judge_id = judge_identity(identity if identity is not None else instantiate(dict(s.model)).identity())
     cal, why = find_calibration(folder, rubric.key, judge_id)
     if cal is None:
-        return {**base, "calibrated": False, "reason": why}
+        return CalibrationStatus(warnings=warnings, calibrated=False, reason=why)
     ok, why = gate_rule(cal, s.rules)
     battery = {k: v for k, v in (cal.get("battery") or {}).items() if k in BATTERY_FIGURES}
-    return {**base, "calibrated": ok, "reason": why, "file": Path(cal["path"]).name, "n": cal.get("n"),
-            "agreement": cal.get("agreement"), "coverage": cal.get("coverage"), "kappa": cal.get("kappa"),
-            "battery": battery}
+    return CalibrationStatus(warnings=warnings, calibrated=ok, reason=why, file=Path(cal["path"]).name,
+                             n=cal.get("n"), agreement=cal.get("agreement"), coverage=cal.get("coverage"),
+                             kappa=cal.get("kappa"), battery=battery)
 
 
 def check_judge_gates(s: JudgeSettings) -> None:

@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, final
 
 from omegaconf import DictConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
+from nomad_eval.base.atomic import JsonValue
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.identity import file_sha256
@@ -30,6 +31,7 @@ from nomad_eval.base.safe_names import require_safe
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.judges import battery
 from nomad_eval.judges.agreement import (
+    FigureJson,
     Verdict,
     agreement,
     agreement_parsed,
@@ -38,6 +40,7 @@ from nomad_eval.judges.agreement import (
     kappa_figure,
     spearman_figure,
 )
+from nomad_eval.judges.battery import BatteryFigures, BatteryRow
 from nomad_eval.judges.calibration import (
     filed_name,
     fmt_figure,
@@ -62,6 +65,56 @@ class Label(BaseModel):
     answer: str
     label: int = Field(alias="label")
     generator: str | None = None  # the model that wrote the answer, when known: for the same-family warning
+
+
+class LabelRow(TypedDict):
+    """One labelled example judged: calibration_cases.jsonl."""
+
+    id: str
+    label: int
+    verdict: Verdict                  # the first repeat's
+    verdicts: list[Verdict]
+    rejected: bool                    # refused by the judge's server
+
+
+class Agreement(TypedDict):
+    n: int
+    parsed: int
+    unparseable: int
+    rejected: int
+    agreement: FigureJson
+    coverage: FigureJson
+    agreement_parsed: FigureJson
+    kappa: FigureJson
+    spearman: FigureJson | None       # graded scales only
+    flip_rate: FigureJson | None      # repeats > 1 only
+
+
+@final
+class NoBattery(TypedDict):
+    """calibrate.battery_size=0: no battery figures."""
+
+
+class Calibration(Agreement):
+    """calibration.json: the judge's agreement with the labels, its battery, cost, and whether it may gate."""
+
+    format: int
+    rubric: str
+    judge: dict[str, JsonValue]
+    labels: dict[str, str | int]
+    repeats: int
+    seed: int
+    resamples: int
+    cost: dict[str, dict[str, float]]
+    battery: BatteryFigures | NoBattery
+    generators: list[str]
+    warnings: list[str]
+    created: str
+    filed_as: str
+    min_agreement: float
+    gate_on: str
+    calibrated: bool
+    reason: str
 
 
 def load_labels(path: Path, scale: list[int]) -> list[Label]:
@@ -121,8 +174,8 @@ def _costed(chat: CachedChat, cost: dict[str, dict[str, float]], phase: str) -> 
 
 
 def _judge_labels(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], repeats: int
-                  ) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+                  ) -> list[LabelRow]:
+    rows: list[LabelRow] = []
     with progress_bar(f"judging ({rubric.key})", len(labels) * repeats, bool(cfg.quiet)) as prog:
         for lab in labels:
             verdicts, rejected = [], []
@@ -132,13 +185,13 @@ def _judge_labels(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: lis
                 verdicts.append(j.verdict)
                 rejected.append(j.rejected)
                 prog.advance(prog.task_ids[0])
-            rows.append({"id": lab.id, "label": lab.label, "verdict": verdicts[0], "verdicts": verdicts,
-                         "rejected": rejected[0]})
+            rows.append(LabelRow(id=lab.id, label=lab.label, verdict=verdicts[0], verdicts=verdicts,
+                                 rejected=rejected[0]))
     return rows
 
 
-def _battery(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], rows: list[dict[str, Any]]
-             ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _battery(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], rows: list[LabelRow]
+             ) -> tuple[BatteryFigures, list[BatteryRow]]:
     size = cfg.calibrate.get("battery_size")
     chosen = battery.sample(len(labels), None if size is None else int(size), int(cfg.seed))
     examples = [battery.Example(labels[i].id, labels[i].question, labels[i].chunks, labels[i].answer,
@@ -155,9 +208,14 @@ def _battery(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Lab
         return battery.run(examples, pool, ask, rubric.scale, abstention, int(cfg.seed), int(cfg.stats.resamples))
 
 
-def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def _battery_figures(result: Calibration) -> BatteryFigures | None:
+    b = result["battery"]
+    return b if "size" in b else None
+
+
+def _rows(result: Calibration) -> list[tuple[str, str, str, str]]:
     """(figure, value [95% interval], n, how) for the console and the markdown file."""
-    def row(name: str, fig: Any, how: str, signed: bool = False) -> tuple[str, str, str, str]:
+    def row(name: str, fig: FigureJson, how: str, signed: bool = False) -> tuple[str, str, str, str]:
         return name, fmt_figure(fig, signed), str(fig["n"]) if fig else "—", how
 
     out = [row("agreement", result["agreement"], "unparseable and refused verdicts count as misses; Wilson"),
@@ -168,8 +226,7 @@ def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         out.append(row("Spearman's rho", result["spearman"], "parsed verdicts; bootstrap"))
     if result["flip_rate"] is not None:
         out.append(row("flip rate across repeats", result["flip_rate"], "Wilson"))
-    b = result["battery"]
-    if b:
+    if b := _battery_figures(result):
         out += [row("order flip rate", b["order_flip"], "verdict changes with the passages reversed; Wilson"),
                 row("verbosity shift", b["verbosity_shift"], "mean verdict change (0-1 scale), answer padded; "
                     "bootstrap", signed=True)]
@@ -178,7 +235,7 @@ def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def _markdown(result: dict[str, Any]) -> str:
+def _markdown(result: Calibration) -> str:
     lines = [f"# Calibration of {result['rubric']} — judge {result['judge'].get('model')}", "",
              f"- judge: {json.dumps(result['judge'])}",
              f"- labels: {result['labels']['file']} (sha256 {result['labels']['sha256']}), {result['n']} examples, "
@@ -189,9 +246,9 @@ def _markdown(result: dict[str, Any]) -> str:
     return "\n".join([*lines, *(f"- {note}" for note in _notes(result))]) + "\n"
 
 
-def _notes(result: dict[str, Any]) -> list[str]:
+def _notes(result: Calibration) -> list[str]:
     """What follows the figures, in calibration.md and on the console: the battery, each phase's cost, warnings."""
-    b = result["battery"]
+    b = _battery_figures(result)
     notes = [f"bias battery on {b['size']} examples ({b['added_passage']} single-passage examples given a second "
              f"passage to reorder): {b['calls']} verdicts asked, {b['unparseable']} unparseable"] if b else []
     notes += [f"cost of the {phase}: {c['model_calls']} model calls (retries included), {c['cache_hits']} cache "
@@ -214,8 +271,8 @@ def run(cfg: DictConfig) -> int:
     cost: dict[str, dict[str, float]] = {}
     with _costed(chat, cost, "labels"):
         rows = _judge_labels(cfg, chat, rubric, labels, repeats)
-    figures: dict[str, Any] = {}
-    battery_rows: list[dict[str, Any]] = []
+    figures: BatteryFigures | NoBattery = NoBattery()
+    battery_rows: list[BatteryRow] = []
     if cfg.calibrate.get("battery_size") != 0:
         with _costed(chat, cost, "battery"):
             figures, battery_rows = _battery(cfg, chat, rubric, labels, rows)
@@ -224,17 +281,18 @@ def run(cfg: DictConfig) -> int:
     named = cfg.calibrate.get("generator")
     generators = sorted({lab.generator for lab in labels if lab.generator} | ({str(named)} if named else set()))
     warning = same_family_warning(str(judge_id.get("model")), generators)
-    result: dict[str, Any] = {
-        "format": 2, "rubric": rubric.key, "judge": judge_id, "labels": {**ref, "n": len(labels)},
-        **_agreement_figures(rows, len(rubric.scale) > 2, repeats, resamples, seed),
+    figs = _agreement_figures(rows, len(rubric.scale) > 2, repeats, resamples, seed)
+    # As this config's gate would decide; a gate decides again.
+    ok, why = gate_rule({"n": figs["n"], "agreement": figs["agreement"], "battery": figures},
+                        judging_rules(cfg.judging))
+    result: Calibration = {
+        "format": 2, "rubric": rubric.key, "judge": judge_id, "labels": {**ref, "n": len(labels)}, **figs,
         "repeats": repeats, "seed": seed, "resamples": resamples, "cost": cost,
         "battery": figures, "generators": generators, "warnings": [warning] if warning else [],
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "filed_as": filed_name(rubric.key, judge_id, ref["sha256"]),  # where `calibrate.file=<this run>` puts it
-    }
-    ok, why = gate_rule(result, judging_rules(cfg.judging))  # as this config's gate would decide; a gate decides again
-    result.update({"min_agreement": float(cfg.judging.min_agreement), "gate_on": str(cfg.judging.gate_on),
-                   "calibrated": ok, "reason": why})
+        "min_agreement": float(cfg.judging.min_agreement), "gate_on": str(cfg.judging.gate_on), "calibrated": ok,
+        "reason": why}
     out = run_dir(cfg.paths.run_dir)
     write_jsonl(out / "calibration_cases.jsonl", rows)
     if battery_rows:
@@ -261,25 +319,24 @@ def _rubric_and_labels(cfg: DictConfig) -> tuple[Rubric, Path, list[Label]]:
     return chosen[0], labels_path, labels
 
 
-def _agreement_figures(rows: list[dict[str, Any]], graded: bool, repeats: int, resamples: int, seed: int
-                       ) -> dict[str, Any]:
+def _agreement_figures(rows: list[LabelRow], graded: bool, repeats: int, resamples: int, seed: int
+                       ) -> Agreement:
     """How the judge's verdicts agree with the human labels: counts, agreement, coverage, kappa, Spearman on a
     graded scale, and the verdicts' flip rate over repeats."""
     human, verdicts = [r["label"] for r in rows], [r["verdict"] for r in rows]
     parsed = sum(v is not None for v in verdicts)
     rejected = sum(r["rejected"] for r in rows)
-    return {
-        "n": len(rows), "parsed": parsed, "unparseable": len(rows) - parsed - rejected, "rejected": rejected,
-        "agreement": agreement(human, verdicts).as_dict(),
-        "coverage": coverage(verdicts).as_dict(),
-        "agreement_parsed": agreement_parsed(human, verdicts).as_dict(),
-        "kappa": kappa_figure(human, verdicts, resamples, seed).as_dict(),
-        "spearman": spearman_figure(human, verdicts, resamples, seed).as_dict() if graded else None,
-        "flip_rate": flip_rate([r["verdicts"] for r in rows]).as_dict() if repeats > 1 else None,
-    }
+    return Agreement(
+        n=len(rows), parsed=parsed, unparseable=len(rows) - parsed - rejected, rejected=rejected,
+        agreement=agreement(human, verdicts).as_dict(),
+        coverage=coverage(verdicts).as_dict(),
+        agreement_parsed=agreement_parsed(human, verdicts).as_dict(),
+        kappa=kappa_figure(human, verdicts, resamples, seed).as_dict(),
+        spearman=spearman_figure(human, verdicts, resamples, seed).as_dict() if graded else None,
+        flip_rate=flip_rate([r["verdicts"] for r in rows]).as_dict() if repeats > 1 else None)
 
 
-def _print(result: dict[str, Any], out: Path) -> None:
+def _print(result: Calibration, out: Path) -> None:
     t = Table("figure", "value [95% interval]", "n", "how", title=f"calibration of {result['rubric']} (judge "
               f"{result['judge'].get('model')}) on {result['labels']['file']}")
     for r in _rows(result):
