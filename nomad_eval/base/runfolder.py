@@ -20,7 +20,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from nomad_eval.base.atomic import FAILURE, MANIFEST, WRITING, write_atomic
 from nomad_eval.base.errors import NomadError
@@ -29,6 +29,19 @@ from nomad_eval.base.locking import RUN_LOCK
 __all__ = ["FAILURE", "MANIFEST", "RUN_LOCK", "WRITING"]
 _NOT_RESULTS = frozenset({MANIFEST, FAILURE})
 READ = ("report.json", "cases.jsonl")  # the files promote, compare, resume and the run browser open
+
+
+class FileEntry(TypedDict):
+    """A result file as the manifest lists it."""
+
+    bytes: int
+    sha256: str
+
+
+# A result as the mark notes it while the run writes: bytes and sha256 as noted (unchecked until the seal lists
+# them), or nothing for a line cut short.
+Noted = dict[str, object]
+
 # Runs have sealed their folders since this time (provenance.created of their report.json): such a report without
 # a manifest beside it is a run that never finished, not an older one.
 SEALED_SINCE = "2026-12-02T13:00"
@@ -63,7 +76,7 @@ def begin(folder: Path, keep: bool = False) -> None:
     write_atomic(folder / WRITING, "".join(line + "\n" for line in lines))
 
 
-def _mark(folder: Path) -> tuple[list[str], dict[str, dict[str, Any]]] | None:
+def _mark(folder: Path) -> tuple[list[str], dict[str, Noted]] | None:
     """The mark's earlier files and the results noted in it (the last of each name); None without a mark. A line
     cut short (a run killed while noting a file) counts as a file written."""
     try:
@@ -71,7 +84,7 @@ def _mark(folder: Path) -> tuple[list[str], dict[str, dict[str, Any]]] | None:
     except FileNotFoundError:
         return None
     earlier: list[str] = []
-    noted: dict[str, dict[str, Any]] = {}
+    noted: dict[str, Noted] = {}
     for n, line in enumerate(text.splitlines()):
         try:
             row = json.loads(line)
@@ -86,7 +99,7 @@ def _mark(folder: Path) -> tuple[list[str], dict[str, dict[str, Any]]] | None:
     return earlier, noted
 
 
-def written(folder: Path) -> dict[str, dict[str, Any]] | None:
+def written(folder: Path) -> dict[str, Noted] | None:
     """What the run writing the folder has written so far (name: bytes, sha256); None when no run is marked."""
     mark = _mark(folder)
     return None if mark is None else mark[1]
@@ -149,14 +162,14 @@ class DamagedRun(NomadError):
     exit_code = 2
 
 
-def _entries_or_none(folder: Path) -> dict[str, dict[str, Any]] | None:
+def _entries_or_none(folder: Path) -> dict[str, FileEntry] | None:
     try:
         return _entries(folder)
     except DamagedRun:
         return None
 
 
-def _entries(folder: Path) -> dict[str, dict[str, Any]] | None:
+def _entries(folder: Path) -> dict[str, FileEntry] | None:
     path = folder / MANIFEST
     try:
         raw = json.loads(path.read_bytes())
@@ -186,7 +199,7 @@ def _plain_name(name: object) -> bool:
     return True
 
 
-def _mismatch(folder: Path, name: str, entry: dict[str, Any], hashed: bool) -> str | None:
+def _mismatch(folder: Path, name: str, entry: FileEntry, hashed: bool) -> str | None:
     path = folder / name
     try:
         st = path.lstat()
