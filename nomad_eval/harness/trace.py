@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from nomad_eval.base.atomic import write_jsonl
+from nomad_eval.base.atomic import JsonValue, write_jsonl
 from nomad_eval.rag.pipeline import RetrievedChunk
 
 
@@ -37,15 +37,29 @@ def timed() -> Iterator[SpanClock]:
     clock.end_ns = time.time_ns()
 
 
+class Span(TypedDict):
+    """One line of trace.jsonl: an OpenTelemetry span, its attributes in the GenAI semantic conventions."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: str
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    status: dict[str, str]
+    attributes: dict[str, JsonValue]
+
+
 @dataclass
 class Tracer:
     trace_id: str = field(default_factory=lambda: _hex(16))
-    spans: list[dict[str, Any]] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
 
     def retrieval(self, clock: SpanClock, query: str, chunks: list[RetrievedChunk], top_k: int | None,
                   data_source: str, golden_id: str | None = None, rewritten: str | None = None,
                   timings: dict[str, float] | None = None, messages: list[dict[str, str]] | None = None) -> None:
-        attrs: dict[str, Any] = {
+        attrs: dict[str, JsonValue] = {
             "gen_ai.operation.name": "retrieval",
             "gen_ai.data_source.id": data_source,
             "gen_ai.retrieval.query.text": query,
@@ -67,11 +81,11 @@ class Tracer:
             attrs["gen_ai.input.messages"] = [{"role": m["role"], "content": m["content"]} for m in messages]
         for k, v in (timings or {}).items():
             attrs[f"nomad_eval.duration.{k}_s"] = v
-        self.spans.append({
-            "trace_id": self.trace_id, "span_id": _hex(8), "parent_span_id": None, "name": "retrieval",
-            "kind": "INTERNAL", "start_time_unix_nano": clock.start_ns, "end_time_unix_nano": clock.end_ns,
-            "status": {"code": "OK"}, "attributes": attrs,
-        })
+        self.spans.append(Span(
+            trace_id=self.trace_id, span_id=_hex(8), parent_span_id=None, name="retrieval",
+            kind="INTERNAL", start_time_unix_nano=clock.start_ns, end_time_unix_nano=clock.end_ns,
+            status={"code": "OK"}, attributes=attrs,
+        ))
 
     def write(self, path: Path, otlp_endpoint: str | None = None, otlp_timeout_s: float = 10.0) -> str | None:
         """Write trace.jsonl; with an endpoint, also export. Returns a warning when the export failed."""
@@ -81,7 +95,7 @@ class Tracer:
         return None
 
 
-def export_otlp(spans: list[dict[str, Any]], endpoint: str, timeout_s: float = 10.0) -> str | None:
+def export_otlp(spans: list[Span], endpoint: str, timeout_s: float = 10.0) -> str | None:
     """Send the spans of trace.jsonl over OTLP/HTTP (protobuf) with the same trace and span ids.
 
     Needs the optional `otel` extra. A collector that is down or refuses the spans costs a warning, not the run:
@@ -102,7 +116,7 @@ def export_otlp(spans: list[dict[str, Any]], endpoint: str, timeout_s: float = 1
 
     resource, scope = Resource.create({"service.name": "nomad-eval"}), InstrumentationScope("nomad_eval")
 
-    def readable(s: dict[str, Any]) -> ReadableSpan:
+    def readable(s: Span) -> ReadableSpan:
         # The span of trace.jsonl, ids included, so a collector's view can be joined to the run. OTLP attribute
         # values are scalars or flat lists of scalars: the document list travels as JSON text.
         ids = SpanContext(int(s["trace_id"], 16), int(s["span_id"], 16), False, TraceFlags(TraceFlags.SAMPLED))

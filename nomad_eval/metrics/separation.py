@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 from pydantic import BaseModel
@@ -23,6 +23,13 @@ SCALE = 100_000
 # No similarity an embedder or a reranker gives comes near this; a score past it (or infinite) is a damaged stored
 # vector's, which would otherwise overflow the bins (or ask for petabytes of them).
 LIMIT = 1e6
+
+
+class StoredHistogram(TypedDict):
+    """A Histogram as scores.json stores it: each rounded value that occurs, ascending, and how often."""
+
+    values: list[float]
+    counts: list[int]
 
 
 @dataclass
@@ -89,13 +96,13 @@ class Histogram:
         total = int(np.dot(np.arange(self.lo, self.lo + self.counts.size, dtype=np.int64), self.counts))
         return (self.lo + int(kept[0])) / SCALE, (self.lo + int(kept[-1])) / SCALE, total / len(self) / SCALE
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StoredHistogram:
         """The form scores.json stores: each rounded value that occurs, ascending, and how often."""
         kept = np.flatnonzero(self.counts)
-        return {"values": ((self.lo + kept) / SCALE).tolist(), "counts": self.counts[kept].tolist()}
+        return StoredHistogram(values=((self.lo + kept) / SCALE).tolist(), counts=self.counts[kept].tolist())
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Histogram:
+    def from_json(cls, d: StoredHistogram) -> Histogram:
         k = np.rint(np.asarray(d["values"], dtype=np.float64) * SCALE).astype(np.int64)
         counts = np.asarray(d["counts"], dtype=np.int64)
         if k.shape != counts.shape:
@@ -106,12 +113,12 @@ class Histogram:
         return h
 
 
-def distribution(stored: dict[str, Any]) -> Histogram:
+def distribution(stored: StoredHistogram) -> Histogram:
     """One side's values as scores.json stores them."""
     return Histogram.from_json(stored)
 
 
-def rounded(values: Histogram | Sequence[float] | np.ndarray) -> dict[str, Any]:
+def rounded(values: Histogram | Sequence[float] | np.ndarray) -> StoredHistogram:
     """A distribution as scores.json stores it: its Histogram's counts."""
     return (values if isinstance(values, Histogram) else Histogram.of(values)).to_json()
 
