@@ -30,7 +30,9 @@ from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from nomad_eval.core.adaptive import ask_until_settled, base_tallies  # noqa: E402
 from nomad_eval.core.questions import means, questions_from_cases  # noqa: E402
+from nomad_eval.core.sequential import Rule  # noqa: E402
 from nomad_eval.gate.compare import Verdict, compare_questions  # noqa: E402
 from nomad_eval.metrics.registry import headline_names  # noqa: E402
 from nomad_eval.tiers import generation_cases  # noqa: E402,F401  (registers the answer measures)
@@ -38,6 +40,9 @@ from nomad_eval.tiers import generation_cases  # noqa: E402,F401  (registers the
 SEED = 41
 MODE = "e2e"
 GATED = headline_names("generation", 5, [MODE])
+AUTO_MOST = 8          # repeats.max in the simulated auto runs (the shipped default's value)
+AUTO_AGREE = 3
+REPEATS_CODE = {"auto": 0}  # a seed sequence takes integers: auto seeds as repeats 0
 
 
 @dataclass(frozen=True)
@@ -71,19 +76,68 @@ def changed(s: Suite, kind: str, count: int, p: float = 0.5) -> Suite:
     return Suite(probs, s.refusal)
 
 
-def cases(rng: np.random.Generator, s: Suite, repeats: int | Sequence[int]) -> list[dict[str, Any]]:
-    """One side's case records: each question drawn `repeats` times (one count for all, or one per question)."""
-    reps = np.broadcast_to(np.asarray(repeats), (s.size,))
+class ScriptedModel:
+    """The simulated backend: answers question i right with probability p[i] and counts every call it answers,
+    so the calls reported are the backend's own, not the harness's."""
+
+    def __init__(self, s: Suite, rng: np.random.Generator) -> None:
+        self.s, self.rng, self.calls = s, rng, 0
+
+    def answer(self, i: int) -> bool:
+        self.calls += 1
+        return bool(self.rng.random() < self.s.p[i])
+
+
+def draws(model: ScriptedModel, repeats: int | Sequence[int]) -> list[list[bool]]:
+    """Each question answered `repeats` times (one count for all, or one per question)."""
+    reps = np.broadcast_to(np.asarray(repeats), (model.s.size,))
+    return [[model.answer(i) for _ in range(int(reps[i]))] for i in range(model.s.size)]
+
+
+def auto_draws(model: ScriptedModel, base: list[list[bool]] | None, rule: Rule, budget: int | None = None
+               ) -> list[list[bool]]:
+    """Each question answered as `repeats=auto` asks (core/adaptive.py), against the baseline's answers (None:
+    a run without a baseline, as the first one promoted)."""
+    answers: list[list[bool]] = [[] for _ in range(model.s.size)]
+
+    def ask(batch: list[tuple[str, int]]) -> list[bool | None]:
+        out: list[bool | None] = []
+        for key, _ in batch:
+            i = int(key[1:])
+            answers[i].append(model.answer(i))
+            out.append(answers[i][-1])
+        return out
+
+    ref = {} if base is None else base_tallies({f"q{i}": b for i, b in enumerate(base)})
+    ask_until_settled([f"q{i}" for i in range(model.s.size)], ref, ask, rule, budget)
+    return answers
+
+
+def records(s: Suite, outcomes: list[list[bool]]) -> list[dict[str, Any]]:
+    """One side's case records from each question's answers."""
     out: list[dict[str, Any]] = []
-    for i in range(s.size):
-        for r in range(int(reps[i])):
-            right = bool(rng.random() < s.p[i])
+    for i, answers in enumerate(outcomes):
+        for r, right in enumerate(answers):
             refusal = bool(s.refusal[i])
             out.append({"id": f"q{i}", "mode": MODE, "passed": right, "relevant_doc_ids": [f"d{i}"],
                         "metrics": {"correctness": None if refusal else float(right),
                                     "refusal_correctness": float(right) if refusal else 1.0,
                                     "leakage_rate": 0.0}, "repeat": r})
     return out
+
+
+def cases(rng: np.random.Generator, s: Suite, repeats: int | Sequence[int]) -> list[dict[str, Any]]:
+    """One side's case records: each question drawn `repeats` times (one count for all, or one per question)."""
+    return records(s, draws(ScriptedModel(s, rng), repeats))
+
+
+def pair(rng: np.random.Generator, base: Suite, run: Suite, rb: int | str, rr: int | str, rule: Rule
+         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int]:
+    """One baseline/run pair's records and each side's model calls, as its scripted backend counted them."""
+    mb, mr = ScriptedModel(base, rng), ScriptedModel(run, rng)
+    b = auto_draws(mb, None, rule) if rb == "auto" else draws(mb, int(rb))
+    r = auto_draws(mr, b, rule) if rr == "auto" else draws(mr, int(rr))
+    return records(base, b), records(run, r), mb.calls, mr.calls
 
 
 def gate(base: list[dict[str, Any]], run: list[dict[str, Any]], **options: Any) -> Verdict:
@@ -96,24 +150,30 @@ def gate(base: list[dict[str, Any]], run: list[dict[str, Any]], **options: Any) 
                              resamples=options.pop("resamples", 200), **options)
 
 
-def failing_share(base: Suite, run: Suite, repeats: int | tuple[int, int], pairs: int, seed: int,
-                  start: int = 0, **options: Any) -> dict[str, Any]:
-    """The share of `pairs` baseline/run pairs (numbered from `start`) whose gate does not pass, with what fired
-    and each verdict's count."""
-    rb, rr = (repeats, repeats) if isinstance(repeats, int) else repeats
+def failing_share(base: Suite, run: Suite, repeats: int | str | tuple[int | str, int | str], pairs: int,
+                  seed: int, start: int = 0, **options: Any) -> dict[str, Any]:
+    """The share of `pairs` baseline/run pairs (numbered from `start`) whose gate does not pass, with what fired,
+    each verdict's count and each side's model calls."""
+    rb, rr = repeats if isinstance(repeats, tuple) else (repeats, repeats)
+    rule = Rule(most=int(options.pop("most", AUTO_MOST)), agree=int(options.pop("agree", AUTO_AGREE)))
     fired: dict[str, int] = {}
     verdicts: dict[str, int] = {}
     failed = 0
+    calls = [0, 0]
     for k in range(start, start + pairs):
-        rng = np.random.default_rng([seed, rb, rr, k])
-        v = gate(cases(rng, base, rb), cases(rng, run, rr), seed=k, **options)
+        rng = np.random.default_rng([seed, *(REPEATS_CODE.get(str(x), x) for x in (rb, rr)), k])  # type: ignore
+        b, r, cb, cr = pair(rng, base, run, rb, rr, rule)
+        calls[0] += cb
+        calls[1] += cr
+        v = gate(b, r, seed=k, **options)
         verdicts[v.outcome] = verdicts.get(v.outcome, 0) + 1
         if v.exit_code != 0:
             failed += 1
             for m in v.metrics:
                 if m.gated and m.outcome != "within tolerance":
                     fired[f"{m.name}: {m.outcome}"] = fired.get(f"{m.name}: {m.outcome}", 0) + 1
-    return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": fired, "verdicts": verdicts}
+    return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": fired, "verdicts": verdicts,
+            "calls": {"baseline": calls[0], "run": calls[1]}}
 
 
 def wilson(hits: int, n: int) -> dict[str, float]:

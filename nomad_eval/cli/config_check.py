@@ -33,8 +33,11 @@ class _Keys(BaseModel):
 
 class PlainKeys(_Keys):
     threshold: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None
-    repeats: Count | None
+    repeats: Count | Literal["auto"] | None
     sample_repeats: Count
+    repeats_max: Annotated[int, Strict(), Field(ge=2)]
+    repeats_agree: Count
+    repeats_budget: Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)] | None
     seed: Annotated[int, Strict(), Field(ge=0)]  # numpy's generators refuse a negative seed
     limit: Count | None
     tags: list[Annotated[str, Strict()]]

@@ -265,6 +265,10 @@ def _single_repeat(name: str, pairs: Pairs) -> str:
     for side, i in (("baseline", 0), ("run", 1)):
         if all(p[i].repeats < 2 for p in pairs):
             return f"{name} is not gated: the {side} asked each question once (instability needs 2+ repeats)"
+    if any(r.values.get(name) is None for _, r in pairs):
+        # repeats=auto stops a question once more answers cannot move the verdict, so whether its answers
+        # disagree depends on how many it was asked; its pass rate, which the rule measures, is gated.
+        return f"{name} is not gated: repeats=auto asked some questions once (instability needs 2+ repeats)"
     return ""
 
 

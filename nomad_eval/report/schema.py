@@ -230,6 +230,8 @@ class Report(BaseModel):
     intervals_by_tag: dict[str, dict[str, MetricInterval]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     repeats_reason: str | None = None  # generation: why each prompt got `counts.repeats` answers
+    # repeats=auto: each question's calls, pass rate, anytime-valid interval and why it stopped asking.
+    adaptive: list[dict[str, Any]] = Field(default_factory=list)
     separation: list[SeparationRow] = Field(default_factory=list)
     ablation: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     # Generation: where the points went, the mock ceiling on the same prompts, questions that flip.

@@ -243,6 +243,8 @@ def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[
     cache = AppResponseCache(data_dir / APP_CACHE) if cfg.cache is not False else None
     try:
         # The app's own variation is unknown (it is the system under test), so a null `repeats` samples it.
+        if str(cfg.repeats) == "auto":
+            raise NomadError("repeats=auto: tier=generation only for now; tier=app takes repeats=N", 2)
         repeats = int(cfg.sample_repeats if cfg.repeats is None else cfg.repeats)
         out = ask_all(app, cache, use, goldens, max(1, repeats), bool(cfg.quiet))
     finally:

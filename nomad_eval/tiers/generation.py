@@ -43,8 +43,9 @@ from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import Report, Subject
+from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.report.upstream_view import generation_view, upstream_markdown
+from nomad_eval.tiers import generation_auto
 from nomad_eval.tiers.finish import decide, finish
 from nomad_eval.tiers.generation_cases import (
     MODES,
@@ -196,13 +197,11 @@ def run(cfg: DictConfig) -> int:
 
     plans = {(gi, mode): plan_prompt(goldens[gi], contexts[gi].passages(mode), s, cfg, est)
              for gi in range(len(goldens)) for mode in modes}
-    repeats, why = repeats_for(cfg, s.chat, s.options, list(plans.values()))
-    w = _Work(goldens, modes, contexts, plans,
-              [(gi, mode, r) for gi in range(len(goldens)) for mode in modes for r in range(repeats)])
+    w = _Work(goldens, modes, contexts, plans, [])
     t = time.perf_counter()
+    repeats, why, adaptive, results = _ask(cfg, rt, s, w)
     asked = len(w.tasks)
-    answers, infra = infra_outcomes(w, answer_or_infra(s, [(w.plans[(gi, mode)], r) for gi, mode, r in w.tasks],
-                                                       f"generating ({s.model.name})", bool(cfg.quiet)))
+    answers, infra = infra_outcomes(w, results)
     timings["generation"] = time.perf_counter() - t
     if not answers:
         raise NomadError(f"every model call failed, e.g. {infra[0]['reason']}" if infra else "nothing to answer")
@@ -215,7 +214,9 @@ def run(cfg: DictConfig) -> int:
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
-    report.repeats_reason = why
+    report.repeats_reason, report.adaptive = why, adaptive
+    if adaptive:
+        report.system["repeats"] = "auto"
     report.infra, report.counts["calls_asked"], report.counts["infra"] = infra, asked, len(infra)
     if judges:
         report.judge_corrected = corrected_judges(cfg, report, cases, out)
@@ -227,6 +228,38 @@ def run(cfg: DictConfig) -> int:
     write_run(cfg, out, report, cases, tracer)
     s.close()
     return finish(cfg, out, outcome)
+
+
+def _ask(cfg: DictConfig, rt: Runtime, s: ChatSetup, w: _Work
+         ) -> tuple[int, str, list[dict[str, Any]], list[tuple[str, str, int | None] | str]]:
+    """Every call's result in the order of w.tasks (which it fills): `repeats` answers a prompt, or as many as
+    `repeats=auto` decides (tiers/generation_auto.py); the repeats, why, and auto's per-question table."""
+    def answer(tasks: list[tuple[int, str, int]]) -> list[tuple[str, str, int | None] | str]:
+        return answer_or_infra(s, [(w.plans[(gi, mode)], r) for gi, mode, r in tasks],
+                               f"generating ({s.model.name})", bool(cfg.quiet))
+
+    if not generation_auto.is_auto(cfg):
+        repeats, why = repeats_for(cfg, s.chat, s.options, list(w.plans.values()))
+        w.tasks = [(gi, mode, r) for gi in range(len(w.goldens)) for mode in w.modes for r in range(repeats)]
+        return repeats, why, [], answer(w.tasks)
+
+    def passed(task: tuple[int, str, int], a: tuple[str, str, int | None] | str) -> bool | None:
+        p = w.plans[(task[0], task[1])]
+        return None if isinstance(a, str) else score_case(
+            w.goldens[task[0]], a[1], prompt_context(p), p.elided_history, p.dropped_passages, p.estimated_tokens,
+            a[2])["passed"]
+
+    provisional = Report(tier="generation", identity=_identity(cfg, rt), config=rt.resolved_config(),
+                         system=system_settings(rt.resolved_config(), "generation"),
+                         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)))
+    keys = {f"{mode}:{w.goldens[gi].id}": (gi, mode) for gi in range(len(w.goldens)) for mode in w.modes}
+    w.tasks, results, repeats, why, rows = generation_auto.run_auto(cfg, provisional, keys, answer, passed)
+    return repeats, why, rows, results
+
+
+def _identity(cfg: DictConfig, rt: Runtime) -> Identity:
+    return retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
+                                                     "judges": [r.key for r in rubrics(judge_settings(cfg))]})
 
 
 def _contexts(cfg: DictConfig, rt: Runtime, modes: list[str], s: ChatSetup, tracer: Tracer) -> list[GoldenContext]:
@@ -279,8 +312,7 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
     metrics, intervals = summarize_report(questions, names, cfg)
     is_mock = isinstance(s.model, MockModel)
     mock_cases = cases if is_mock else _mock_cases(w.goldens, w.contexts, w.plans, modes)
-    ident = retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
-                                                      "judges": [r.key for r in rubrics(judge_settings(cfg))]})
+    ident = _identity(cfg, rt)
     # model.num_ctx: null (model=smollm2) is the model file's own context: the report names the number used.
     system = system_settings(rt.resolved_config(), "generation") | {"model.num_ctx": str(s.model.num_ctx),
                                                                       "repeats": str(repeats)} \
@@ -318,7 +350,8 @@ def write_run(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tra
                                float(cfg.trace.otlp_timeout_s))
         if warning:
             report.warnings.append(warning)
-    write_atomic(out / "report.md", generation_markdown(report) + upstream_markdown(report.upstream))
+    write_atomic(out / "report.md", generation_markdown(report) + upstream_markdown(report.upstream)
+                 + generation_auto.markdown(report.adaptive))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     write_exports(out, cases)
     write_html(out, report, cases)

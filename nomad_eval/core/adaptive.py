@@ -1,0 +1,59 @@
+"""The `repeats=auto` loop: rounds of answers, each round asking again only the questions core/sequential.py has
+not settled, until none is left, each reached `most`, or the model-call budget is spent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from nomad_eval.core.sequential import Rule, pass_sequence, settled
+
+
+@dataclass
+class Tally:
+    """One question's answers so far: passes of the answers judged, calls asked (an infrastructure failure or an
+    unjudged answer is a call without an outcome), and why it stopped."""
+
+    passes: int = 0
+    answers: int = 0
+    asked: int = 0
+    why: str | None = None
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        return pass_sequence(self.passes, self.answers, alpha)
+
+
+# One round's asks, (question key, repeat) each, answered in order: True/False passed, None no outcome.
+Ask = Callable[[list[tuple[str, int]]], list[bool | None]]
+
+
+def ask_until_settled(keys: Sequence[str], base: Mapping[str, tuple[int, int]], ask: Ask, rule: Rule,
+                      budget: int | None = None) -> dict[str, Tally]:
+    """Each question's tally after the loop. `base`: the baseline's (passes, answers) per key (a key it lacks has
+    no reference); `budget`: the most calls in all (None: `most` per question is the only bound)."""
+    tallies = {k: Tally() for k in keys}
+    spent = 0
+    while True:
+        for k, t in tallies.items():
+            if t.why is None:
+                t.why = "repeats.max" if t.asked >= rule.most else settled(rule, base.get(k), t.passes, t.answers)
+        open_ = [k for k in keys if tallies[k].why is None]
+        if budget is not None and spent + len(open_) > budget:
+            for k in open_[max(0, budget - spent):]:
+                tallies[k].why = "model-call budget spent"
+            open_ = open_[:max(0, budget - spent)]
+        if not open_:
+            return tallies
+        outcomes = ask([(k, tallies[k].asked) for k in open_])
+        spent += len(open_)
+        for k, passed in zip(open_, outcomes, strict=True):
+            t = tallies[k]
+            t.asked += 1
+            if passed is not None:
+                t.answers += 1
+                t.passes += int(passed)
+
+
+def base_tallies(passed: Mapping[str, Sequence[bool | None]]) -> dict[str, tuple[int, int]]:
+    """The baseline's (passes, judged answers) per question key, from each key's pass outcomes."""
+    return {k: (sum(1 for p in ps if p), sum(1 for p in ps if p is not None)) for k, ps in passed.items()}
