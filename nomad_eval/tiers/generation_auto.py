@@ -13,7 +13,9 @@ from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.adaptive import Tally, ask_until_settled, base_tallies
 from nomad_eval.core.sequential import Rule
-from nomad_eval.report.baseline import default_variant, load_baseline
+from nomad_eval.gate.choose import find_baseline
+from nomad_eval.gate.store import default_variant
+from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.schema import Report
 
 
@@ -34,8 +36,6 @@ def budget(cfg: DictConfig, questions: int) -> int | None:
 def reference(cfg: DictConfig, provisional: Report) -> tuple[dict[str, tuple[int, int]], str]:
     """The baseline's (passes, answers) per question key, and which baseline it is; empty with none to read (a
     first run: unanimous answers stop, disagreeing ones are measured to repeats_max)."""
-    from nomad_eval.tiers.finish import find_baseline
-
     try:
         if cfg.compare.get("baseline"):
             path = Path(str(cfg.compare.baseline))
