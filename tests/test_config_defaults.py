@@ -19,6 +19,7 @@ from omegaconf import OmegaConf
 
 from nomad_eval.base.paths import CONF, PACKAGE, REPO
 from nomad_eval.cli.config_check import SECTIONS, check_config
+from nomad_eval.config.tiers import KINDS, Tier
 from tests.conftest import MINI
 
 GROUPS = ("tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app")
@@ -101,10 +102,11 @@ def _admits_none(annotation: Any) -> bool:
 
 def test_the_checker_holds_no_default_and_null_only_where_a_yaml_has_it() -> None:
     composed = [_paths(t) for t in _all_composed()]
-    for path, model in SECTIONS:
+    tiers = [("tier", model) for model in {*KINDS.values(), Tier}]
+    for path, model in [*SECTIONS, *tiers]:
         prefix = f"{path}." if path else ""
         for name, field in model.model_fields.items():
-            key = prefix + name
+            key = prefix + (field.alias or name)
             assert field.is_required(), f"{key}: a default here copies the YAML's ({field.default!r})"
             values = [p[key] for p in composed if key in p]
             assert values, f"{key}: checked, but no shipped config has it"

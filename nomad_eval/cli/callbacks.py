@@ -103,7 +103,7 @@ class RedactSecrets(Callback):
 
 
 def _known(config: DictConfig) -> set[str]:
-    from nomad_eval.tiers.settings import config_trees
+    from nomad_eval.cli.config_check import config_trees
 
     unresolved, resolved = config_trees(config)
     # An unset environment variable: the run reports it; the unresolved tree is what there is.

@@ -1,228 +1,67 @@
-"""Plain config keys checked at the boundary, so a typo fails with the key and value, not deep in a tier."""
+"""The composed config checked and typed at the boundary, so a typo fails with the key and value, not deep in a
+tier: the one place a DictConfig becomes the RunConfig every tier reads (nomad_eval/config/)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from omegaconf import DictConfig
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from rich.markup import escape
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.paths import CONF
 from nomad_eval.cli.suggest import key_paths, load_yaml
-from nomad_eval.tiers.settings import config_trees
-
-# Strict: pydantic's lax mode reads `limit=true` as 1 and `threshold="0.4"` as a number; a config value of the
-# wrong type is a typo to name, not to guess at. A Float takes an int (0 is a fine threshold) but never a bool,
-# and never NaN (which compares false with every bound, so no range check would catch it) or infinity.
-Int = Annotated[int, Strict()]
-Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
-Bool = Annotated[bool, Strict()]
-Count = Annotated[int, Strict(), Field(ge=1)]
-Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
-
-
-class _Keys(BaseModel):
-    """Types and ranges only: every value, and every default, is the YAML's. A field is required (the composed
-    config has the key) and takes None only where a shipped config's value is null."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-class PlainKeys(_Keys):
-    threshold: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)] | None
-    repeats: Count | Literal["auto"] | None
-    sample_repeats: Count
-    repeats_max: Annotated[int, Strict(), Field(ge=2)]
-    repeats_agree: Count
-    repeats_budget: Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)] | None
-    seed: Annotated[int, Strict(), Field(ge=0)]  # numpy's generators refuse a negative seed
-    limit: Count | None
-    tags: list[Annotated[str, Strict()]]
-    ablate: Bool
-    verbose: Bool
-    quiet: Bool
-    cache: Bool | None
-    resume: Bool
-
-
-class PipelineKeys(_Keys):
-    top_k: Count
-    candidate_multiplier: Count
-    min_final_score: Float
-    chunk_size: Count
-    chunk_overlap: Annotated[int, Strict(), Field(ge=0)]
-    whole_document: Bool
-    glossary: Bool
-    rerank: Bool
-    term_boost: Float
-    keyword_boost: Float
-    heading_boost: Float
-    same_doc_penalty: Float
-    history: Literal["query", "last_user", "rewrite"]  # rag/rewrite.py RULES
-    history_turns: Count
-
-    @model_validator(mode="after")
-    def _overlap_below_size(self) -> PipelineKeys:
-        if self.chunk_overlap >= self.chunk_size:
-            raise ValueError(f"pipeline.chunk_overlap={self.chunk_overlap} must be below "
-                             f"pipeline.chunk_size={self.chunk_size}")
-        return self
-
-
-class TierKeys(_Keys):
-    ks: Annotated[list[Int], Field(min_length=1)]  # values: ks_rule, with pipeline.top_k
-    temperature: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)]
-    max_tokens: Count
-    chunk_share: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)]
-    passages: Count  # tier=position: N; its positions are checked against it by the tier
-    positions: list[Count] | None
-    questions: Annotated[int, Strict(), Field(ge=0)]  # tier=synthesize: drafts of each kind
-    follow_ups: Annotated[int, Strict(), Field(ge=0)]
-    refusals: Annotated[int, Strict(), Field(ge=0)]
-    max_doc_share: Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-    max_overlap: Annotated[float, Strict(), Field(gt=0.0, le=1.0, allow_inf_nan=False)]
-    fail_unsourced: Bool  # tier=corpus action=lint
-    accept: Bool  # tier=corpus action=review
-
-
-class EmbedderKeys(_Keys):
-    dim: Count
-    max_input_tokens: Count
-    batch_size: Count
-    timeout: Seconds
-    retries: Count  # tries per batch (embedder=ollama)
-    max_response_bytes: Count
-
-
-class BackendKeys(_Keys):
-    """A chat model's numbers, under `model` and under `judge.model`."""
-
-    num_ctx: Count
-    concurrency: Count
-    threads: Count
-    retries: Annotated[int, Strict(), Field(ge=0)]
-    timeout: Seconds
-    connect_timeout: Seconds
-    max_response_bytes: Count
-
-
-class ModelKeys(BackendKeys):
-    """The model under test: model=smollm2's num_ctx is null, the context its GGUF file records."""
-
-    num_ctx: Count | None  # type: ignore[assignment]
-
-
-class AppKeys(_Keys):
-    """tier=app's HTTP client (app=http); app=answers has none of these."""
-
-    timeout: Seconds
-    connect_timeout: Seconds
-    deadline: Seconds
-    retries: Count  # tries per request
-    concurrency: Count
-    max_response_bytes: Count
-    method: Literal["GET", "POST", "PUT", "get", "post", "put"]
-
-
-class StoreKeys(_Keys):
-    lock_timeout: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
-    single_process: Bool | None
-    timeout: Seconds
-
-
-class CompareKeys(_Keys):
-    headline_k: Count
-    after_run: Bool
-    strict: Bool
-    exclude_unstable: Bool
-    tolerance: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)] | None
-    view: Literal["auto", "upstream"]
-
-
-class PromoteKeys(_Keys):
-    force: Bool
-
-
-class StatsKeys(_Keys):
-    cluster: Bool
-    resamples: Count
-
-
-class PlanKeys(_Keys):
-    # 1 would make the planned spread of a paired delta zero, and every change detectable.
-    correlation: Annotated[float, Strict(), Field(ge=-1.0, lt=1.0, allow_inf_nan=False)]
-
-
-Share = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-
-
-class JudgingKeys(_Keys):
-    min_agreement: Share
-    gate_on: Literal["point", "lower_bound"]
-    max_order_flip_rate: Share | None
-    max_verbosity_shift: Share | None
-    min_abstention_faithful: Share | None
-    retries: Annotated[int, Strict(), Field(ge=0)]
-    max_tokens: Count
-
-
-class CalibrateKeys(_Keys):
-    repeats: Count
-    battery_size: Annotated[int, Strict(), Field(ge=0)] | None
-
-
-class DataKeys(_Keys):
-    follow_links: Bool
-
-
-class DatasetKeys(_Keys):
-    max_candidates: Count
-
-
-class TraceKeys(_Keys):
-    otlp_timeout_s: Seconds
-
-
-class LookupKeys(_Keys):
-    score: Float | None
-    margin: Annotated[float, Strict(), Field(ge=0.0, allow_inf_nan=False)]
-
-
-class GateKeys(_Keys):
-    fail_under: dict[str, Float] | None
-
-
-class AuditKeys(_Keys):
-    doc_id_key: Annotated[str, Strict(), Field(min_length=1)]
-    text_key: Annotated[str, Strict(), Field(min_length=1)]
-    sample: Annotated[int, Strict(), Field(ge=0)]
-    min_cosine: Annotated[float, Strict(), Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
-    max_ghost: Annotated[int, Strict(), Field(ge=0)]
-    max_orphan: Annotated[int, Strict(), Field(ge=0)]
-    max_missing: Annotated[int, Strict(), Field(ge=0)]
-    max_partial: Annotated[int, Strict(), Field(ge=0)]
-    max_duplicated: Annotated[int, Strict(), Field(ge=0)]
-    max_drift: Annotated[int, Strict(), Field(ge=0)]
-
-
-class BrowseKeys(_Keys):
-    roots: list[Annotated[str, Strict()]]
-    out: Annotated[str, Strict(), Field(min_length=1)]
-    limit: Count
-    after_run: Bool
-
+from nomad_eval.config import RunConfig, build
+from nomad_eval.config.groups import (
+    AppKeys,
+    BackendKeys,
+    EmbedderKeys,
+    ModelKeys,
+    PipelineKeys,
+    StoreKeys,
+)
+from nomad_eval.config.run_config import PlainKeys
+from nomad_eval.config.sections import (
+    AuditKeys,
+    BrowseKeys,
+    CalibrateKeys,
+    CompareKeys,
+    DatasetKeys,
+    GateKeys,
+    JudgingKeys,
+    LookupKeys,
+    PathsKeys,
+    PlanKeys,
+    PromoteKeys,
+    StatsKeys,
+    TraceKeys,
+)
+from nomad_eval.config.tiers import AnyTier
 
 # Each checked section of the composed config: its dotted path ("" for the plain keys) and the keys it must hold.
-SECTIONS: tuple[tuple[str, type[_Keys]], ...] = (
-    ("", PlainKeys), ("pipeline", PipelineKeys), ("tier", TierKeys), ("embedder", EmbedderKeys),
+SECTIONS: tuple[tuple[str, type[BaseModel]], ...] = (
+    ("", PlainKeys), ("pipeline", PipelineKeys), ("embedder", EmbedderKeys),
     ("model", ModelKeys), ("judge.model", BackendKeys), ("store", StoreKeys), ("compare", CompareKeys),
     ("promote", PromoteKeys), ("stats", StatsKeys), ("plan", PlanKeys), ("judging", JudgingKeys),
     ("calibrate", CalibrateKeys), ("dataset", DatasetKeys), ("trace", TraceKeys), ("matrix.lookup", LookupKeys),
     ("gate", GateKeys), ("browse", BrowseKeys), ("app", AppKeys), ("audit", AuditKeys),
+    ("paths", PathsKeys),
 )
+# The tier's own keys: one model per kind of tier, chosen by tier.name (nomad_eval/config/tiers.py).
+TIER: TypeAdapter[Any] = TypeAdapter(AnyTier)
+
+
+def config_trees(cfg: DictConfig) -> tuple[Any, Any]:
+    """`cfg` as OmegaConf.to_container gives it unresolved, and resolved (the exception instead, when resolving
+    fails): the config check and the report both read them."""
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    try:
+        return raw, OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:  # OmegaConf wraps a resolver's own failure in one of its errors
+        return raw, exc
 
 
 _MODES = ("oracle", "e2e", "noretrieval", "app")  # app: what an app run measures of the app itself
@@ -304,35 +143,68 @@ def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
     return ks_problems(ks, top_k)
 
 
+def _messages(exc: ValidationError, path: str, skip: int = 0) -> list[str]:
+    """A validation error of the section at `path` as `key=value: why` lines; `skip`: leading parts of each
+    error's location that name no key (the tier's kind)."""
+    prefix = f"{path}." if path else ""
+    problems = []
+    for err in exc.errors():
+        loc = err["loc"][skip:]
+        if err["type"] == "missing":
+            # A group's option holds only the keys its target takes (tier.ks is the retrieval tier's, a custom
+            # pipeline has no chunk_size); every other section is config.yaml's, whole.
+            if path.split(".")[0] not in _GROUPS:
+                problems.append(f"{prefix}{'.'.join(str(p) for p in loc)} is missing: config.yaml sets it")
+        elif loc:
+            key = prefix + ".".join(str(p) for p in loc)
+            problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
+        else:  # a rule across keys, whose message names them
+            problems.append(err["msg"].removeprefix("Value error, "))
+    return problems
+
+
+def _validate(path: str, node: Any) -> list[str]:
+    try:
+        if path == "tier":
+            TIER.validate_python(node)
+        else:
+            dict(SECTIONS)[path].model_validate(node)
+    except ValidationError as exc:
+        return _messages(exc, path, skip=1 if path == "tier" else 0)
+    return []
+
+
 def section_problems(tree: dict[str, Any]) -> list[str]:
     """Every checked key of the wrong type or out of range, as `key=value: why`."""
     problems: list[str] = []
-    for path, model in SECTIONS:
+    for path in ("", "pipeline", "tier", *(p for p, _ in SECTIONS[2:])):
         node, present = _section(tree, path)
         if present and not isinstance(node, dict):
             problems.append(f"{path}={node!r}: must be a mapping of settings")
             continue
-        prefix = f"{path}." if path else ""
-        try:
-            model.model_validate(node if present else {})
-        except ValidationError as exc:
-            for err in exc.errors():
-                if err["type"] == "missing":
-                    # A group's option holds only the keys its target takes (tier.ks is the retrieval tier's,
-                    # a custom pipeline has no chunk_size); every other section is config.yaml's, whole.
-                    if path.split(".")[0] not in _GROUPS:
-                        problems.append(f"{prefix}{'.'.join(str(p) for p in err['loc'])} is missing: "
-                                        "config.yaml sets it")
-                elif err["loc"]:
-                    key = prefix + ".".join(str(p) for p in err["loc"])
-                    problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
-                else:  # a rule across keys, whose message names them
-                    problems.append(err["msg"].removeprefix("Value error, "))
+        problems += _validate(path, node if present else {})
     return problems
 
 
-def check_config(cfg: DictConfig) -> None:
-    tree, resolved = config_trees(cfg)
+def typed(cfg: DictConfig, trees: tuple[Any, Any] | None = None) -> RunConfig:
+    """The run's typed config, from a composed config the check passed (the entry's, after the check; tests').
+    `trees`: config_trees(cfg), when the caller has them."""
+    from nomad_eval.base.secrets import redact
+
+    raw, tree = trees or config_trees(cfg)  # resolved once: each resolution parses every interpolation again
+    if isinstance(tree, Exception):
+        raise tree
+    assert isinstance(tree, dict)
+    try:
+        return build(tree, redact(raw, tree))
+    except ValidationError as exc:  # a key no section check covers (mode, judge.rubrics, distractor_sets)
+        problems = [m.replace("values.", "") for m in _messages(exc, "")]
+        raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2) from None
+
+
+def check_config(cfg: DictConfig) -> RunConfig:
+    """The run's typed config, checked: every key of the wrong type or out of range named at once (exit 2)."""
+    trees = tree, resolved = config_trees(cfg)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
     # Interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes); where one cannot be
@@ -350,3 +222,4 @@ def check_config(cfg: DictConfig) -> None:
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2)
+    return typed(cfg, trees)

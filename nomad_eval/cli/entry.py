@@ -213,14 +213,15 @@ def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
 
     try:
         try:
-            check_config(cfg)
+            config = check_config(cfg)
             check_targets(cfg, project_dir())
             require_safe("suite", suite=cfg.get("suite"))  # it names a file to read: no path may hide in it
             # A sweep job's tables stay off the console (they are in its report; the sweep's summary compares them
             # all at the end): the job prints one line instead (`_last_line`). verbose=true shows them.
             quiet_job = multirun and not cfg.get("verbose")
             with console.capture() if quiet_job else contextlib.nullcontext():
-                code = int(get_method(cfg.tier._target_)(cfg))
+                tier = get_method(config.tier.target)
+                code = int(tier(config if _takes_typed(tier) else cfg))
             if out is not None and rf.written(out):
                 rf.seal(out)  # a tier that wrote results without sealing them (finish() seals its own)
         except InstantiationException as exc:
@@ -251,6 +252,14 @@ def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         return 2
     return code
+
+
+def _takes_typed(tier: Any) -> bool:
+    """Whether a tier's run takes the typed RunConfig; a tier not yet converted takes the composed DictConfig."""
+    import inspect
+
+    params = list(inspect.signature(tier).parameters.values())
+    return bool(params) and params[0].annotation in ("RunConfig", "config.RunConfig")
 
 
 def _last_line(cfg: DictConfig, multirun: bool, started: float) -> None:
