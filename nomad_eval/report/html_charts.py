@@ -10,6 +10,8 @@ import numpy as np
 from nomad_eval.metrics.registry import MetricName, at_k_families
 from nomad_eval.metrics.separation import distribution
 from nomad_eval.report.markdown import fmt_interval
+from nomad_eval.report.matrix import MatrixRow, figure
+from nomad_eval.report.merge import SweepRow
 from nomad_eval.report.schema import MetricInterval
 from nomad_eval.report.svg import Chart, Heatmap, Panels, Series
 
@@ -141,12 +143,14 @@ def position_curve(points: Sequence[Any]) -> Chart:
                  x_title="position in the prompt (1 = first)", numeric_x=True)
 
 
-def sweep_curves(rows: list[dict[str, Any]], param: str, metrics: list[str]) -> Chart:
+def sweep_curves(rows: list[SweepRow], param: str, metrics: list[str]) -> Chart:
     pts = []
     for r in rows:
+        if (v := r.get(param)) is None:
+            continue
         try:
-            pts.append((float(r[param]), r))
-        except (TypeError, ValueError, KeyError):
+            pts.append((float(v), r))
+        except ValueError:
             continue
     pts.sort(key=lambda p: p[0])
     # A summary row carries `<metric>.low` / `.high` when its job reported an interval (report/merge.py).
@@ -162,10 +166,10 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def matrix_heatmap(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Heatmap:
+def matrix_heatmap(rows: list[MatrixRow], columns: tuple[str, ...]) -> Heatmap:
     from nomad_eval.metrics.registry import spec_for
 
-    values = [[r.get(c) for c in columns] for r in rows]
+    values = [[figure(r, c) for c in columns] for r in rows]
 
     def good(col: str, v: float | None) -> float | None:
         # Colour by goodness, so a low leakage rate is green like a high correctness.

@@ -31,6 +31,8 @@ from nomad_eval.report.schema import Report, headline_k
 from nomad_eval.report.svg import Figure
 
 if TYPE_CHECKING:
+    from nomad_eval.report.matrix import MatrixRow
+    from nomad_eval.report.merge import SweepRow
     from nomad_eval.report.sweep_rank import Predictors
 
 
@@ -197,7 +199,7 @@ def write_html(out: Path, report: Report, cases: list[Case], scores: dict[str, A
     write_atomic(out / "report.html", text)
 
 
-def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: list[dict[str, Any]],
+def write_sweep_html(sweep_dir: Path, rows: list[SweepRow], matrix_rows: list[MatrixRow],
                      predictors: Predictors | None = None, best: str | None = None) -> None:
     from nomad_eval.metrics.registry import spec_for
 
@@ -226,7 +228,7 @@ def write_sweep_html(sweep_dir: Path, rows: list[dict[str, Any]], matrix_rows: l
     def cell(v: Any) -> Any:
         return f"{v:.4f}" if isinstance(v, float) else ("" if v is None else v)
 
-    def metric_cell(r: dict[str, Any], c: str) -> Any:
+    def metric_cell(r: SweepRow, c: str) -> Any:
         return with_interval(r, c) if c in metric_cols else cell(r.get(c))
 
     table_rows = [{c: metric_cell(r, c) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],

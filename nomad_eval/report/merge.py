@@ -58,9 +58,15 @@ def job_exit_code(report: Mapping[str, Any]) -> int:
     return int(gate.get("exit_code") or 0) if isinstance(gate, Mapping) else 0
 
 
-def _row(run_dir: Path) -> dict[str, Any]:
+# A row of the sweep summary: the job, its status, its overrides and its metrics with their intervals, one column
+# each (summary.parquet keeps one typed column per number).
+Cell = str | int | float | None
+SweepRow = dict[str, Cell]
+
+
+def _row(run_dir: Path) -> SweepRow:
     report = read_report(run_dir / "report.json").model_dump()  # checked: a damaged report names its file
-    row: dict[str, Any] = {"job": run_dir.name, "status": job_status(report), "exit_code": job_exit_code(report),
+    row: SweepRow = {"job": run_dir.name, "status": job_status(report), "exit_code": job_exit_code(report),
                            "error": report.get("error") or _cause(report)}
     for item in report.get("overrides") or []:
         key, _, value = item.lstrip("+~").partition("=")
@@ -165,7 +171,7 @@ def write_summary(df: pl.DataFrame, out_dir: Path, quiet: bool = False, sections
                       markup=False, highlight=False)
 
 
-def console_columns(columns: list[str], rows: list[dict[str, Any]]) -> list[str]:
+def console_columns(columns: list[str], rows: list[SweepRow]) -> list[str]:
     """The summary's columns in the order a console shows them before it runs out of width: the job and its
     status, the settings that differ between jobs, the headline metrics, the other metrics that differ, then the
     rest (settings every job shares, metrics no job moved)."""
@@ -189,7 +195,7 @@ def short_job(name: str) -> str:
     return num if sep and num.isdigit() else name
 
 
-def _table(jobs: int, out_dir: Path, columns: list[str], rows: list[dict[str, Any]]) -> Table:
+def _table(jobs: int, out_dir: Path, columns: list[str], rows: list[SweepRow]) -> Table:
     t = Table(title=f"sweep summary — {jobs} job(s), {out_dir} (job: the number its folder starts with)")
     for c in columns:
         t.add_column(c)
