@@ -12,17 +12,42 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from omegaconf import DictConfig
 
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import Golden
 from nomad_eval.report.io import read_jsonl, write_jsonl
 
 
-def read_spans(source: Path) -> list[dict[str, Any]]:
+class Candidate(TypedDict):
+    """A document a recorded question retrieved: its best-scoring chunk."""
+
+    doc_id: str
+    chunk_id: Any                     # the span's own id for the chunk, as it recorded it
+    score: float
+    excerpt: str
+
+
+class Draft(TypedDict):
+    """A draft golden from recorded spans, in suite format, with the candidates to annotate it from."""
+
+    id: str
+    query: str
+    turns: list[dict[str, str]]
+    relevantDocIds: list[str]
+    mustInclude: list[str]
+    mustNotInclude: list[str]
+    expectRefusal: bool
+    tags: list[str]
+    candidates: list[Candidate]
+
+
+def read_spans(source: Path) -> list[JsonObject]:
+    """The retrieval spans of trace files, as they hold them (this harness's, or an application's own)."""
     files = sorted(source.rglob("trace.jsonl")) + sorted(source.rglob("*.trace.jsonl")) if source.is_dir() \
         else [source]
     if not files:
@@ -39,7 +64,7 @@ def read_spans(source: Path) -> list[dict[str, Any]]:
     return spans
 
 
-def _conversation(attrs: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:
+def _conversation(attrs: JsonObject) -> tuple[str, list[dict[str, str]]]:
     """The question and the turns before it: from `gen_ai.input.messages` when the span carries the conversation
     (a list, or its JSON text; `content` or text `parts`), else the retrieval query with no history."""
     raw = attrs.get("gen_ai.input.messages")
@@ -64,10 +89,10 @@ def _conversation(attrs: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:
     return str(attrs["gen_ai.retrieval.query.text"]).strip(), []
 
 
-def drafts_from_spans(spans: list[dict[str, Any]], max_candidates: int = 10) -> list[dict[str, Any]]:
+def drafts_from_spans(spans: list[JsonObject], max_candidates: int = 10) -> list[Draft]:
     """One draft per distinct conversation (history and question); candidates are its documents, best score
     first, across all its spans."""
-    by_query: dict[str, dict[str, dict[str, Any]]] = {}
+    by_query: dict[str, dict[str, Candidate]] = {}
     asked: dict[str, tuple[str, list[dict[str, str]]]] = {}
     for s in spans:
         attrs = s["attributes"]
@@ -79,16 +104,16 @@ def drafts_from_spans(spans: list[dict[str, Any]], max_candidates: int = 10) -> 
             doc = str(d.get("doc_id") or str(d.get("id", "")).split("#")[0])
             score = float(d.get("score") or 0.0)
             if doc not in cands or score > cands[doc]["score"]:
-                cands[doc] = {"doc_id": doc, "chunk_id": d.get("id"), "score": score,
-                              "excerpt": str(d.get("content") or "")[:240]}
+                cands[doc] = Candidate(doc_id=doc, chunk_id=d.get("id"), score=score,
+                                       excerpt=str(d.get("content") or "")[:240])
     drafts = []
     for q, cands in by_query.items():
         ranked = sorted(cands.values(), key=lambda c: -c["score"])[:max_candidates]
         question, history = asked[q]
         # A single-turn draft keeps the id it always had (the hash of its question alone).
         gid = "trace-" + hashlib.sha1((q if history else question).encode()).hexdigest()[:10]
-        drafts.append({"id": gid, "query": question, "turns": history, "relevantDocIds": [], "mustInclude": [],
-                       "mustNotInclude": [], "expectRefusal": False, "tags": ["from-traces"], "candidates": ranked})
+        drafts.append(Draft(id=gid, query=question, turns=history, relevantDocIds=[], mustInclude=[],
+                            mustNotInclude=[], expectRefusal=False, tags=["from-traces"], candidates=ranked))
     return drafts
 
 
@@ -97,9 +122,10 @@ def candidates_path(draft: Path) -> Path:
     return draft.with_name(draft.name + ".candidates")
 
 
-def annotate(drafts: list[dict[str, Any]], read: Any = input) -> list[dict[str, Any]]:
-    """Ask, per draft, which candidates are relevant. Answers: numbers (1,3), r (refusal), s (skip), q (stop)."""
-    done: list[dict[str, Any]] = []
+def annotate(drafts: list[JsonObject], read: Any = input) -> list[JsonObject]:
+    """Ask, per draft (as its file holds it), which candidates are relevant; returns the goldens' lines. Answers:
+    numbers (1,3), r (refusal), s (skip), q (stop)."""
+    done: list[JsonObject] = []
     for i, d in enumerate(drafts, 1):
         console.print(f"\n[bold]{i}/{len(drafts)}[/]")
         for t in d.get("turns") or []:  # the conversation before the question, as the golden holds it
@@ -154,11 +180,11 @@ def run(cfg: DictConfig) -> int:
                       f"tier=dataset dataset.annotate={out} dataset.out=<suite>.jsonl")
         return 0
     if ds.get("annotate"):
-        drafts = read_jsonl(Path(ds.annotate))
+        lines = read_jsonl(Path(ds.annotate))
         side = candidates_path(Path(ds.annotate))
         cands = {r["id"]: r["candidates"] for r in read_jsonl(side)} if side.exists() else {}
-        drafts = [d | {"candidates": d.get("candidates") or cands.get(d["id"], [])} for d in drafts]
-        goldens = annotate(drafts, input if sys.stdin else None)
+        lines = [d | {"candidates": d.get("candidates") or cands.get(d["id"], [])} for d in lines]
+        goldens = annotate(lines, input if sys.stdin else None)
         write_jsonl(out, goldens)
         console.print(f"wrote {len(goldens)} annotated goldens to {out}; check them with: python -m nomad_eval "
                       f"tier=corpus action=check data.goldens_dir={out.parent} suite={out.stem}")
