@@ -20,7 +20,8 @@ MANIFEST = "manifest.json"
 FAILURE = "report.failed.json"
 WRITING = ".incomplete"
 
-# A JSON object as read from a file or an HTTP body, before it is turned into a typed record.
+# A JSON object as read from a file or an HTTP body (or a YAML mapping: the same shape), before it is turned into
+# a typed record.
 JsonObject = dict[str, Any]
 # A value that is written as JSON as it is (an identity hashed into a key, a record field): typed all the way down.
 JsonValue = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]

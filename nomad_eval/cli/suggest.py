@@ -23,13 +23,17 @@ from typing import Any
 
 import yaml
 
+from nomad_eval.base.atomic import JsonObject
+
 _OPEN = object()  # below this node any key may follow
+# The settable keys: a node maps a key to a node, to a leaf's default value, or to _OPEN.
+KeyTree = dict[str, object]
 # Every config file is read on every start: libyaml's loader, where PyYAML was built with it, reads them several times
 # faster than the pure-Python one, with the same results for safe YAML.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _merge(tree: dict[str, Any], node: Any) -> None:
+def _merge(tree: KeyTree, node: object) -> None:
     if not isinstance(node, dict):
         return
     for key, value in node.items():
@@ -45,7 +49,7 @@ def _merge(tree: dict[str, Any], node: Any) -> None:
                 tree[key] = _OPEN if value is None or value == {} else value
 
 
-def load_yaml(path: Path) -> dict[str, Any]:
+def load_yaml(path: Path) -> JsonObject:
     """A config file's mapping; empty when it is missing, unreadable or not a mapping (Hydra names the problem)."""
     try:
         data = yaml.load(path.read_text(), Loader=_LOADER)
@@ -54,9 +58,9 @@ def load_yaml(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def known_keys(conf_dirs: Iterable[Path]) -> tuple[dict[str, Any], set[str]]:
+def known_keys(conf_dirs: Iterable[Path]) -> tuple[KeyTree, set[str]]:
     """The tree of settable keys and the names of the config groups, over every conf directory given."""
-    tree: dict[str, Any] = {}
+    tree: KeyTree = {}
     groups: set[str] = set()
     aliases: dict[str, list[str]] = {}
     for conf in conf_dirs:
@@ -79,7 +83,7 @@ def known_keys(conf_dirs: Iterable[Path]) -> tuple[dict[str, Any], set[str]]:
                     _merge(tree, data)       # experiment files set keys anywhere
                     continue
                 for package in [folder.name, *aliases.get(folder.name, [])]:
-                    node = tree
+                    node: Any = tree  # a node of the tree, as _merge left it
                     for part in package.split("."):
                         node = node.setdefault(part, {})
                     _merge(node, data)
@@ -96,7 +100,7 @@ def key_paths(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def unknown_key(override: str, tree: dict[str, Any], groups: set[str]) -> str | None:
+def unknown_key(override: str, tree: KeyTree, groups: set[str]) -> str | None:
     """The message for an override whose key no config file has, naming the nearest known key; else None."""
     if "=" not in override or override.startswith(("+", "~", "hydra.", "hydra/", "-")):
         return None
@@ -134,7 +138,7 @@ def _find(dirs: list[Path], rel: str) -> Path | None:
     return next((d / rel for d in reversed(dirs) if (d / rel).is_file()), None)
 
 
-def _defaults(data: dict[str, Any]) -> Iterable[tuple[str, str]]:
+def _defaults(data: JsonObject) -> Iterable[tuple[str, str]]:
     """(`group@package` without `override /`, option) for each group choice of a defaults list."""
     for item in data.get("defaults") or []:
         for name, option in (item.items() if isinstance(item, dict) else []):
@@ -166,14 +170,14 @@ def _choices(argv: list[str], dirs: list[Path], groups: set[str]) -> tuple[dict[
     return chosen, experiments
 
 
-def _option_keys(dirs: list[Path], group: str, option: str, seen: set[str]) -> dict[str, Any] | None:
+def _option_keys(dirs: list[Path], group: str, option: str, seen: set[str]) -> JsonObject | None:
     """The keys an option sets, with those of the options its own defaults list names; None when unknown."""
     path = _find(dirs, f"{group}/{option}.yaml")
     if path is None or option in seen:
         return None
     seen.add(option)
     data = load_yaml(path)
-    keys: dict[str, Any] = {}
+    keys: JsonObject = {}
     for item in data.get("defaults") or []:
         if isinstance(item, str) and item != "_self_":
             base = _option_keys(dirs, group, item, seen)
@@ -195,13 +199,13 @@ def _missing(tree: Any, parts: list[str]) -> str | None:
     return None
 
 
-def _subtree(data: dict[str, Any], package: str) -> dict[str, Any]:
+def _subtree(data: JsonObject, package: str) -> JsonObject:
     for part in package.split("."):
         data = data.get(part) if isinstance(data.get(part), dict) else {}  # type: ignore[assignment]
     return data
 
 
-def _message(dirs: list[Path], key: str, package: str, group: str, option: str, keys: dict[str, Any]) -> str:
+def _message(dirs: list[Path], key: str, package: str, group: str, option: str, keys: JsonObject) -> str:
     rest = key[len(package) + 1:]
     names = sorted(k for k in keys if k != "_target_")
     close = difflib.get_close_matches(rest.split(".")[0], names, n=1, cutoff=0.6)
