@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -20,6 +20,9 @@ from nomad_eval.base.secrets import (
     redact_override,
     redact_tree,
 )
+
+if TYPE_CHECKING:
+    from nomad_eval.report.merge import SweepRow
 
 # Hydra makes these callbacks for every run, a corpus check or `--help` too: the report modules (pydantic, numpy,
 # polars) load only when a sweep ends.
@@ -55,7 +58,7 @@ class SweepSummary(Callback):
         _exit_with_worst(df.to_dicts() if df.height else [])
 
 
-def _exit_with_worst(rows: list[dict[str, Any]]) -> None:
+def _exit_with_worst(rows: list[SweepRow]) -> None:
     """A sweep gates like a run: it exits with its worst job's code (1 when any job got worse, else 2 when any
     could not be judged). Hydra's sweep returns no exit code of its own; this callback runs last, after the other
     callbacks' on_multirun_end (Hydra calls them in reverse order), and a SystemExit passes through Hydra."""

@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from omegaconf import DictConfig, ListConfig, open_dict
 from rich.markup import escape
@@ -70,12 +70,12 @@ def run_suites(cfg: DictConfig, names: list[str], base: Path, run_one: Callable[
     untagged: list[str] = []
     if cfg.data.get("kind") != "beir":  # every name checked before the first suite spends minutes running
         untagged = _without_tags(cfg, names)
-    rows = []
+    rows: list[SuiteRow] = []
     for name in names:
         if name in untagged:
             console.print(f"suite {name}: no question carries any of tags={list(cfg.tags)}; skipped", markup=False)
-            rows.append({"suite": name, "exit_code": 0, "verdict": "skipped", "cause": "no question with the tags",
-                         "questions": 0, "run_dir": None, "metrics": {}})
+            rows.append(SuiteRow(suite=name, exit_code=0, verdict="skipped", cause="no question with the tags",
+                                 questions=0, run_dir=None, metrics={}))
             continue
         console.rule(f"suite {name}")
         out = base / name
@@ -105,7 +105,19 @@ def _without_tags(cfg: DictConfig, names: list[str]) -> list[str]:
     return [] if len(out) == len(names) else out
 
 
-def _row(name: str, code: int, out: Path, started: float) -> dict[str, Any]:
+class SuiteRow(TypedDict):
+    """One suite of suites.json: its verdict and exit code, why, and its metrics as its report.json gave them."""
+
+    suite: str
+    exit_code: int
+    verdict: str
+    cause: str | None
+    questions: int | None
+    run_dir: str | None               # None: skipped, no run
+    metrics: dict[str, float | None]
+
+
+def _row(name: str, code: int, out: Path, started: float) -> SuiteRow:
     path = out / "report.json"
     try:
         # A report older than this suite's run is an earlier run's (a failure may be filed beside it instead),
@@ -116,8 +128,8 @@ def _row(name: str, code: int, out: Path, started: float) -> dict[str, Any]:
     gate = report.get("gate") or {}
     verdict = gate.get("verdict") or ("pass" if code == 0 else "failed")
     goldens = (report.get("subject") or {}).get("goldens") or {}
-    return {"suite": name, "exit_code": code, "verdict": verdict, "cause": gate.get("cause") or report.get("error"),
-            "questions": len(goldens) or None, "run_dir": str(out), "metrics": report.get("metrics") or {}}
+    return SuiteRow(suite=name, exit_code=code, verdict=verdict, cause=gate.get("cause") or report.get("error"),
+                    questions=len(goldens) or None, run_dir=str(out), metrics=report.get("metrics") or {})
 
 
 def overall_code(codes: list[int]) -> int:
@@ -125,7 +137,7 @@ def overall_code(codes: list[int]) -> int:
     return 1 if 1 in codes else (2 if any(codes) else 0)
 
 
-def _summarise(rows: list[dict[str, Any]], base: Path) -> int:
+def _summarise(rows: list[SuiteRow], base: Path) -> int:
     code = overall_code([r["exit_code"] for r in rows])
     write_atomic(base / "suites.json", json.dumps({"exit_code": code, "suites": rows}, indent=2))
     console.rule("suites")

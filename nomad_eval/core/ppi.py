@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from statistics import fmean
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 
@@ -43,6 +43,25 @@ MIN_LABELS = 10     # below this, a normal-approximation interval on the rectifi
 NULL_SCORE = 0.5    # a null verdict's score on the 0-1 scale; see the module docstring
 
 Status = Literal["corrected", "uncorrected", "refused"]
+
+
+class CorrectedJson(TypedDict):
+    """A Corrected as a report's judge_corrected section holds it."""
+
+    status: Status
+    judge_mean: float | None
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n: int
+    N: int
+    null_verdicts: int
+    disagreements: int
+    reason: str
+    method: str
+    level: float
+    adjusted_low: float | None
+    adjusted_high: float | None
 
 
 @dataclass(frozen=True)
@@ -64,8 +83,11 @@ class Corrected:
     adjusted_low: float | None = None    # the small-sample adjusted interval around the same estimate
     adjusted_high: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+    def as_dict(self) -> CorrectedJson:
+        return CorrectedJson(status=self.status, judge_mean=self.judge_mean, estimate=self.estimate, low=self.low,
+                             high=self.high, n=self.n, N=self.N, null_verdicts=self.null_verdicts,
+                             disagreements=self.disagreements, reason=self.reason, method=self.method,
+                             level=self.level, adjusted_low=self.adjusted_low, adjusted_high=self.adjusted_high)
 
 
 def _score(v: float | None) -> float:

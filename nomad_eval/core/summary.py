@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from nomad_eval.base.case import Case
 from nomad_eval.core.questions import Question, values_of
@@ -72,10 +72,16 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
     return Interval(float(ci.low), float(ci.high))
 
 
-def _judge_interval(values: list[float], questions: list[str], resamples: int, seed: int) -> dict[str, Any]:
+class JudgeInterval(TypedDict):
+    low: float | None
+    high: float | None
+    questions: int                    # distinct questions judged; fewer than 2: no interval
+
+
+def _judge_interval(values: list[float], questions: list[str], resamples: int, seed: int) -> JudgeInterval:
     iv = mean_interval(values, questions, resamples=resamples, seed=seed) if len(set(questions)) >= 2 else None
-    return {"low": None if iv is None else iv.low, "high": None if iv is None else iv.high,
-            "questions": len(set(questions))}
+    return JudgeInterval(low=None if iv is None else iv.low, high=None if iv is None else iv.high,
+                         questions=len(set(questions)))
 
 
 def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Case],

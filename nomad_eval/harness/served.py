@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from nomad_eval.data.corpus import Document
 from nomad_eval.metrics.aggregate import wilson
@@ -46,6 +46,17 @@ class CorpusText:
         return "stale" if doc_id in self.docs else "foreign"
 
 
+class Share(TypedDict):
+    """A share of the served passages with its Wilson 95% interval (value, low, high None when none was served)."""
+
+    value: float | None
+    count: int
+    n: int
+    low: float | None
+    high: float | None
+    method: str
+
+
 @dataclass
 class Parity:
     """The served passages counted by standing, with the documents whose old versions were served."""
@@ -67,11 +78,11 @@ class Parity:
             self.foreign_documents[doc_id or ""] += 1
         return s
 
-    def share(self, standing: Standing) -> dict[str, Any]:
+    def share(self, standing: Standing) -> Share:
         """The share of passages with `standing`, its n and its Wilson 95% interval (None when nothing served)."""
         n, k = self.passages, self.counts[standing]
         low, high = wilson(k, n)
-        return {"value": k / n if n else None, "count": k, "n": n, "low": low, "high": high, "method": "wilson"}
+        return Share(value=k / n if n else None, count=k, n=n, low=low, high=high, method="wilson")
 
     def summary(self) -> dict[str, Any]:
         return {"passages": self.passages, **{s: self.share(s) for s in ("current", "stale", "foreign")},
