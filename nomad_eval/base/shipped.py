@@ -10,6 +10,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.paths import CONF
 
 # Keys of a group's options that the runtime reads itself rather than pass to the option's `_target_`.
@@ -17,7 +18,7 @@ RUNTIME_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"store": ("distractors", "distractor_chunking", "lock_timeout", "single_process")})
 
 
-def option(group: str, name: str) -> dict[str, Any]:
+def option(group: str, name: str) -> JsonObject:
     """`conf/<group>/<name>.yaml` as written (interpolations left as written)."""
     tree = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{name}.yaml"), resolve=False)
     assert isinstance(tree, dict), f"{group}/{name}.yaml is not a mapping"

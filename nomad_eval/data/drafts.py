@@ -14,7 +14,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TypedDict
 
 from nomad_eval.backends.chat import Message
 from nomad_eval.base.patterns import compile_pattern, search
@@ -50,6 +50,19 @@ class Source:
     text: str
 
 
+class DraftGolden(TypedDict):
+    """A draft as a line of a suite, with upstream's keys only: what a person reviews and annotates."""
+
+    id: str
+    query: str
+    turns: list[Message]
+    relevantDocIds: list[str]
+    mustInclude: list[str]
+    mustNotInclude: list[str]
+    expectRefusal: bool
+    tags: list[str]
+
+
 @dataclass
 class Draft:
     kind: str
@@ -65,14 +78,15 @@ class Draft:
     def pattern(self) -> str:
         return answer_pattern(self.answer)
 
-    def golden(self) -> dict[str, Any]:
+    def golden(self) -> DraftGolden:
         """The draft as a line of a suite (upstream's keys only), for the review loop."""
         refusal = self.kind == "refusal"
         key = "\n".join([self.kind, self.source.chunk_id, *(t["content"] for t in self.turns), self.query])
-        return {"id": "synth-" + hashlib.sha1(key.encode()).hexdigest()[:10], "query": self.query,
-                "turns": self.turns, "relevantDocIds": [] if refusal else [self.source.doc_id],
-                "mustInclude": [] if refusal else [self.pattern], "mustNotInclude": [], "expectRefusal": refusal,
-                "tags": ["synthesized", *(["multi-turn"] if self.turns else []), *(["refusal"] if refusal else [])]}
+        return DraftGolden(
+            id="synth-" + hashlib.sha1(key.encode()).hexdigest()[:10], query=self.query, turns=self.turns,
+            relevantDocIds=[] if refusal else [self.source.doc_id], mustInclude=[] if refusal else [self.pattern],
+            mustNotInclude=[], expectRefusal=refusal,
+            tags=["synthesized", *(["multi-turn"] if self.turns else []), *(["refusal"] if refusal else [])])
 
 
 def prompt(kind: str, s: Source) -> list[Message]:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.bounded_json import JsonRefused, loads_bounded
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.base.patterns import pattern_problem
@@ -210,7 +211,7 @@ def json_value(line: str, name: str, lineno: int) -> object:
         return Defect(name, lineno, f"{exc}: {line[:80]!r}")
 
 
-def json_object(line: str, name: str, lineno: int) -> dict[str, Any] | Defect:
+def json_object(line: str, name: str, lineno: int) -> JsonObject | Defect:
     """The line's JSON object, or the defect that keeps it from being one."""
     obj = json_value(line, name, lineno)
     if not isinstance(obj, dict | Defect):
@@ -218,7 +219,7 @@ def json_object(line: str, name: str, lineno: int) -> dict[str, Any] | Defect:
     return obj
 
 
-def _golden(obj: dict[str, Any], name: str, lineno: int, defects: list[Defect], found: list[Defect]
+def _golden(obj: JsonObject, name: str, lineno: int, defects: list[Defect], found: list[Defect]
             ) -> Golden | None:
     """The golden the object describes, its unknown keys kept (each a warning in `found`); None when it does not
     validate (each error a defect in `defects`)."""

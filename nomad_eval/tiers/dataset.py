@@ -19,6 +19,7 @@ from omegaconf import DictConfig
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.data.drafts import DraftGolden
 from nomad_eval.data.golden import Golden
 from nomad_eval.report.io import read_jsonl, write_jsonl
 
@@ -32,17 +33,9 @@ class Candidate(TypedDict):
     excerpt: str
 
 
-class Draft(TypedDict):
+class Draft(DraftGolden):
     """A draft golden from recorded spans, in suite format, with the candidates to annotate it from."""
 
-    id: str
-    query: str
-    turns: list[dict[str, str]]
-    relevantDocIds: list[str]
-    mustInclude: list[str]
-    mustNotInclude: list[str]
-    expectRefusal: bool
-    tags: list[str]
     candidates: list[Candidate]
 
 
