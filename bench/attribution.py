@@ -66,8 +66,8 @@ def _attribution(args: tuple[str, ...], run: Path, baselines: Path) -> tuple[flo
     from nomad_eval.gate.record import gate_record
     from nomad_eval.gate.verdict import verdict_for
     from nomad_eval.report.baseline import load_baseline, load_run
-    from nomad_eval.tiers.finish import explainer
-    from nomad_eval.tiers.settings import compare_settings
+    from nomad_eval.run.finish import explainer
+    from nomad_eval.run.settings import compare_settings
 
     cfg = compose_cfg(*args, f"paths.run_dir={run}")
     report, cases = load_run(run)

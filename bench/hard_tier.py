@@ -60,7 +60,7 @@ def run_cli(data_dir: Path, run_dir: Path, overrides: list[str]) -> dict[str, An
 
 def deep_displacement(data_dir: Path, overrides: list[str], cases_path: Path) -> dict[str, Any]:
     """Per answerable question: distractors scoring above the best relevant chunk in a raw top-100 search."""
-    from nomad_eval.tiers.settings import runtime
+    from nomad_eval.run.settings import runtime
 
     rt = runtime(compose(f"paths.data_dir={data_dir}", "suite=core", *overrides))
     distractor_ids = {d.doc_id for d in rt.distractors}

@@ -74,7 +74,7 @@ def _runtime(*overrides: str) -> Any:
     from hydra import compose, initialize_config_dir
 
     from nomad_eval.cli.resolvers import register_resolvers
-    from nomad_eval.tiers.settings import runtime
+    from nomad_eval.run.settings import runtime
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base=None):
@@ -86,7 +86,7 @@ def context_and_ablation() -> dict[str, Any]:
     import numpy as np
     from hydra.utils import instantiate
 
-    from nomad_eval.tiers.generation_context import CorpusMaps, _passage, oracle_passages
+    from nomad_eval.run.generation_context import CorpusMaps, _passage, oracle_passages
 
     rt, cfg = _runtime()
     pipeline = instantiate(cfg.pipeline)

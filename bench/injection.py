@@ -48,8 +48,8 @@ from nomad_eval.backends.mock import DECLINE  # noqa: E402
 from nomad_eval.base.shipped import build  # noqa: E402
 from nomad_eval.metrics.answer.measures import correctness  # noqa: E402
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, read_passages, strip_reasoning, user_message  # noqa: E402
-from nomad_eval.tiers.generation_context import oracle_passages  # noqa: E402
-from nomad_eval.tiers.settings import runtime  # noqa: E402
+from nomad_eval.run.generation_context import oracle_passages  # noqa: E402
+from nomad_eval.run.settings import runtime  # noqa: E402
 
 TRAP_DOC = "trap-injected-instructions"
 TAG = "prompt-injection"

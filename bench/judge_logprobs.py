@@ -36,7 +36,7 @@ from bench.run import compose  # noqa: E402
 from nomad_eval.backends.response_cache import ResponseCache  # noqa: E402
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge  # noqa: E402
 from nomad_eval.judges.run_judges import judge_chat, rubrics  # noqa: E402
-from nomad_eval.tiers.settings import judge_settings  # noqa: E402
+from nomad_eval.run.settings import judge_settings  # noqa: E402
 
 LABELS = REPO / "goldens" / "labels" / "relevance.jsonl"
 OUT = REPO / "bench" / "results" / "judge_logprobs.json"

@@ -46,7 +46,7 @@ def ingest_overhead() -> dict[str, Any]:
     """Cold ingest of the core corpus against embedding the same texts raw, in one process, model loaded."""
     from nomad_eval.base.shipped import build
     from nomad_eval.harness.index import ingest
-    from nomad_eval.tiers.settings import runtime
+    from nomad_eval.run.settings import runtime
 
     emb = build("embedder", "minilm", threads=None)  # torch's own thread count
     emb.embed(["warm up"])

@@ -8,7 +8,7 @@ import re
 
 from nomad_eval.base.paths import PACKAGE
 
-TOP = ("cli/", "tiers/")
+TOP = ("cli/", "tiers/", "run/")  # run/: the tiers' shared code, converted with them
 ENTRY = ("cli/", "__main__.py")
 OMEGACONF = re.compile(r"^\s*(from|import) omegaconf\b", re.M)
 CFG_READ = re.compile(r"\bcfg(\.|\[|\.get\()")
@@ -18,10 +18,10 @@ ANY_CONFIG = re.compile(r"\b(cfg|config): Any\b")
 PENDING = {
     "base/shipped.py", "harness/rundir.py", "report/intervals.py", "report/sweep_rank.py", "report/upstream_view.py",
     "tiers/app.py", "tiers/attribute.py", "tiers/browse.py", "tiers/calibrate.py", "tiers/compare.py",
-    "tiers/corpus.py", "tiers/dataset.py", "tiers/finish.py", "tiers/generation.py", "tiers/generation_auto.py",
-    "tiers/generation_cases.py", "tiers/judge_labels.py", "tiers/matrix.py", "tiers/plan.py",
-    "tiers/position_curve.py", "tiers/promote.py", "tiers/queries.py", "tiers/retrieval.py", "tiers/review.py",
-    "tiers/settings.py", "tiers/synthesize.py",
+    "tiers/corpus.py", "tiers/dataset.py", "run/finish.py", "tiers/generation.py", "tiers/generation_auto.py",
+    "run/generation_cases.py", "tiers/judge_labels.py", "tiers/matrix.py", "tiers/plan.py",
+    "tiers/position_curve.py", "tiers/promote.py", "run/queries.py", "tiers/retrieval.py", "tiers/review.py",
+    "run/settings.py", "tiers/synthesize.py",
 }
 
 

@@ -51,7 +51,7 @@ TABLES = {
     "nomad_eval.gate.announce.OUTCOME_STYLE": "constant: outcome -> console style",
     "nomad_eval.gate.announce.QUESTION_NOTES": "constant: question change -> its note",
     "nomad_eval.gate.announce.NEXT_STEP": "constant: outcome -> the next step to suggest",
-    "nomad_eval.tiers.retrieval_cases._LEVELS": "constant: metric level -> what it ranks",
+    "nomad_eval.run.retrieval_cases._LEVELS": "constant: metric level -> what it ranks",
 }
 
 _MUTABLE = (dict, list, set, bytearray, deque)

@@ -34,7 +34,7 @@ from nomad_eval.harness.index import ready_store, store_state
 from nomad_eval.metrics.answer.measures import correctness
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.io import read_report, write_atomic
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES, MINI, compose_cfg, run_cli
 from tests.servers import openai_compat
 

@@ -138,7 +138,7 @@ def ks_rule(cfg: DictConfig, tree: Any = None) -> list[str]:
     ks = tier["ks"]
     if any(isinstance(k, bool) or not isinstance(k, int) for k in ks):
         return []
-    from nomad_eval.tiers.retrieval_cases import ks_problems
+    from nomad_eval.run.retrieval_cases import ks_problems
 
     return ks_problems(ks, top_k)
 

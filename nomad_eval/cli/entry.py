@@ -84,7 +84,7 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
     # Imported here: --help and tiers without resume should not pay for the data and backend modules.
     from nomad_eval.report.merge import UNMEASURED
     from nomad_eval.report.provenance import provenance
-    from nomad_eval.tiers.settings import runtime
+    from nomad_eval.run.settings import runtime
 
     try:
         rt = runtime(cfg)

@@ -47,7 +47,7 @@ QUESTION_NOTES = {"added": "scored, not gated", "changed": "judgement changed, n
 
 def print_verdict(v: Verdict, shown: Collection[str] = ()) -> None:
     """The compare on the console; warnings in `shown` were printed before in this project state (see
-    tiers/notes.py) and are left to the report."""
+    run/notes.py) and are left to the report."""
     if v.refused:
         for line in v.refused:
             console.print(f"[red]not comparable:[/] {escape(line)}")

@@ -38,17 +38,17 @@ from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
-from nomad_eval.tiers.app_checks import answer_warnings, request_settings, unread_contexts
-from nomad_eval.tiers.finish import decide, finish
-from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
-from nomad_eval.tiers.generation_cases import (
+from nomad_eval.run.app_checks import answer_warnings, request_settings, unread_contexts
+from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.generation_cases import (
     attack_rates,
     mark_unstable,
     mode_metric_names,
     pattern_timeouts,
     score_case,
 )
-from nomad_eval.tiers.settings import judge_settings, runtime
+from nomad_eval.run.settings import judge_settings, runtime
+from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
 # The harness's own prompt planner's measures: an app's prompt is not the harness's, so they are not measured.

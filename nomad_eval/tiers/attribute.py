@@ -31,8 +31,8 @@ from nomad_eval.rag.chunking import ChunkerParams
 from nomad_eval.rag.pipeline import Pipeline, load_glossary
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Report
-from nomad_eval.tiers.queries import formed_queries
-from nomad_eval.tiers.retrieval_cases import case_metrics
+from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.retrieval_cases import case_metrics
 
 GLOSSARY = "the glossary"
 CHUNKER = ("chunk_size", "chunk_overlap", "whole_document")  # ChunkerParams' fields, in order

@@ -53,7 +53,7 @@ from nomad_eval.judges.calibration import (
 from nomad_eval.judges.judge import Rubric, judge
 from nomad_eval.judges.run_judges import judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
-from nomad_eval.tiers.settings import judge_settings, judging_rules
+from nomad_eval.run.settings import judge_settings, judging_rules
 
 
 class Label(BaseModel):

@@ -11,7 +11,7 @@ from omegaconf import DictConfig
 from nomad_eval.base.errors import NomadError
 from nomad_eval.report.baseline import load_run
 from nomad_eval.report.merge import collect, sweep_id
-from nomad_eval.tiers.finish import announce, decide
+from nomad_eval.run.finish import announce, decide
 
 
 def merge_runs(cfg: DictConfig) -> int:

@@ -13,7 +13,7 @@ from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import Golden, load_goldens
 from nomad_eval.harness.runtime import Runtime
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 
 ACTIONS = ("check", "lint", "ingest", "status", "reset", "audit", "review")
 

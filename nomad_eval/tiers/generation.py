@@ -45,9 +45,8 @@ from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.report.upstream_view import generation_view, upstream_markdown
-from nomad_eval.tiers import generation_auto
-from nomad_eval.tiers.finish import decide, finish
-from nomad_eval.tiers.generation_cases import (
+from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.generation_cases import (
     MODES,
     attack_rates,
     decomposition,
@@ -61,11 +60,12 @@ from nomad_eval.tiers.generation_cases import (
     score_case,
     sizes,
 )
-from nomad_eval.tiers.generation_context import GoldenContext, build_contexts
-from nomad_eval.tiers.queries import close_chat, formed_queries, open_model_chat
+from nomad_eval.run.generation_context import GoldenContext, build_contexts
+from nomad_eval.run.queries import close_chat, formed_queries, open_model_chat
+from nomad_eval.run.retrieval_cases import ranked_documents, retrieved_rows
+from nomad_eval.run.settings import judge_settings, runtime
+from nomad_eval.tiers import generation_auto
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
-from nomad_eval.tiers.retrieval_cases import ranked_documents, retrieved_rows
-from nomad_eval.tiers.settings import judge_settings, runtime
 
 
 def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:

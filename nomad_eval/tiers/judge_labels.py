@@ -41,7 +41,7 @@ from nomad_eval.report.baseline import read_cases
 from nomad_eval.report.io import read_jsonl, read_report, write_atomic, write_jsonl
 from nomad_eval.report.judge_corrected import describe
 from nomad_eval.report.schema import Report
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 
 
 class Label(BaseModel):

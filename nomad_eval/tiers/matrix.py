@@ -20,7 +20,7 @@ from nomad_eval.gate.store import baseline_path
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.matrix import ROW_FILE, matrix_row
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 
 
 def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, margin: float) -> str:

@@ -30,7 +30,7 @@ from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.upstream import is_upstream
 from nomad_eval.report.upstream_view import headline
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 
 
 class NoisePlan(TypedDict):

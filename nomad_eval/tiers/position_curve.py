@@ -36,7 +36,11 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
-from nomad_eval.tiers.finish import decide, finish
+from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.generation_cases import repeats_for, score_case
+from nomad_eval.run.generation_context import _passage, oracle_passages
+from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.settings import runtime
 from nomad_eval.tiers.generation import (
     ChatSetup,
     _answer,
@@ -46,11 +50,7 @@ from nomad_eval.tiers.generation import (
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.tiers.generation_cases import repeats_for, score_case
-from nomad_eval.tiers.generation_context import _passage, oracle_passages
-from nomad_eval.tiers.queries import formed_queries
 from nomad_eval.tiers.retrieval import identity as retrieval_identity
-from nomad_eval.tiers.settings import runtime
 
 SKIP_REFUSAL = "expects a refusal"
 SKIP_DISTRACTORS = "fewer than N-1 distractors retrieved"

@@ -37,10 +37,10 @@ from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
 from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks, with_view_metrics
-from nomad_eval.tiers.finish import decide, finish
-from nomad_eval.tiers.queries import formed_queries, needs_chat, rewrite_chat
-from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.queries import formed_queries, needs_chat, rewrite_chat
+from nomad_eval.run.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
+from nomad_eval.run.settings import runtime
 
 
 def identity(rt: Runtime) -> Identity:

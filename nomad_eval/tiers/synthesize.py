@@ -28,9 +28,9 @@ from nomad_eval.harness.rundir import run_dir
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk, chunk_corpus
 from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.run.queries import rewrite_chat
+from nomad_eval.run.settings import runtime
 from nomad_eval.tiers.dataset import candidates_path
-from nomad_eval.tiers.queries import rewrite_chat
-from nomad_eval.tiers.settings import runtime
 
 OPENING = 800  # characters of a document a refusal question is asked near
 

@@ -15,7 +15,7 @@ from nomad_eval.backends.http_app import HttpApp
 from nomad_eval.base.bounded_json import MAX_JSON_DEPTH
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import build, option
-from nomad_eval.tiers.app_checks import request_settings
+from nomad_eval.run.app_checks import request_settings
 from tests.backends.test_server_answers import bounded
 from tests.servers.misbehaving import answer_of, endless, gzipped, model_list, repeated, serve_stream
 

@@ -16,7 +16,7 @@ from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import build
 from nomad_eval.harness.index import ingest, store_state
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
 
 

@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.core.ppi import MIN_LABELS, NULL_SCORE, corrected_mean
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
-from nomad_eval.tiers.settings import judge_settings
+from nomad_eval.run.settings import judge_settings
 from tests.conftest import FIXTURES
 from tests.servers import openai_compat
 

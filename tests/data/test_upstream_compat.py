@@ -9,7 +9,7 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES
 
 SENTENCE = "Keep the {w} dry and check its seals every {n} days before a long trip. "

@@ -14,7 +14,7 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
 
 SMALL = (*MINI, "pipeline.chunk_size=160", "pipeline.chunk_overlap=20")  # several chunks per document

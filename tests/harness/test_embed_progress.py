@@ -9,7 +9,7 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.harness.index import embed_chunks
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
 
 

@@ -19,7 +19,7 @@ from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES, MINI
 from tests.servers.ollama_compat import serve
 

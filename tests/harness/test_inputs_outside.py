@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES
 
 

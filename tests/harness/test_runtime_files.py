@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.rag.chunking import chunk_corpus
 from nomad_eval.rag.pipeline import load_glossary
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES, MINI
 
 

@@ -25,8 +25,8 @@ from nomad_eval.judges.calibration import (
 )
 from nomad_eval.judges.judge import load_rubric
 from nomad_eval.judges.run_judges import calibration_status, check_judge_gates
+from nomad_eval.run.settings import judge_settings, judging_rules
 from nomad_eval.tiers.calibrate import file_result
-from nomad_eval.tiers.settings import judge_settings, judging_rules
 from tests.conftest import REPO
 from tests.servers import openai_compat
 

@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
-from nomad_eval.tiers.settings import judge_settings
+from nomad_eval.run.settings import judge_settings
 from tests.servers import openai_compat
 
 N = 9

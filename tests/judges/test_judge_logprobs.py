@@ -21,7 +21,7 @@ from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, load_rubric, weighted_score
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
-from nomad_eval.tiers.settings import judge_settings
+from nomad_eval.run.settings import judge_settings
 from tests.servers import openai_compat
 from tests.servers._http import JsonHandler, running
 

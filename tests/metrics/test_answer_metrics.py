@@ -77,7 +77,7 @@ def test_question_outcome_flags_flips() -> None:
 
 def test_every_registered_generation_measure_is_scored_per_case() -> None:
     from nomad_eval.data.golden import Golden
-    from nomad_eval.tiers.generation_cases import CASE_METRICS, score_case
+    from nomad_eval.run.generation_cases import CASE_METRICS, score_case
 
     g = Golden(id="g", query="How long?", relevantDocIds=["d"], mustInclude=["40"], mustNotInclude=[],
                expectRefusal=False, tags=[], turns=[])

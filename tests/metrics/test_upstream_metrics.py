@@ -16,8 +16,8 @@ from nomad_eval.metrics.answer.measures import has_markdown, markdown_features
 from nomad_eval.metrics.registry import REGISTRY, spec_for
 from nomad_eval.rag.pipeline import RetrievedChunk
 from nomad_eval.report.upstream import UPSTREAM_TO_OURS, ours
-from nomad_eval.tiers.generation_cases import CASE_METRICS, score_case
-from nomad_eval.tiers.retrieval_cases import case_metrics, metric_names
+from nomad_eval.run.generation_cases import CASE_METRICS, score_case
+from nomad_eval.run.retrieval_cases import case_metrics, metric_names
 from tests.conftest import MINI
 from tests.tiers.test_trec_export import assert_trec_reproduces, parse_run, tier_run
 

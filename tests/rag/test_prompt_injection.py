@@ -27,7 +27,7 @@ from nomad_eval.cli.entry import run_tier
 from nomad_eval.judges.judge import judge_messages, load_rubric
 from nomad_eval.rag.budget import TokenEstimator, plan
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, escape, read_passages, unescape, user_message
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.servers import openai_compat
 
 EST = TokenEstimator(4.0)

@@ -24,7 +24,7 @@ from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.io import read_report
 from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
 from nomad_eval.report.schema import Identity, Report
-from nomad_eval.tiers.settings import compare_settings
+from nomad_eval.run.settings import compare_settings
 from tests.conftest import compose_cfg
 from tests.fuzz_support import fuzz_settings, run, tried
 

@@ -14,7 +14,7 @@ from nomad_eval.data.golden import Golden
 from nomad_eval.report.browser import _overrides, questions
 from nomad_eval.report.html_writer import _meta
 from nomad_eval.report.schema import Report
-from nomad_eval.tiers.generation_cases import failure_reason
+from nomad_eval.run.generation_cases import failure_reason
 from tests.conftest import MINI
 
 

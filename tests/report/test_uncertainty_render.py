@@ -141,7 +141,7 @@ def test_html_pages_draw_error_bars_from_intervals_and_none_without() -> None:
 def test_position_by_rank_counts_questions_with_wilsons_interval() -> None:
     from scipy.stats import binomtest
 
-    from nomad_eval.tiers.generation_cases import position_analysis
+    from nomad_eval.run.generation_cases import position_analysis
 
     def case(qid: str, repeat: int, correct: float | None, injected: list[str]) -> dict[str, object]:
         return {"id": qid, "mode": "e2e", "repeat": repeat, "expect_refusal": False, "relevant_doc_ids": ["d"],

@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 from statsmodels.stats.proportion import proportion_confint
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.tiers.settings import runtime
+from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES
 
 KETTLE = (FIXTURES / "corpus" / "kettle-descaling.md").read_text()

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.tiers.generation_cases import repeat_seed
+from nomad_eval.run.generation_cases import repeat_seed
 from tests.conftest import MINI
 from tests.servers import openai_compat
 

@@ -210,7 +210,7 @@ def test_concurrent_requests_are_written_in_golden_order(make_cfg: Callable[...,
 
 
 def test_the_triage_advice_follows_upstreams_rule() -> None:
-    from nomad_eval.tiers.generation_cases import decomposition, triage
+    from nomad_eval.run.generation_cases import decomposition, triage
 
     assert triage(0.55, 0.2, 0.0) == ["oracle 0.550 < 0.6: the model falls short even with the right passages, so "
                                       "retrieval work will not fix it; try a larger model"]

@@ -13,7 +13,7 @@ from scipy import stats
 from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import Baseline, load_run
 from nomad_eval.report.sweep_rank import PREDICTORS_FILE
-from nomad_eval.tiers.settings import compare_settings
+from nomad_eval.run.settings import compare_settings
 from tests.conftest import MINI, run_cli
 
 pytestmark = pytest.mark.slow  # its fixture runs a generation sweep

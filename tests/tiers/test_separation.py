@@ -23,9 +23,9 @@ from nomad_eval.report.html_charts import BINS, separation_histograms
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.schema import Report
-from nomad_eval.tiers.queries import formed_queries
+from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.settings import runtime
 from nomad_eval.tiers.retrieval import separation
-from nomad_eval.tiers.settings import runtime
 from tests.conftest import MINI
 
 # Small chunks, so documents span several chunks and "relevant chunk" differs from "relevant document".

@@ -30,8 +30,8 @@ from nomad_eval.examples.keyword_retriever import retrieve
 from nomad_eval.rag.pipeline import RetrievedChunk
 from nomad_eval.rag.rerank import Candidate, order
 from nomad_eval.report.exports import trec_qrels, trec_run
+from nomad_eval.run.retrieval_cases import case_metrics, check_ks, ranked_documents, retrieved_rows
 from nomad_eval.tiers.retrieval import CUSTOM_ORDER_WARNING, _custom_retrieve, custom_order_warning
-from nomad_eval.tiers.retrieval_cases import case_metrics, check_ks, ranked_documents, retrieved_rows
 from tests.conftest import MINI
 
 

@@ -19,8 +19,8 @@ from nomad_eval.gate.decision import decide as gate_decide
 from nomad_eval.gate.junit import write_gate_files
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Report
-from nomad_eval.tiers.notes import shown_before
-from nomad_eval.tiers.settings import gate_settings
+from nomad_eval.run.notes import shown_before
+from nomad_eval.run.settings import gate_settings
 
 
 def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors: bool = True,
@@ -38,8 +38,8 @@ def explainer(cfg: DictConfig) -> Explain:
     """The flipped questions' causes by replay (tiers/attribute.py), for the gate to record."""
     def replayed(report: Report, cases: list[Case], base: Baseline, verdict: Verdict
                  ) -> tuple[Attribution | None, list[str]]:
+        from nomad_eval.run.settings import runtime
         from nomad_eval.tiers.attribute import explain
-        from nomad_eval.tiers.settings import runtime
 
         return explain(cfg, runtime(cfg), report, cases, base, verdict)
 

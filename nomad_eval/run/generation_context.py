@@ -71,7 +71,7 @@ def oracle_passages(rt: Runtime, g: Golden, pipeline: Pipeline, query: str, maps
 def build_contexts(rt: Runtime, goldens: list[Golden], modes: list[str], pipeline: Pipeline,
                    searcher: StoreSearcher | None, queries: list[FormedQuery], tracer: Tracer
                    ) -> list[GoldenContext]:
-    """`queries` are the retrieval queries (tiers/queries.py), formed before the store was taken."""
+    """`queries` are the retrieval queries (run/queries.py), formed before the store was taken."""
     maps = CorpusMaps.build(rt, goldens if "oracle" in modes else [])
     titles = maps.titles
     out = []
