@@ -51,7 +51,7 @@ class SweepSummary(Callback):
         if rows:
             write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))
         write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows, predictors, best)
-        from nomad_eval.tiers.browse import after
+        from nomad_eval.run.runs_page import after
 
         after(config, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep
         console.print(f"sweep report: {sweep_dir / 'report.html'}", markup=False, highlight=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TypedDict
 
@@ -87,6 +88,11 @@ class Draft:
             relevantDocIds=[] if refusal else [self.source.doc_id], mustInclude=[] if refusal else [self.pattern],
             mustNotInclude=[], expectRefusal=refusal,
             tags=["synthesized", *(["multi-turn"] if self.turns else []), *(["refusal"] if refusal else [])])
+
+
+def candidates_path(draft: Path) -> Path:
+    # Not *.jsonl, so a goldens folder holding drafts still checks as a folder of suites.
+    return draft.with_name(draft.name + ".candidates")
 
 
 def prompt(kind: str, s: Source) -> list[Message]:

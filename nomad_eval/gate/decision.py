@@ -19,7 +19,7 @@ from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import Baseline, load_baseline
 from nomad_eval.report.schema import Gate, Report, WaterfallPart
 
-# Names each flipped question's cause (tiers/attribute.py replays the retrieval): the attribution, or None with
+# Names each flipped question's cause (run/attribute.py replays the retrieval): the attribution, or None with
 # the reason in the notes.
 Explain = Callable[[Report, list[Case], Baseline, Verdict], tuple[Attribution | None, list[str]]]
 

@@ -1,6 +1,6 @@
 """runs.html: one self-contained page over many runs: a table, filters, metric trends and a per-question diff.
 
-Pure: the tier (tiers/browse.py) finds and reads the report.json and cases.jsonl files and passes their parsed
+Pure: run/runs_page.py finds and reads the report.json and cases.jsonl files and passes their parsed
 contents here. The page runs no library and fetches nothing: the trends are inline SVG drawn by report/svg.py,
 one per metric, and the side-by-side is built by a small inline script from a JSON blob of per-question data
 that every run carries (bounded, so hundreds of runs stay a page a browser opens at once).

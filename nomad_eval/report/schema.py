@@ -108,7 +108,7 @@ class Gate(BaseModel):
     stale: list[str] = Field(default_factory=list)
     stale_warn: bool = False  # compare.stale=warn: out-of-date goldens named, not failed
     evidence: dict[str, list[str]] = Field(default_factory=dict)  # status -> golden ids, for all but intact
-    # Each flipped question with the change that flipped it, by replay (tiers/attribute.py), and notes on what
+    # Each flipped question with the change that flipped it, by replay (run/attribute.py), and notes on what
     # was not replayed; per gated metric the delta split by change, parts + interaction + not reproduced = delta.
     attribution: list[str] = Field(default_factory=list)
     waterfall: dict[str, list[WaterfallPart]] = Field(default_factory=dict)

@@ -35,11 +35,11 @@ def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors:
 
 
 def explainer(cfg: DictConfig) -> Explain:
-    """The flipped questions' causes by replay (tiers/attribute.py), for the gate to record."""
+    """The flipped questions' causes by replay (run/attribute.py), for the gate to record."""
     def replayed(report: Report, cases: list[Case], base: Baseline, verdict: Verdict
                  ) -> tuple[Attribution | None, list[str]]:
+        from nomad_eval.run.attribute import explain
         from nomad_eval.run.settings import runtime
-        from nomad_eval.tiers.attribute import explain
 
         return explain(cfg, runtime(cfg), report, cases, base, verdict)
 
@@ -56,7 +56,7 @@ def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bo
 
 def finish(cfg: DictConfig, out: Path, outcome: GateOutcome) -> int:
     """Every result written: the manifest goes last, so a folder with a matching manifest holds one whole run."""
-    from nomad_eval.tiers.browse import after
+    from nomad_eval.run.runs_page import after
 
     write_gate_files(outcome.gate, out, gate_settings(cfg).junit)
     seal(out)

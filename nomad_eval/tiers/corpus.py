@@ -202,7 +202,7 @@ def run(cfg: DictConfig) -> int:
     if action == "lint":
         return lint_suites(rt, bool(cfg.tier.get("fail_unsourced")))
     if action == "review":
-        from nomad_eval.tiers.review import review  # reads baselines (pydantic models, numpy): not for a check
+        from nomad_eval.run.review import review  # reads baselines (pydantic models, numpy): not for a check
 
         return review(cfg, rt)
     if action != "ingest":

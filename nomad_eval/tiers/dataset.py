@@ -19,7 +19,7 @@ from omegaconf import DictConfig
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
-from nomad_eval.data.drafts import DraftGolden
+from nomad_eval.data.drafts import DraftGolden, candidates_path
 from nomad_eval.data.golden import Golden
 from nomad_eval.report.io import read_jsonl, write_jsonl
 
@@ -108,11 +108,6 @@ def drafts_from_spans(spans: list[JsonObject], max_candidates: int = 10) -> list
         drafts.append(Draft(id=gid, query=question, turns=history, relevantDocIds=[], mustInclude=[],
                             mustNotInclude=[], expectRefusal=False, tags=["from-traces"], candidates=ranked))
     return drafts
-
-
-def candidates_path(draft: Path) -> Path:
-    # Not *.jsonl, so a goldens folder holding drafts still checks as a folder of suites.
-    return draft.with_name(draft.name + ".candidates")
 
 
 def annotate(drafts: list[JsonObject], read: Any = input) -> list[JsonObject]:

@@ -20,8 +20,8 @@ from nomad_eval.base.runfolder import MANIFEST, problem
 from nomad_eval.gate.promotion import objections
 from nomad_eval.gate.store import promote
 from nomad_eval.run.finish import explainer
+from nomad_eval.run.runs_page import find_reports
 from nomad_eval.run.settings import gate_settings
-from nomad_eval.tiers.browse import find_reports
 
 LATEST = "latest"
 

@@ -23,14 +23,25 @@ from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.console import console, map_in_order
 from nomad_eval.base.errors import NomadError
-from nomad_eval.data.drafts import CHECKS, KINDS, Draft, Limits, Source, excerpt, overlap, prompt, read_reply, verify
+from nomad_eval.data.drafts import (
+    CHECKS,
+    KINDS,
+    Draft,
+    Limits,
+    Source,
+    candidates_path,
+    excerpt,
+    overlap,
+    prompt,
+    read_reply,
+    verify,
+)
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk, chunk_corpus
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.run.queries import rewrite_chat
 from nomad_eval.run.settings import runtime
-from nomad_eval.tiers.dataset import candidates_path
 
 OPENING = 800  # characters of a document a refusal question is asked near
 

@@ -20,7 +20,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, problem, seal
 from nomad_eval.cli.entry import _resumable, run_tier
 from nomad_eval.report.baseline import load_baseline, load_run
-from nomad_eval.tiers.browse import rebuild
+from nomad_eval.run.runs_page import rebuild
 from nomad_eval.tiers.compare import compare_run
 from nomad_eval.tiers.promote import run as promote
 from tests.conftest import FIXTURES

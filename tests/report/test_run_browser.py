@@ -15,7 +15,7 @@ from hydra import compose, initialize_config_dir
 from nomad_eval.base.paths import CONF
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.report.browser import build_page, questions, run_entry
-from nomad_eval.tiers.browse import rebuild
+from nomad_eval.run.runs_page import rebuild
 from tests.conftest import MINI
 from tests.report.test_html_in_browser import ARTIFACTS, CHROMIUM, chromium
 

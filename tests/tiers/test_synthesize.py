@@ -22,10 +22,11 @@ from nomad_eval.data.drafts import (
     TOO_COMMON,
     TOPIC_IN_CORPUS,
     answer_pattern,
+    candidates_path,
     fields,
 )
 from nomad_eval.data.golden import Golden
-from nomad_eval.tiers.dataset import annotate, candidates_path
+from nomad_eval.tiers.dataset import annotate
 from nomad_eval.tiers.synthesize import run as synthesize_run
 from tests.conftest import FIXTURES, MINI
 from tests.servers import openai_compat
