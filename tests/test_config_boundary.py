@@ -20,7 +20,7 @@ PENDING = {
     "tiers/app.py", "run/attribute.py", "tiers/browse.py", "run/runs_page.py", "tiers/calibrate.py", "tiers/compare.py",
     "tiers/corpus.py", "tiers/dataset.py", "run/finish.py", "tiers/generation.py", "tiers/generation_auto.py",
     "run/generation_cases.py", "tiers/judge_labels.py", "tiers/matrix.py", "tiers/plan.py",
-    "tiers/position_curve.py", "tiers/promote.py", "run/queries.py", "tiers/retrieval.py", "run/review.py",
+    "tiers/position_curve.py", "tiers/promote.py", "run/queries.py", "run/answering.py", "run/judging.py", "run/folder.py", "run/retrieval_cases.py", "tiers/retrieval.py", "run/review.py",
     "run/settings.py", "tiers/synthesize.py",
 }
 

@@ -11,15 +11,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from omegaconf import DictConfig
+
 from nomad_eval.base.case import Case, Retrieved
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.evaluate import ranking
+from nomad_eval.core.evaluate import evaluate, ranking
 from nomad_eval.data.golden import Golden
+from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics import REGISTRY, MetricSpec
 from nomad_eval.metrics.ranking import EMPTY, NON_EMPTY, RETURNED, recall_at_k
 from nomad_eval.metrics.upstream.retrieval import case_values as upstream_values
 from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
 from nomad_eval.report.exports import flat_row
+from nomad_eval.report.schema import Identity
 
 _LEVELS = {"document": 0, "chunk": 1, "case": 2}
 
@@ -127,3 +131,32 @@ def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int, upstr
     # The line as base/atomic.py's write_jsonl encodes a row.
     return CaseRow(row, json.dumps(row, ensure_ascii=False), flat_row(row))
 
+
+# The e2e passages' retrieval measures, beside the answers they fed: tier "retrieval" specs, so outside the
+# generation gate's headline set (ungated unless named in compare.metrics). A sweep reads them to learn which
+# one predicts answers (core/rank_correlation.py).
+E2E_RETRIEVAL = ("recall", "mrr", "ndcg")
+
+
+def retrieval_ks(cfg: DictConfig) -> list[int]:
+    """The gate's cutoff (`compare.headline_k`) and the run's `tier.ks`, where it sets any."""
+    return sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
+
+
+def document_metrics(g: Golden, docs: list[str] | None, ks: list[int]) -> dict[str, float | None]:
+    """recall/mrr/ndcg@k of the documents an answer's retrieval ranked, by the registry's kernels (None for a
+    refusal golden, or when the documents are not known: an app that exposed no document ids)."""
+    names = [f"{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
+    scored = evaluate({g.id: g.grades}, {g.id: docs}, names) if docs is not None else {}
+    return scored.get(g.id) or dict.fromkeys(names)
+
+
+def identity(rt: Runtime) -> Identity:
+    s, cfg = rt.settings, rt.settings.config
+    p = cfg["pipeline"]
+    return Identity(
+        fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=s.suite, tags=list(s.tags), limit=s.limit,
+        top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
+        embedder=str(cfg["embedder"]["name"]), pipeline=s.pipeline_target, distractors=rt.distractor_name,
+        measures=[f"@{int(k)}" for k in cfg["tier"].get("ks") or []],
+    )

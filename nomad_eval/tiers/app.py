@@ -40,6 +40,7 @@ from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
 from nomad_eval.run.app_checks import answer_warnings, request_settings, unread_contexts
 from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.folder import write_run
 from nomad_eval.run.generation_cases import (
     attack_rates,
     mark_unstable,
@@ -47,8 +48,9 @@ from nomad_eval.run.generation_cases import (
     pattern_timeouts,
     score_case,
 )
+from nomad_eval.run.judging import judge_all
+from nomad_eval.run.retrieval_cases import E2E_RETRIEVAL, document_metrics, retrieval_ks
 from nomad_eval.run.settings import judge_settings, runtime
-from nomad_eval.tiers.generation import E2E_RETRIEVAL, document_metrics, judge_all, retrieval_ks, write_run
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
 # The harness's own prompt planner's measures: an app's prompt is not the harness's, so they are not measured.

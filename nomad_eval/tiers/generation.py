@@ -5,22 +5,17 @@ from __future__ import annotations
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from nomad_eval.backends.chat import ChatModel, ChatOptions
+from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
-from nomad_eval.backends.response_cache import CachedChat, ResponseCache
+from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
-from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
-from nomad_eval.core.evaluate import evaluate
 from nomad_eval.core.questions import questions_from_cases, stable
-from nomad_eval.core.summary import add_judge_intervals
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
@@ -29,23 +24,26 @@ from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.harness.trace import Tracer
-from nomad_eval.judges.run_judges import check_judge_gates, judge_cases, judge_chat, rubrics
+from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
-from nomad_eval.rag.budget import Plan, TokenEstimator, calibrate, plan
-from nomad_eval.rag.pipeline import Pipeline
-from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
-from nomad_eval.report.console_view import print_generation
-from nomad_eval.report.exports import write_exports
-from nomad_eval.report.html_writer import write_html
+from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.report.intervals import summarize_report
-from nomad_eval.report.io import write_atomic, write_jsonl
-from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.report.upstream_view import generation_view, upstream_markdown
+from nomad_eval.report.upstream_view import generation_view
+from nomad_eval.run.answering import (
+    ChatSetup,
+    answer_or_infra,
+    answer_plan,
+    calibrate_estimator,
+    open_chat,
+    plan_prompt,
+    prompt_context,
+)
 from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.folder import write_run
 from nomad_eval.run.generation_cases import (
     MODES,
     attack_rates,
@@ -55,99 +53,23 @@ from nomad_eval.run.generation_cases import (
     mode_metrics,
     pattern_timeouts,
     position_analysis,
-    repeat_options,
     repeats_for,
     score_case,
     sizes,
 )
 from nomad_eval.run.generation_context import GoldenContext, build_contexts
-from nomad_eval.run.queries import close_chat, formed_queries, open_model_chat
-from nomad_eval.run.retrieval_cases import ranked_documents, retrieved_rows
+from nomad_eval.run.judging import corrected_judges, judge_all
+from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.retrieval_cases import (
+    E2E_RETRIEVAL,
+    document_metrics,
+    ranked_documents,
+    retrieval_ks,
+    retrieved_rows,
+)
+from nomad_eval.run.retrieval_cases import identity as retrieval_identity
 from nomad_eval.run.settings import judge_settings, runtime
 from nomad_eval.tiers import generation_auto
-from nomad_eval.tiers.retrieval import identity as retrieval_identity
-
-
-def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> TokenEstimator:
-    """Fit chars-per-token from a few fixed probe prompts (cached), so every run plans the same prompts."""
-    titles = {d.doc_id: d.title for d in rt.documents}
-    probes = [Passage(c.chunk_id, c.doc_id, titles.get(c.doc_id, c.doc_id), c.text) for c in rt.chunks[:8]]
-    samples = []
-    for n in (1, 3, len(probes)):
-        # Laid out as the real prompts are: corpus text is never put in a system message, not even to count.
-        msgs = [{"role": "system", "content": SYSTEM_RULES},
-                {"role": "user", "content": user_message("Summarise.", probes[:n])}]
-        real = chat.chat(msgs, ChatOptions(options.temperature, options.seed, 1), repeat=0).prompt_tokens
-        if real:
-            samples.append((msgs, real))
-    return calibrate(samples) if samples else TokenEstimator()
-
-
-def plan_prompt(g: Golden, passages: list[Passage], s: ChatSetup, cfg: DictConfig, est: TokenEstimator) -> Plan:
-    return plan(g.final_query, g.history, passages, int(s.model.num_ctx), int(cfg.tier.max_tokens),
-                float(cfg.tier.chunk_share), est)
-
-
-def prompt_context(p: Plan) -> str:
-    """What an answer may draw on, unescaped: the passages as written and the history (the messages between the
-    rules and the final question-with-passages message)."""
-    return "\n".join(f"{x.title}\n{x.text}" for x in p.passages) + "\n" + "\n".join(
-        m["content"] for m in p.messages[1:-1])
-
-
-def _answer(chat: CachedChat, p: Plan, options: ChatOptions, repeat: int) -> tuple[str, str, int | None]:
-    result = chat.chat(p.messages, options, repeat)
-    return result.text, strip_reasoning(result.text), result.prompt_tokens
-
-
-
-@dataclass
-class ChatSetup:
-    """The chat model a tier answers with (behind its response cache), default options and the harness pipeline."""
-
-    chat: CachedChat
-    options: ChatOptions
-    pipeline: Pipeline
-
-    @property
-    def model(self) -> ChatModel:
-        return self.chat.model
-
-    def close(self) -> None:
-        close_chat(self.chat)
-
-
-def open_chat(cfg: DictConfig, rt: Runtime, tier: str) -> ChatSetup:
-    pipeline = instantiate(cfg.pipeline)
-    if not isinstance(pipeline, Pipeline):
-        raise NomadError(f"the {tier} tier needs the harness pipeline (pipeline=default)", 2)
-    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
-    return ChatSetup(open_model_chat(cfg, rt.data_dir), options, pipeline)
-
-
-def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bool
-               ) -> list[tuple[str, str, int | None]]:
-    """Each (plan, repeat) answered, in the model's concurrency, returned in the order of `work`."""
-    def one(task: tuple[Plan, int]) -> tuple[str, str, int | None]:
-        p, r = task
-        return _answer(s.chat, p, repeat_options(s.options, r), r)
-
-    return map_in_order(one, work, int(s.model.concurrency), label, quiet)
-
-
-def answer_or_infra(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bool
-                    ) -> list[tuple[str, str, int | None] | str]:
-    """answer_all, except that a call the infrastructure failed (a timeout, an unreachable server, an HTTP error,
-    an answer still malformed after the backend's retries) is its reason instead of an answer: an infrastructure
-    outcome, never scored as a failed answer nor a passed one (docs/gate.md#infrastructure-is-not-behaviour)."""
-    def one(task: tuple[Plan, int]) -> tuple[str, str, int | None] | str:
-        p, r = task
-        try:
-            return _answer(s.chat, p, repeat_options(s.options, r), r)
-        except NomadError as exc:
-            return str(exc) or type(exc).__name__
-
-    return map_in_order(one, work, int(s.model.concurrency), label, quiet)
 
 
 def infra_outcomes(w: _Work, answers: list[tuple[str, str, int | None] | str]
@@ -288,19 +210,6 @@ def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list
     return cases
 
 
-def judge_all(cfg: DictConfig, cases: list[Case], passages: list[list[str]], cache: ResponseCache | None
-              ) -> dict[str, dict[str, Any]]:
-    """Each rubric's verdicts with their intervals; empty without rubrics."""
-    if not cfg.judge.rubrics:
-        return {}
-    jchat = judge_chat(judge_settings(cfg), cache)
-    judges = judge_cases(judge_settings(cfg), cases, passages, jchat)
-    jchat.model.close()
-    add_judge_intervals(judges, cases, {r.name: max(r.scale) for r in rubrics(judge_settings(cfg))},
-                        int(cfg.stats.resamples), int(cfg.seed))
-    return judges
-
-
 def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[Case],
             repeats: int, unstable: list[str], judges: dict[str, dict[str, Any]]) -> Report:
     questions = questions_from_cases(cases)
@@ -342,54 +251,6 @@ def _warn(report: Report, rt: Runtime, cases: list[Case]) -> None:
     report.warnings += pattern_timeouts(cases)
 
 
-def write_run(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tracer: Tracer | None = None) -> None:
-    """A generation report's files (tier=app's too), and its console view."""
-    write_jsonl(out / "cases.jsonl", cases)
-    if tracer is not None and tracer.spans:
-        warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
-                               float(cfg.trace.otlp_timeout_s))
-        if warning:
-            report.warnings.append(warning)
-    write_atomic(out / "report.md", generation_markdown(report) + upstream_markdown(report.upstream)
-                 + generation_auto.markdown(report.adaptive))
-    write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_exports(out, cases)
-    write_html(out, report, cases)
-    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
-
-
-def corrected_judges(cfg: DictConfig, report: Report, cases: list[Case], out: Path
-                     ) -> dict[str, dict[str, Any]]:
-    """Each judge mean beside its prediction-powered correction, from `judging.labels` (or the run directory's own
-    judge_labels.jsonl, as `tier=labels` writes it); with no labels, each says it is uncorrected."""
-    from nomad_eval.tiers.judge_labels import judge_corrected, read_labels
-
-    path = Path(cfg.judging.labels) if cfg.judging.get("labels") else out / "judge_labels.jsonl"
-    labels = read_labels(path) if path.exists() else []
-    if cfg.judging.get("labels") and not path.exists():
-        raise NomadError(f"judging.labels={path}: no such file", 2)
-    return judge_corrected(report, cases, labels, rubrics(judge_settings(cfg)))
-
-
-# The e2e passages' retrieval measures, beside the answers they fed: tier "retrieval" specs, so outside the
-# generation gate's headline set (ungated unless named in compare.metrics). A sweep reads them to learn which
-# one predicts answers (core/rank_correlation.py).
-E2E_RETRIEVAL = ("recall", "mrr", "ndcg")
-
-
-def retrieval_ks(cfg: DictConfig) -> list[int]:
-    """The gate's cutoff (`compare.headline_k`) and the run's `tier.ks`, where it sets any."""
-    return sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
-
-
-def document_metrics(g: Golden, docs: list[str] | None, ks: list[int]) -> dict[str, float | None]:
-    """recall/mrr/ndcg@k of the documents an answer's retrieval ranked, by the registry's kernels (None for a
-    refusal golden, or when the documents are not known: an app that exposed no document ids)."""
-    names = [f"{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
-    scored = evaluate({g.id: g.grades}, {g.id: docs}, names) if docs is not None else {}
-    return scored.get(g.id) or dict.fromkeys(names)
-
-
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
           ) -> Case:
     raw, answer, real = ans
@@ -422,7 +283,7 @@ def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dic
     for gi, g in enumerate(goldens):
         for mode in modes:
             p = plans[(gi, mode)]
-            cases.append(_case(g, contexts[gi], p, mode, 0, _answer(mock, p, ChatOptions(), 0)))
+            cases.append(_case(g, contexts[gi], p, mode, 0, answer_plan(mock, p, ChatOptions(), 0)))
     mark_unstable(cases)
     return cases
 

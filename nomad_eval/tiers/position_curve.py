@@ -36,21 +36,21 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
-from nomad_eval.run.finish import decide, finish
-from nomad_eval.run.generation_cases import repeats_for, score_case
-from nomad_eval.run.generation_context import _passage, oracle_passages
-from nomad_eval.run.queries import formed_queries
-from nomad_eval.run.settings import runtime
-from nomad_eval.tiers.generation import (
+from nomad_eval.run.answering import (
     ChatSetup,
-    _answer,
     answer_all,
+    answer_plan,
     calibrate_estimator,
     open_chat,
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.tiers.retrieval import identity as retrieval_identity
+from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.generation_cases import repeats_for, score_case
+from nomad_eval.run.generation_context import _passage, oracle_passages
+from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.retrieval_cases import identity as retrieval_identity
+from nomad_eval.run.settings import runtime
 
 SKIP_REFUSAL = "expects a refusal"
 SKIP_DISTRACTORS = "fewer than N-1 distractors retrieved"
@@ -247,7 +247,7 @@ def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positio
     mock = CachedChat(ceiling(), None)
     out: dict[int, float | None] = {}
     for pos in positions:
-        vals = [_case(s, pos, plans[(si, pos)], 0, _answer(mock, plans[(si, pos)], ChatOptions(), 0))["correctness"]
+        vals = [_case(s, pos, plans[(si, pos)], 0, answer_plan(mock, plans[(si, pos)], ChatOptions(), 0))["correctness"]
                 for si, s in enumerate(setups) if s.golden.id in kept]
         known = [v for v in vals if v is not None]
         out[pos] = sum(known) / len(known) if known else None

@@ -35,23 +35,12 @@ from nomad_eval.report.intervals import summarize_report, tag_intervals
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
+from nomad_eval.report.schema import MetricInterval, Report, Subject
 from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks, with_view_metrics
 from nomad_eval.run.finish import decide, finish
 from nomad_eval.run.queries import formed_queries, needs_chat, rewrite_chat
-from nomad_eval.run.retrieval_cases import case_metrics, check_ks, metric_names, retrieval_case
+from nomad_eval.run.retrieval_cases import case_metrics, check_ks, identity, metric_names, retrieval_case
 from nomad_eval.run.settings import runtime
-
-
-def identity(rt: Runtime) -> Identity:
-    s, cfg = rt.settings, rt.settings.config
-    p = cfg["pipeline"]
-    return Identity(
-        fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=s.suite, tags=list(s.tags), limit=s.limit,
-        top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
-        embedder=str(cfg["embedder"]["name"]), pipeline=s.pipeline_target, distractors=rt.distractor_name,
-        measures=[f"@{int(k)}" for k in cfg["tier"].get("ks") or []],
-    )
 
 
 def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime | None = None) -> dict[str, Any]:

@@ -17,16 +17,8 @@ from nomad_eval.base.paths import REPO
 from nomad_eval.judges.judge import Rubric, load_rubric
 from nomad_eval.report.io import read_report
 from nomad_eval.report.schema import Identity, Report
-from nomad_eval.tiers.judge_labels import (
-    Label,
-    draw_sample,
-    judge_corrected,
-    judged,
-    label_loop,
-    population_hash,
-    read_labels,
-    text_hash,
-)
+from nomad_eval.run.labels import Label, draw_sample, judge_corrected, judged, population_hash, read_labels, text_hash
+from nomad_eval.tiers.judge_labels import label_loop
 from tests.conftest import MINI, run_cli, run_in_process
 from tests.servers import openai_compat
 
