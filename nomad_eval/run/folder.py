@@ -1,8 +1,14 @@
-"""The one writer of a scoring run's folder."""
+"""The one skeleton every scoring tier ends in: a tier measures (its `measure` returns a RunResult: the report,
+the cases and the files beside them), then `conclude` decides the gate, writes the run's folder, seals it and
+announces the verdict. The gate is decided before any file is written, so each of them holds the verdict."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig
 
@@ -15,20 +21,75 @@ from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.schema import Report
 from nomad_eval.report.upstream_view import upstream_markdown
+from nomad_eval.run.finish import decide, finish
 from nomad_eval.tiers import generation_auto
 
 
-def write_run(cfg: DictConfig, out: Path, report: Report, cases: list[Case], tracer: Tracer | None = None) -> None:
-    """A generation report's files (tier=app's too), and its console view."""
-    write_jsonl(out / "cases.jsonl", cases)
-    if tracer is not None and tracer.spans:
-        warning = tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
-                               float(cfg.trace.otlp_timeout_s))
+@dataclass(frozen=True)
+class View:
+    """How a tier's report reads: report.md (`markdown`) and the console (`show`)."""
+
+    markdown: Callable[[Report], str]
+    show: Callable[[DictConfig, Report, list[Case], Path], None]
+
+
+def _answers_markdown(report: Report) -> str:
+    return generation_markdown(report) + upstream_markdown(report.upstream) + generation_auto.markdown(report.adaptive)
+
+
+def _show_answers(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
+    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
+
+
+ANSWERS = View(_answers_markdown, _show_answers)  # generation's and app's report
+
+
+@dataclass
+class Artifacts:
+    """What a run writes beside report.json and cases.jsonl."""
+
+    tracer: Tracer | None = None                  # trace.jsonl (and its OTLP export), when it holds spans
+    files: Mapping[str, str] = field(default_factory=dict)  # further files by name, written as given
+    exports: bool = True                          # cases.parquet (and a retrieval run's run.trec, qrels.trec)
+    lines: list[str] | None = None                # cases.jsonl's rows already encoded (write_jsonl's bytes)
+    flat: list[dict[str, Any]] | None = None      # the parquet rows already flattened
+    scores: dict[str, Any] | None = None          # the scores the HTML report draws (a retrieval run's scores.json)
+
+
+@dataclass
+class RunResult:
+    """What a scoring tier's `measure` returns: everything the skeleton writes, decides and announces."""
+
+    report: Report
+    cases: list[Case]
+    artifacts: Artifacts = field(default_factory=Artifacts)
+
+
+def conclude(cfg: DictConfig, out: Path, result: RunResult, view: View, started: float | None = None) -> int:
+    """Decide the gate, write the folder, seal it and announce the verdict; returns the exit code. `started`
+    (a perf_counter reading): the report's timings get `write` and `total` here, for a tier that times them."""
+    report, cases, art = result.report, result.cases, result.artifacts
+    outcome = decide(cfg, report, cases)
+    report.gate = outcome.gate
+    t = time.perf_counter()
+    if art.lines is not None:
+        write_atomic(out / "cases.jsonl", "".join(line + "\n" for line in art.lines))
+    else:
+        write_jsonl(out / "cases.jsonl", cases)
+    for name, text in art.files.items():
+        write_atomic(out / name, text)
+    if art.exports:
+        write_exports(out, cases, art.flat)
+    if art.tracer is not None and art.tracer.spans:
+        warning = art.tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
+                                   float(cfg.trace.otlp_timeout_s))
         if warning:
             report.warnings.append(warning)
-    write_atomic(out / "report.md", generation_markdown(report) + upstream_markdown(report.upstream)
-                 + generation_auto.markdown(report.adaptive))
+    if started is not None:
+        report.timings["write"] = time.perf_counter() - t
+        report.timings["total"] = time.perf_counter() - started
+    write_atomic(out / "report.md", view.markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_exports(out, cases)
-    write_html(out, report, cases)
-    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
+    write_html(out, report, cases, art.scores)
+    view.show(cfg, report, cases, out)
+    return finish(cfg, out, outcome)

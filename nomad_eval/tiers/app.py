@@ -39,8 +39,7 @@ from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
 from nomad_eval.run.app_checks import answer_warnings, request_settings, unread_contexts
-from nomad_eval.run.finish import decide, finish
-from nomad_eval.run.folder import write_run
+from nomad_eval.run.folder import ANSWERS, RunResult, conclude
 from nomad_eval.run.generation_cases import (
     attack_rates,
     mark_unstable,
@@ -96,10 +95,7 @@ def run(cfg: DictConfig) -> int:
     settings = app_settings(cfg)
     body = request_settings(settings)["body"] if settings["kind"] == "http" else None
     report.warnings += answer_warnings(cases, body, outputs.unread)
-    outcome = decide(cfg, report, cases)
-    report.gate = outcome.gate
-    write_run(cfg, out, report, cases)
-    return finish(cfg, out, outcome)
+    return conclude(cfg, out, RunResult(report, cases), ANSWERS)
 
 
 def served_index(report: Report, rt: Runtime, records: list[AppOutput]) -> None:

@@ -42,8 +42,7 @@ from nomad_eval.run.answering import (
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.run.finish import decide, finish
-from nomad_eval.run.folder import write_run
+from nomad_eval.run.folder import ANSWERS, Artifacts, RunResult, conclude
 from nomad_eval.run.generation_cases import (
     MODES,
     attack_rates,
@@ -145,11 +144,8 @@ def run(cfg: DictConfig) -> int:
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     _warn(report, rt, cases)
-    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
-    report.gate = outcome.gate
-    write_run(cfg, out, report, cases, tracer)
     s.close()
-    return finish(cfg, out, outcome)
+    return conclude(cfg, out, RunResult(report, cases, Artifacts(tracer=tracer)), ANSWERS)
 
 
 def _ask(cfg: DictConfig, rt: Runtime, s: ChatSetup, w: _Work

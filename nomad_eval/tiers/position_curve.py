@@ -31,8 +31,6 @@ from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
 from nomad_eval.report.console_view import print_position
-from nomad_eval.report.html_writer import write_html
-from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
@@ -45,7 +43,7 @@ from nomad_eval.run.answering import (
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 from nomad_eval.run.generation_cases import repeats_for, score_case
 from nomad_eval.run.generation_context import _passage, oracle_passages
 from nomad_eval.run.queries import formed_queries
@@ -168,11 +166,8 @@ def run(cfg: DictConfig) -> int:
         timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
     )
     report.warnings += rt.golden_warnings + _dropped_warnings(dropped)
-    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
-    report.gate = outcome.gate
-    _write(cfg, out, report, cases)
     s.close()
-    return finish(cfg, out, outcome)
+    return conclude(cfg, out, RunResult(report, cases, Artifacts(exports=False)), VIEW)
 
 
 def _positions(cfg: DictConfig, n: int) -> list[int]:
@@ -232,12 +227,11 @@ def _dropped_warnings(dropped: list[str]) -> list[str]:
             "raise tier.chunk_share or model.num_ctx, or lower tier.passages"]
 
 
-def _write(cfg: DictConfig, out: Path, report: Report, cases: list[Case]) -> None:
-    write_jsonl(out / "cases.jsonl", cases)
-    write_atomic(out / "report.md", position_markdown(report))
-    write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases)
+def _show(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
     print_position(report, quiet=bool(cfg.quiet), run_dir=out)
+
+
+VIEW = View(position_markdown, _show)
 
 
 def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positions: list[int], kept: set[str]

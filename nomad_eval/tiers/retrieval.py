@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
@@ -29,15 +30,12 @@ from nomad_eval.metrics.separation import SeparationRow, separation_row
 from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
-from nomad_eval.report.exports import write_exports
-from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.intervals import summarize_report, tag_intervals
-from nomad_eval.report.io import write_atomic
 from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, Report, Subject
 from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks, with_view_metrics
-from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 from nomad_eval.run.queries import formed_queries, needs_chat, rewrite_chat
 from nomad_eval.run.retrieval_cases import case_metrics, check_ks, identity, metric_names, retrieval_case
 from nomad_eval.run.settings import runtime
@@ -127,11 +125,30 @@ def _custom_retrieve(fn: Any, query: str, doc_ids: set[str], rescored: list[str]
 
 def run(cfg: DictConfig) -> int:
     t_start = time.perf_counter()
-    timings: dict[str, float] = {}
     ks = check_ks(list(cfg.tier.ks), cfg.pipeline.get("top_k"))  # refused (exit 2) before any work
     rt = runtime(cfg)
-    pipeline = instantiate(cfg.pipeline)
     out = run_dir(cfg.paths.run_dir)
+    return conclude(cfg, out, measure(cfg, rt, ks, t_start), VIEW, started=t_start)
+
+
+def _show(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
+    print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
+    if not cfg.get("quiet") and report.upstream is not None and report.upstream.advice:
+        console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
+                      markup=False, highlight=False)
+
+
+def _markdown(report: Report) -> str:
+    return retrieval_markdown(report) + upstream_markdown(report.upstream)
+
+
+VIEW = View(_markdown, _show)
+
+
+def measure(cfg: DictConfig, rt: Runtime, ks: list[int], t_start: float) -> RunResult:
+    """The retrieval run of `ks` (checked): every golden searched and scored; `t_start` when the run began."""
+    timings: dict[str, float] = {}
+    pipeline = instantiate(cfg.pipeline)
     timings["load"] = time.perf_counter() - t_start
 
     tracer = Tracer()
@@ -155,25 +172,10 @@ def run(cfg: DictConfig) -> int:
     if warning := custom_order_warning(rescored, len(rt.goldens)):
         report.warnings.append(warning)
     timings["metrics"] = time.perf_counter() - t
-    t = time.perf_counter()
-    write_atomic(out / "cases.jsonl", "".join(c.line + "\n" for c in rows))  # write_jsonl's bytes
-    write_atomic(out / "scores.json", json.dumps(scores))
-    write_exports(out, cases, [c.flat for c in rows])
-    if warning := tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"), float(cfg.trace.otlp_timeout_s)):
-        report.warnings.append(warning)
-    timings["write"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t_start
     report.timings = timings
-    outcome = decide(cfg, report, cases)  # before any file is written: each of them holds the verdict
-    report.gate = outcome.gate
-    write_atomic(out / "report.md", retrieval_markdown(report) + upstream_markdown(report.upstream))
-    write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases, scores)
-    print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
-    if not cfg.get("quiet") and report.upstream is not None and report.upstream.advice:
-        console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
-                      markup=False, highlight=False)
-    return finish(cfg, out, outcome)
+    return RunResult(report, cases, Artifacts(tracer=tracer, files={"scores.json": json.dumps(scores)},
+                                              lines=[c.line for c in rows], flat=[c.flat for c in rows],
+                                              scores=scores))
 
 
 def _custom_search(pipeline: Any, rt: Runtime, tracer: Tracer, rescored: list[str]) -> list[Retrieval]:
