@@ -205,11 +205,11 @@ def _run_one(cfg: DictConfig, multirun: bool) -> int:
 
 def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
     from hydra.errors import InstantiationException
-    from hydra.utils import get_method
 
     from nomad_eval.base.paths import project_dir
     from nomad_eval.cli.config_check import check_config
     from nomad_eval.cli.targets import check_targets
+    from nomad_eval.run.registry import tier_run
 
     try:
         try:
@@ -220,7 +220,7 @@ def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
             # all at the end): the job prints one line instead (`_last_line`). verbose=true shows them.
             quiet_job = multirun and not cfg.get("verbose")
             with console.capture() if quiet_job else contextlib.nullcontext():
-                tier = get_method(config.tier.target)
+                tier = tier_run(config.tier.name, config.tier.target)
                 code = int(tier(config if _takes_typed(tier) else cfg))
             if out is not None and rf.written(out):
                 rf.seal(out)  # a tier that wrote results without sealing them (finish() seals its own)

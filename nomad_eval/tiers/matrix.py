@@ -20,6 +20,7 @@ from nomad_eval.gate.store import baseline_path
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.matrix import ROW_FILE, matrix_row
+from nomad_eval.run.registry import tier_run
 from nomad_eval.run.settings import runtime
 
 
@@ -51,12 +52,10 @@ def run(cfg: DictConfig) -> int:
         model = str(lk.get("model") or cfg.model.name)
         console.print(lookup(rows, model, float(lk["score"]), str(lk.column), float(lk.margin)))
         return 0
-    from nomad_eval.tiers.generation import run as generation_run
-
     gen_cfg = OmegaConf.merge(cfg, {"mode": {"name": "all", "modes": ["oracle", "e2e", "noretrieval"]}})
     with open_dict(gen_cfg):
         gen_cfg.tier.name = "generation"
-    code = generation_run(gen_cfg)  # type: ignore[arg-type]
+    code = tier_run("generation")(gen_cfg)  # the generation tier, found by name (run/registry.py)
     out = run_dir(cfg.paths.run_dir)
     report = json.loads((out / "report.json").read_text())
     if report.get("status") == "ok":
