@@ -27,10 +27,12 @@ from nomad_eval.tiers import generation_auto
 
 @dataclass(frozen=True)
 class View:
-    """How a tier's report reads: report.md (`markdown`) and the console (`show`)."""
+    """How a tier's report reads: report.md (`markdown`), the console (`show`), and whether report.html is drawn
+    (report/html_writer.py knows the shipped tiers' pages)."""
 
     markdown: Callable[[Report], str]
     show: Callable[[DictConfig, Report, list[Case], Path], None]
+    html: bool = True
 
 
 def _answers_markdown(report: Report) -> str:
@@ -90,6 +92,7 @@ def conclude(cfg: DictConfig, out: Path, result: RunResult, view: View, started:
         report.timings["total"] = time.perf_counter() - started
     write_atomic(out / "report.md", view.markdown(report))
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
-    write_html(out, report, cases, art.scores)
+    if view.html:
+        write_html(out, report, cases, art.scores)
     view.show(cfg, report, cases, out)
     return finish(cfg, out, outcome)
