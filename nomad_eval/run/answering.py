@@ -4,12 +4,14 @@ golden's planned prompt, and the calls in the model's concurrency (generation, a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
+from nomad_eval.base.case import Case
 from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.data.golden import Golden
@@ -17,6 +19,12 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.budget import Plan, TokenEstimator, calibrate, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
+from nomad_eval.report.console_view import print_generation
+from nomad_eval.report.markdown import generation_markdown
+from nomad_eval.report.schema import Report
+from nomad_eval.report.upstream_view import upstream_markdown
+from nomad_eval.run import generation_auto
+from nomad_eval.run.folder import View
 from nomad_eval.run.generation_cases import repeat_options
 from nomad_eval.run.queries import close_chat, open_model_chat
 
@@ -100,3 +108,14 @@ def answer_or_infra(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quie
             return str(exc) or type(exc).__name__
 
     return map_in_order(one, work, int(s.model.concurrency), label, quiet)
+
+
+def _answers_markdown(report: Report) -> str:
+    return generation_markdown(report) + upstream_markdown(report.upstream) + generation_auto.markdown(report.adaptive)
+
+
+def _show_answers(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
+    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
+
+
+ANSWERS = View(_answers_markdown, _show_answers)  # generation's and app's report

@@ -14,15 +14,11 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.case import Case
 from nomad_eval.harness.trace import Tracer
-from nomad_eval.report.console_view import print_generation
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic, write_jsonl
-from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.schema import Report
-from nomad_eval.report.upstream_view import upstream_markdown
 from nomad_eval.run.finish import decide, finish
-from nomad_eval.tiers import generation_auto
 
 
 @dataclass(frozen=True)
@@ -33,17 +29,6 @@ class View:
     markdown: Callable[[Report], str]
     show: Callable[[DictConfig, Report, list[Case], Path], None]
     html: bool = True
-
-
-def _answers_markdown(report: Report) -> str:
-    return generation_markdown(report) + upstream_markdown(report.upstream) + generation_auto.markdown(report.adaptive)
-
-
-def _show_answers(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
-    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
-
-
-ANSWERS = View(_answers_markdown, _show_answers)  # generation's and app's report
 
 
 @dataclass

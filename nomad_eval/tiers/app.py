@@ -38,8 +38,9 @@ from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
+from nomad_eval.run.answering import ANSWERS
 from nomad_eval.run.app_checks import answer_warnings, request_settings, unread_contexts
-from nomad_eval.run.folder import ANSWERS, RunResult, conclude
+from nomad_eval.run.folder import RunResult, conclude
 from nomad_eval.run.generation_cases import (
     attack_rates,
     mark_unstable,

@@ -33,7 +33,9 @@ from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
 from nomad_eval.report.upstream_view import generation_view
+from nomad_eval.run import generation_auto
 from nomad_eval.run.answering import (
+    ANSWERS,
     ChatSetup,
     answer_or_infra,
     answer_plan,
@@ -42,7 +44,7 @@ from nomad_eval.run.answering import (
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.run.folder import ANSWERS, Artifacts, RunResult, conclude
+from nomad_eval.run.folder import Artifacts, RunResult, conclude
 from nomad_eval.run.generation_cases import (
     MODES,
     attack_rates,
@@ -68,7 +70,6 @@ from nomad_eval.run.retrieval_cases import (
 )
 from nomad_eval.run.retrieval_cases import identity as retrieval_identity
 from nomad_eval.run.settings import judge_settings, runtime
-from nomad_eval.tiers import generation_auto
 
 
 def infra_outcomes(w: _Work, answers: list[tuple[str, str, int | None] | str]
@@ -151,7 +152,7 @@ def run(cfg: DictConfig) -> int:
 def _ask(cfg: DictConfig, rt: Runtime, s: ChatSetup, w: _Work
          ) -> tuple[int, str, list[dict[str, Any]], list[tuple[str, str, int | None] | str]]:
     """Every call's result in the order of w.tasks (which it fills): `repeats` answers a prompt, or as many as
-    `repeats=auto` decides (tiers/generation_auto.py); the repeats, why, and auto's per-question table."""
+    `repeats=auto` decides (run/generation_auto.py); the repeats, why, and auto's per-question table."""
     def answer(tasks: list[tuple[int, str, int]]) -> list[tuple[str, str, int | None] | str]:
         return answer_or_infra(s, [(w.plans[(gi, mode)], r) for gi, mode, r in tasks],
                                f"generating ({s.model.name})", bool(cfg.quiet))
