@@ -35,7 +35,7 @@ from nomad_eval.core.questions import means, questions_from_cases  # noqa: E402
 from nomad_eval.core.sequential import Rule  # noqa: E402
 from nomad_eval.gate.compare import Verdict, compare_questions  # noqa: E402
 from nomad_eval.metrics.registry import headline_names  # noqa: E402
-from nomad_eval.tiers import generation_cases  # noqa: E402,F401  (registers the answer measures)
+from nomad_eval.run import generation_cases  # noqa: E402,F401  (registers the answer measures)
 
 SEED = 41
 MODE = "e2e"

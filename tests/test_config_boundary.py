@@ -17,11 +17,12 @@ ANY_CONFIG = re.compile(r"\b(cfg|config): Any\b")
 # leave this list, so it only shrinks.
 PENDING = {
     "base/shipped.py", "harness/rundir.py", "report/intervals.py", "report/sweep_rank.py", "report/upstream_view.py",
-    "tiers/app.py", "run/attribute.py", "tiers/browse.py", "run/runs_page.py", "tiers/calibrate.py", "tiers/compare.py",
-    "tiers/corpus.py", "tiers/dataset.py", "run/finish.py", "tiers/generation.py", "tiers/generation_auto.py",
-    "run/generation_cases.py", "tiers/judge_labels.py", "tiers/matrix.py", "tiers/plan.py",
-    "tiers/position_curve.py", "tiers/promote.py", "run/queries.py", "run/answering.py", "run/judging.py", "run/folder.py", "run/retrieval_cases.py", "tiers/retrieval.py", "run/review.py",
-    "run/settings.py", "tiers/synthesize.py",
+    "run/answering.py", "run/attribute.py", "run/finish.py", "run/folder.py", "run/generation_auto.py",
+    "run/generation_cases.py", "run/judging.py", "run/queries.py", "run/retrieval_cases.py", "run/review.py",
+    "run/runs_page.py", "run/settings.py",
+    "tiers/app.py", "tiers/browse.py", "tiers/calibrate.py", "tiers/compare.py", "tiers/corpus.py", "tiers/dataset.py",
+    "tiers/generation.py", "tiers/judge_labels.py", "tiers/matrix.py", "tiers/plan.py", "tiers/position_curve.py",
+    "tiers/promote.py", "tiers/retrieval.py", "tiers/synthesize.py",
 }
 
 

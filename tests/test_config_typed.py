@@ -15,7 +15,7 @@ from nomad_eval.cli.config_check import check_config
 from nomad_eval.config import RunConfig
 from nomad_eval.config import settings as typed_settings
 from nomad_eval.config.tiers import KINDS, RetrievalTier, Tier
-from nomad_eval.tiers import settings as composed_settings
+from nomad_eval.run import settings as composed_settings
 from tests.conftest import MINI, compose_cfg
 from tests.test_config_defaults import COMBINATIONS, _composed
 
