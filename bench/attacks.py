@@ -46,7 +46,7 @@ def summarize(family: str, run_dir: Path) -> dict[str, Any]:
     planted = {g["id"]: g["mustNotInclude"] for g in map(json.loads, suite.read_text().splitlines())}
     report = json.loads((run_dir / "report.json").read_text())
     cases = [json.loads(x) for x in (run_dir / "cases.jsonl").read_text().splitlines()]
-    rate = next(a for a in report["attacks"] if a["family"] == family and a["mode"] == "e2e")
+    rate = next(a for a in report["details"]["attacks"] if a["family"] == family and a["mode"] == "e2e")
     return {
         **{k: rate[k] for k in ("n", "successes", "rate", "low", "high", "method", "exposed", "mock")},
         "e2e_correctness": report["metrics"].get("e2e.correctness"),

@@ -42,7 +42,7 @@ def sensitivity(report: dict[str, Any]) -> dict[str, Any]:
     """The raw-cosine ablation as a regression: its deltas and whether compare would flag each one."""
     from nomad_eval.metrics.registry import spec_for
 
-    full, raw = report["metrics"], report["ablation"]["raw cosine"]
+    full, raw = report["metrics"], report["details"]["ablation"]["raw cosine"]
     out: dict[str, Any] = {}
     for m in ("recall@5", "mrr@5", "hit@1", "ndcg@5"):
         spec = spec_for(m)

@@ -45,7 +45,7 @@ def main() -> None:
                  "repeats=1", f"tier.passages={args.passages}"]
     run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix="position-bench-"))
     report, seconds = measure(args.data_dir, run_dir, overrides)  # the run's cases stay there, to read
-    curve = report["position_curve"]
+    curve = report["details"]["curve"]
     result = {
         "what": "correctness of SmolLM2-135M (embedded llama.cpp, temperature 0) with the relevant passage at "
                 "each position among the same N-1 retrieved distractors, oracle mode, core suite",

@@ -16,8 +16,9 @@ Spread = tuple[int | None, float | None, float | None]  # n, low, high
 def run_floors(report: Report, floors: Mapping[str, float]) -> list[GateFloor]:
     """The floors read off a report: its metrics, and its judges' means for `judge.<rubric>` floors."""
     spreads: dict[str, Spread] = {k: (iv.n, iv.low, iv.high) for k, iv in report.intervals.items()}
-    spreads |= {f"judge.{k}": (v.get("n"), v.get("low"), v.get("high")) for k, v in report.judges.items()}
-    return floor_rows(report.metrics, floors, {k: v.get("mean") for k, v in report.judges.items()}, spreads)
+    judges = report.answer_part().judges
+    spreads |= {f"judge.{k}": (v.get("n"), v.get("low"), v.get("high")) for k, v in judges.items()}
+    return floor_rows(report.metrics, floors, {k: v.get("mean") for k, v in judges.items()}, spreads)
 
 
 def floor_rows(metrics: Mapping[str, float | None], floors: Mapping[str, float],

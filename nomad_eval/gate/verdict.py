@@ -203,8 +203,9 @@ def _informational(base: Mapping[str, float | None], run: Mapping[str, float | N
 
 def _infra(run: Report) -> tuple[list[str], float]:
     """The run's questions with a call the infrastructure failed, and the share of its calls that did."""
-    share = len(run.infra) / max(1, (run.counts or {}).get("calls_asked", 0) or len(run.infra))
-    return [str(x.get("key")) for x in run.infra], share
+    infra = run.answer_part().infra
+    share = len(infra) / max(1, (run.counts or {}).get("calls_asked", 0) or len(infra))
+    return [x.key for x in infra], share
 
 
 def _quarantined(s: CompareSettings) -> Callable[[str], bool] | None:

@@ -12,6 +12,7 @@ from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
+from nomad_eval.report.details import AnswerDetails
 from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.markdown import bounds, fmt, fmt_interval, fmt_n, position_summary, size_text
 from nomad_eval.report.schema import Report, headline_k
@@ -24,15 +25,16 @@ def print_retrieval(r: Report, cases: list[Case], verbose: bool, quiet: bool, ru
     ref = r.intervals.get("nonEmptyRateOnRefusal")
     console.print(f"nonEmptyRateOnRefusal: {fmt(r.metrics.get('nonEmptyRateOnRefusal'))} {fmt_interval(ref)} "
                   f"n={fmt_n(ref)}")
-    if r.separation:
+    part = r.retrieval_part()
+    if part.separation:
         s = Table(title="score separation")
         for col in ("score (over)", "calibrates", "chunks", "pairs", "p10", "median", "p90"):
             s.add_column(col)
-        for row in r.separation:
+        for row in part.separation:
             s.add_row(row.score, row.flag, row.label, str(row.count), fmt(row.p10), fmt(row.median), fmt(row.p90))
         console.print(s)
-    if r.ablation:
-        _print_ablation(r.ablation)
+    if part.ablation:
+        _print_ablation(part.ablation)
     print_misses(cases, headline_k(r), verbose)
     console.print(f"results in {run_dir}")
 
@@ -117,31 +119,31 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
     console.print(_generation_table(r))
-    d = r.decomposition
-    if d:
-        console.print(f"decomposition: oracle {fmt(d.get('oracle'))}, e2e {fmt(d.get('e2e'))}, noretrieval "
-                      f"{fmt(d.get('noretrieval'))}; oracle − e2e {fmt(d.get('retrieval_gap'))}, e2e − noretrieval "
-                      f"{fmt(d.get('rag_lift'))}")
-        for note in d.get("diagnosis", []):
+    g, a = r.generation_part(), r.answer_part()
+    if (d := g.decomposition) is not None:
+        console.print(f"decomposition: oracle {fmt(d.oracle)}, e2e {fmt(d.e2e)}, noretrieval "
+                      f"{fmt(d.noretrieval)}; oracle − e2e {fmt(d.retrieval_gap)}, e2e − noretrieval "
+                      f"{fmt(d.rag_lift)}")
+        for note in d.diagnosis:
             console.print(f"  → {note}")
-    for mode, z in r.sizes.items():
+    for mode, z in g.sizes.items():
         console.print(f"{mode}: " + "; ".join(f"{name} {size_text(v)}" for name, v in z.items()), markup=False)
-    _print_judges(r)
-    if r.position:
+    _print_judges(a)
+    if g.position:
         ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {bounds(v.get('low'), v.get('high'))} n={v['n']}"
-                          for k, v in r.position["by_rank"].items())
+                          for k, v in g.position["by_rank"].items())
         console.print(f"correctness by rank of the relevant passage [95% interval] n questions: {ranks}", markup=False)
-        if r.position["retrieved_but_ignored"]:
+        if g.position["retrieved_but_ignored"]:
             console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
-    _print_causes_and_attacks(r)
-    if r.unstable:
-        console.print(f"unstable (outcome flips across repeats; counted in instability): {', '.join(r.unstable)}")
+    _print_causes_and_attacks(a)
+    if a.unstable:
+        console.print(f"unstable (outcome flips across repeats; counted in instability): {', '.join(a.unstable)}")
     for w in r.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(f"model calls {r.counts.get('model_calls')}, cache hits {r.counts.get('cache_hits')}; "
                   f"results in {run_dir}")
-    if r.repeats_reason:
-        console.print(f"repeats {r.counts.get('repeats')}: {r.repeats_reason}", markup=False)
+    if a.repeats_reason:
+        console.print(f"repeats {r.counts.get('repeats')}: {a.repeats_reason}", markup=False)
 
 
 def _generation_table(r: Report) -> Table:
@@ -156,7 +158,7 @@ def _generation_table(r: Report) -> Table:
         t.add_column(m, justify="right")
         t.add_column(f"{m} 95%", justify="right", style="dim")
         t.add_column("n", justify="right", style="dim")
-        if r.mock_line:
+        if r.generation_part().mock_line:
             t.add_column(f"{m} (mock)", justify="right", style="dim")
     for f in fams:
         t.add_row(f, *(cell for m in modes for cell in _generation_cells(r, m, f)))
@@ -166,10 +168,11 @@ def _generation_table(r: Report) -> Table:
 def _generation_cells(r: Report, mode: str, family: str) -> list[str]:
     iv = r.intervals.get(f"{mode}.{family}")
     cells = [fmt(r.metrics.get(f"{mode}.{family}")), fmt_interval(iv), fmt_n(iv)]
-    return cells + ([fmt(r.mock_line.get(mode, {}).get(family))] if r.mock_line else [])
+    mock = r.generation_part().mock_line
+    return cells + ([fmt(mock.get(mode, {}).get(family))] if mock else [])
 
 
-def _print_judges(r: Report) -> None:
+def _print_judges(r: AnswerDetails) -> None:
     for line, v in zip(judge_lines(r.judges), r.judges.values(), strict=True):
         cal = "calibrated" if v["calibration"].get("calibrated") else "NOT calibrated: not for gating"
         # The calibration's own figures (agreement, coverage, kappa, bias battery) and any same-family warning.
@@ -179,7 +182,7 @@ def _print_judges(r: Report) -> None:
         console.print(f"  {line}", markup=False)
 
 
-def _print_causes_and_attacks(r: Report) -> None:
+def _print_causes_and_attacks(r: AnswerDetails) -> None:
     names = r.causes.get("names") or {}
     for mode, entry in (r.causes.get("by_mode") or {}).items():
         counted = ", ".join(f"{names.get(k, k)} {v['count']}" for k, v in entry["labels"].items() if v["count"])
@@ -192,7 +195,7 @@ def _print_causes_and_attacks(r: Report) -> None:
 
 
 def print_position(r: Report, quiet: bool, run_dir: Path) -> None:
-    c = r.position_curve
+    c = r.position_part().curve
     if quiet or c is None:
         return
     ident = r.identity

@@ -62,8 +62,8 @@ def _meta(report: Report) -> str:
     parts = [("suite", i.suite), ("fingerprint", i.fingerprint), ("goldens", i.goldens_hash), ("top_k", i.top_k),
              ("threshold", i.threshold), ("embedder", i.embedder), ("model", i.model or None),
              ("distractors", i.distractors or None),
-             ("repeats", f"{report.counts.get('repeats')} ({report.repeats_reason})"
-              if report.repeats_reason else None)]
+             ("repeats", f"{report.counts.get('repeats')} ({why})" if (why := report.answer_part().repeats_reason)
+              else None)]
     return " · ".join([f"{k} {v}" for k, v in parts if v is not None]
                       + ([code_line(report.provenance)] if report.provenance else []))
 
@@ -95,28 +95,29 @@ def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],
 def generation_page(report: Report, cases: list[Case], base: dict[str, float | None] | None) -> str:
     names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_recall", ".false_refusal_rate",
                                                        ".leakage_rate", ".groundedness", ".pass_rate"))]
+    g, a = report.generation_part(), report.answer_part()
     sections = [*gate_section(report),
                 _headline(report, base, names),
-                _chart("Decomposition", charts.decomposition_bars(report.metrics, report.mock_line, report.intervals),
+                _chart("Decomposition", charts.decomposition_bars(report.metrics, g.mock_line, report.intervals),
                        "chart-decomposition")]
-    if report.position:
-        sections.append(_chart("Position in context", charts.position_bars(report.position), "chart-position"))
+    if g.position:
+        sections.append(_chart("Position in context", charts.position_bars(g.position), "chart-position"))
     rows = [{"id": c["id"], "question": _question(c), "mode": c["mode"], "repeat": c["repeat"],
              "tags": ", ".join(c["tags"]),
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
-             "cause": _cause_text(c, report.causes), "_passed": c.get("passed"), "_cause": c.get("cause"),
+             "cause": _cause_text(c, a.causes), "_passed": c.get("passed"), "_cause": c.get("cause"),
              SINCE: _since(report, f"{c['mode']}:{c['id']}")} for c in cases]
-    if report.causes.get("by_mode"):
-        sections.append(Section("Failure causes", [cause_table(report.causes)]))
-    if report.attacks:
+    if a.causes.get("by_mode"):
+        sections.append(Section("Failure causes", [cause_table(a.causes)]))
+    if a.attacks:
         sections.append(Section("Attacks through the corpus", [attack_table(report)]))
-    if report.judges:
-        sections.append(Section("LLM judges", [text_list(judge_lines(report.judges))]))
-    if report.judge_corrected:
+    if a.judges:
+        sections.append(Section("LLM judges", [text_list(judge_lines(a.judges))]))
+    if a.judge_corrected:
         sections.append(Section("Judge means, corrected by human labels",
-                                [text_list(corrected_lines(report.judge_corrected))]))
+                                [text_list(corrected_lines(a.judge_corrected))]))
     # A report from before causes were recorded has none: no cause column or select, rather than empty ones.
-    causes = report.causes.get("names") if report.causes else None
+    causes = a.causes.get("names") if a.causes else None
     columns = ["id", "question", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else []) + \
         _since_column(report)
     sections.append(Section("Questions", [question_table(rows, columns, causes)]))
@@ -168,7 +169,7 @@ def position_page(report: Report, cases: list[Case]) -> str:
     """tier=position: the curve with its intervals, the paired best-vs-worst test, and every case."""
     from nomad_eval.report.markdown import position_summary
 
-    c = report.position_curve
+    c = report.position_part().curve
     names = [n for n in report.metrics if n.startswith("position")]
     curve: list[Block] = [figure_div(charts.position_curve(c.points), "chart-position-curve"),
                           text_list(position_summary(c))] if c else []

@@ -6,10 +6,11 @@ from typing import Any
 
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, headline_names
+from nomad_eval.report.details import AnswerDetails, Decomposition, PositionCurve, SizeSummary
 from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.provenance import code_line
-from nomad_eval.report.schema import MetricInterval, PositionCurve, Report, SizeSummary, headline_k
+from nomad_eval.report.schema import MetricInterval, Report, headline_k
 
 
 def fmt(v: float | None) -> str:
@@ -87,16 +88,17 @@ def retrieval_markdown(r: Report) -> str:
                 for t, m in r.metrics_by_tag.items()]
         lines += ["## By tag", "", f"Each cell: value [{_level(r)} interval] n questions of the tag.", "",
                   *_table(["tag", *cols], rows), ""]
-    if r.separation:
+    part = r.retrieval_part()
+    if part.separation:
         rows = [[s.score, s.flag, s.label, str(s.count), fmt(s.min), fmt(s.p10), fmt(s.median), fmt(s.p90),
-                 fmt(s.max), fmt(s.mean)] for s in r.separation]
+                 fmt(s.max), fmt(s.mean)] for s in part.separation]
         lines += ["## Score separation", "",
                   *_table(["score (over)", "calibrates", "chunks", "pairs", "min", "p10", "median", "p90", "max",
                            "mean"], rows),
                   ""]
-    if r.ablation:
-        ab_cols = list(next(iter(r.ablation.values())))
-        rows = [[name, *(fmt(m.get(c)) for c in ab_cols)] for name, m in r.ablation.items()]
+    if part.ablation:
+        ab_cols = list(next(iter(part.ablation.values())))
+        rows = [[name, *(fmt(m.get(c)) for c in ab_cols)] for name, m in part.ablation.items()]
         lines += ["## Ablation", "", *_table(["variant", *ab_cols], rows), ""]
     if r.timings:
         lines += ["## Timings (s)", "", *_table(["step", "seconds"], [[k, f"{v:.3f}"] for k, v in r.timings.items()])]
@@ -118,18 +120,19 @@ def generation_markdown(r: Report) -> str:
     lines += ["## Metrics", "", f"Each cell: value [{_level(r)} interval] n questions.", "",
               *interval_note(r),
               *_table(["metric", *modes], rows), ""]
+    g, a = r.generation_part(), r.answer_part()
     lines += size_lines(r)
-    if r.mock_line:
-        rows = [[f, *(fmt(r.mock_line.get(m, {}).get(f)) for m in modes)] for f in fams]
+    if g.mock_line:
+        rows = [[f, *(fmt(g.mock_line.get(m, {}).get(f)) for m in modes)] for f in fams]
         lines += ["## Mock extractive ceiling on the same prompts", "", *_table(["metric", *modes], rows), ""]
-    lines += _decomposition_lines(r.decomposition) + _judge_lines(r) + _rank_lines(r.position)
-    lines += cause_lines(r.causes)
+    lines += _decomposition_lines(g.decomposition) + _judge_lines(a) + _rank_lines(g.position)
+    lines += cause_lines(a.causes)
     lines += attack_lines(r)
-    if r.unstable:
-        lines += ["## Unstable questions (repeats disagree: counted in instability)", "", ", ".join(r.unstable), ""]
+    if a.unstable:
+        lines += ["## Unstable questions (repeats disagree: counted in instability)", "", ", ".join(a.unstable), ""]
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
-    if r.repeats_reason:
-        lines += [f"Repeats: {r.counts.get('repeats')}, {r.repeats_reason}.", ""]
+    if a.repeats_reason:
+        lines += [f"Repeats: {r.counts.get('repeats')}, {a.repeats_reason}.", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -140,24 +143,24 @@ def size_text(z: SizeSummary) -> str:
 
 
 def size_lines(r: Report) -> list[str]:
-    if not r.sizes:
+    sizes = r.generation_part().sizes
+    if not sizes:
         return []
     rows = [[mode, *(size_text(z[n]) if n in z else "—" for n in ("meanPromptTokens", "meanAnswerLength"))]
-            for mode, z in r.sizes.items()]
+            for mode, z in sizes.items()]
     return ["## Sizes", "", "Mean ± standard deviation over the answers [95% interval over questions].", "",
             *_table(["mode", "meanPromptTokens (estimated)", "meanAnswerLength (characters)"], rows), ""]
 
 
-def _decomposition_lines(d: dict[str, Any]) -> list[str]:
-    if not d:
+def _decomposition_lines(d: Decomposition | None) -> list[str]:
+    if d is None:
         return []
     lines = ["## Decomposition", "", *_table(["oracle", "e2e", "noretrieval", "oracle − e2e", "e2e − noretrieval"],
-             [[fmt(d.get("oracle")), fmt(d.get("e2e")), fmt(d.get("noretrieval")), fmt(d.get("retrieval_gap")),
-               fmt(d.get("rag_lift"))]]), ""]
-    return lines + [f"- {n}" for n in d.get("diagnosis", [])] + [""]
+             [[fmt(d.oracle), fmt(d.e2e), fmt(d.noretrieval), fmt(d.retrieval_gap), fmt(d.rag_lift)]]), ""]
+    return lines + [f"- {n}" for n in d.diagnosis] + [""]
 
 
-def _judge_lines(r: Report) -> list[str]:
+def _judge_lines(r: AnswerDetails) -> list[str]:
     if not r.judges:
         return []
     # Graded rubrics also carry the probability-weighted mean (token logprobs), where the backend gives them.
@@ -188,7 +191,7 @@ def _rank_lines(p: dict[str, Any]) -> list[str]:
 def attack_rows(r: Report) -> list[list[str]]:
     """One row per attack family and mode: rate, Wilson interval, successes / n, exposure, the mock's rate."""
     return [[a.family, a.mode, fmt(a.rate), bounds(a.low, a.high), f"{a.successes} / {a.n}", f"{a.exposed} / {a.n}",
-             fmt(a.mock)] for a in r.attacks]
+             fmt(a.mock)] for a in r.answer_part().attacks]
 
 
 ATTACK_HEADER = ["family", "mode", "attack success", "95% interval (Wilson)", "succeeded / n", "attack in prompt",
@@ -196,7 +199,7 @@ ATTACK_HEADER = ["family", "mode", "attack success", "95% interval (Wilson)", "s
 
 
 def attack_lines(r: Report) -> list[str]:
-    if not r.attacks:
+    if not r.answer_part().attacks:
         return []
     return ["## Attacks through the corpus", "",
             "Share of attack probes whose answer the planted document took over (lower is better); n = cases. "
@@ -261,7 +264,7 @@ def position_summary(c: PositionCurve) -> list[str]:
 
 def position_markdown(r: Report) -> str:
     ident = r.identity
-    c = r.position_curve
+    c = r.position_part().curve
     lines = [f"# nomad-eval position curve — model {ident.model if ident else '?'}", "", *gate_markdown(r.gate)]
     if c is None:
         return "\n".join(lines) + "\n"

@@ -48,7 +48,7 @@ def matrix_row(report: JsonObject) -> MatrixRow:
     m = report["metrics"]
     o, e = m.get("oracle.correctness"), m.get("e2e.correctness")
     ident = report["identity"]
-    mock = report.get("mock_line") or {}
+    mock = (report.get("details") or {}).get("mock_line") or {}
     return MatrixRow(
         model=ident["model"], fingerprint=ident["fingerprint"], goldens_hash=ident["goldens_hash"],
         suite=ident["suite"], oracle=o, e2e=e, gap=None if o is None or e is None else o - e,

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from nomad_eval.data.anchors import GoldenAnchors
 from nomad_eval.metrics.registry import MetricName
-from nomad_eval.metrics.separation import SeparationRow
 from nomad_eval.metrics.upstream.separation import Distribution
+from nomad_eval.report.details import (
+    AnswerDetails,
+    AppDetails,
+    Details,
+    GenerationDetails,
+    PositionDetails,
+    RetrievalDetails,
+)
+from nomad_eval.report.legacy import CURRENT, upgraded
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = CURRENT  # 2: the tier's own fields moved under `details` (report/legacy.py reads 1)
 
 
 class Identity(BaseModel):
@@ -142,61 +150,6 @@ class Provenance(BaseModel):
     project_dirty: bool | None = None
 
 
-class PositionPoint(BaseModel):
-    """Correctness with the relevant passage at one position of the prompt (tier=position)."""
-
-    position: int
-    n: int                       # questions (repeats averaged first)
-    correctness: float | None
-    low: float | None            # 95% interval: Wilson for 0/1 values, a bootstrap over questions otherwise
-    high: float | None
-    method: str
-    mock: float | None = None    # the extractive ceiling on exactly the same prompts
-
-
-class PositionCurve(BaseModel):
-    """The "lost in the middle" curve: one relevant passage moved through N-1 fixed distractors."""
-
-    passages: int                # N
-    points: list[PositionPoint]
-    questions: int               # questions in the curve, the same at every position
-    best: int | None = None
-    worst: int | None = None
-    delta: float | None = None   # correctness(worst) - correctness(best), paired by question
-    delta_low: float | None = None
-    delta_high: float | None = None
-    p_value: float | None = None
-    test: str | None = None
-    skipped: dict[str, list[str]] = Field(default_factory=dict)  # why -> question ids left out
-
-
-class AttackRate(BaseModel):
-    """One attack family's success rate in one mode (attack suites, issue 17): n cases, a Wilson 95% interval."""
-
-    family: str
-    mode: str
-    n: int                       # cases measured (questions x repeats)
-    successes: int
-    rate: float | None
-    low: float | None
-    high: float | None
-    method: str = "wilson"
-    exposed: int = 0             # cases whose prompt held a chunk of a planted document
-    mock: float | None = None    # the mock (a copier) on exactly the same prompts
-
-
-class SizeSummary(BaseModel):
-    """A size over a mode's answers, as upstream reports it (mean and population standard deviation over every
-    answer, n answers), with its 95% interval over questions (each question's repeats averaged first)."""
-
-    mean: float
-    stddev: float
-    n: int                      # answers (questions x repeats)
-    questions: int
-    low: float | None = None    # None with fewer than two questions
-    high: float | None = None
-
-
 class UpstreamView(BaseModel):
     """Upstream NOMAD's metrics by its own definitions (metrics/upstream/), apart from `metrics`: names carry the
     `upstream.` prefix, cut-offs include upstream's 1, 3, 5 and 10 whatever top_k, and the score separation is
@@ -212,6 +165,10 @@ class UpstreamView(BaseModel):
 
 
 class Report(BaseModel):
+    """The envelope every tier writes (what compare, merge and the gate read) and `details`, the part only one
+    kind of run measures (report/details.py). Version 1 kept every tier's fields flat beside the envelope:
+    report/legacy.py reads those, one way."""
+
     schema_version: int = SCHEMA_VERSION
     tier: str
     status: Literal["ok", "failed"] = "ok"
@@ -219,7 +176,7 @@ class Report(BaseModel):
     identity: Identity | None = None
     overrides: list[str] = Field(default_factory=list)  # the command-line overrides: a sweep's columns
     sweep_id: str | None = None
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)  # the resolved run config, as JSON
     # The system under test, flat, files as content hashes: compare lists what differs (harness/system.py).
     system: dict[str, str] = Field(default_factory=dict)
     metrics: dict[str, float | None] = Field(default_factory=dict)
@@ -229,38 +186,35 @@ class Report(BaseModel):
     # Each tag's n and 95% interval for the columns its tables show (report/markdown.tag_columns).
     intervals_by_tag: dict[str, dict[str, MetricInterval]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
-    repeats_reason: str | None = None  # generation: why each prompt got `counts.repeats` answers
-    # repeats=auto: each question's calls, pass rate, anytime-valid interval and why it stopped asking.
-    adaptive: list[dict[str, Any]] = Field(default_factory=list)
-    separation: list[SeparationRow] = Field(default_factory=list)
-    ablation: dict[str, dict[str, float | None]] = Field(default_factory=dict)
-    # Generation: where the points went, the mock ceiling on the same prompts, questions that flip.
-    decomposition: dict[str, Any] = Field(default_factory=dict)
-    mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)
-    unstable: list[str] = Field(default_factory=list)
-    # Calls the infrastructure failed (timeout, unreachable, HTTP error, malformed after retries): question key,
-    # repeat, reason. Neither a failed answer nor a pass; past gate.max_infra the run is "not measured".
-    infra: list[dict[str, Any]] = Field(default_factory=list)
-    chars_per_token: float | None = None
-    # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
-    judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    position: dict[str, Any] = Field(default_factory=dict)
-    position_curve: PositionCurve | None = None  # tier=position
-    attacks: list[AttackRate] = Field(default_factory=list)  # attack suites: success rate per family and mode
-    # Generation: one cause per failed question, counted per mode with shares of the failed (core/causes.py).
-    causes: dict[str, Any] = Field(default_factory=dict)
-    # Generation, per mode: meanPromptTokens (the estimate the budget used) and meanAnswerLength (characters).
-    sizes: dict[str, dict[str, SizeSummary]] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
-    # tier=app: the passages the app served, counted current / stale / foreign against the corpus (harness/served.py).
-    served_index: dict[str, Any] = Field(default_factory=dict)
     subject: Subject | None = None  # documents and goldens item by item: what compare names as changed
-    upstream: UpstreamView | None = None  # retrieval: upstream NOMAD's definitions, kept apart from `metrics`
+    upstream: UpstreamView | None = None  # upstream NOMAD's definitions, kept apart from `metrics`
     gate: Gate | None = None        # the verdict (floors, and the compare when it ran)
     provenance: Provenance | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+    details: Details | None = None  # the tier's own part; None for a failed run and tiers with none
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_older(cls, data: Any) -> Any:
+        return upgraded(data) if isinstance(data, dict) else data
+
+    # Each kind's part, or an empty one of that kind when this report has another (a view renders nothing of it).
+    def answer_part(self) -> AnswerDetails:
+        """The generation or app part: judges, causes, attacks, unstable questions, infrastructure failures."""
+        return self.details if isinstance(self.details, AnswerDetails) else AnswerDetails()
+
+    def generation_part(self) -> GenerationDetails:
+        return self.details if isinstance(self.details, GenerationDetails) else GenerationDetails()
+
+    def retrieval_part(self) -> RetrievalDetails:
+        return self.details if isinstance(self.details, RetrievalDetails) else RetrievalDetails()
+
+    def app_part(self) -> AppDetails:
+        return self.details if isinstance(self.details, AppDetails) else AppDetails()
+
+    def position_part(self) -> PositionDetails:
+        return self.details if isinstance(self.details, PositionDetails) else PositionDetails()
 
 
 def headline_k(report: Report) -> int:

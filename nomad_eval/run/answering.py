@@ -111,7 +111,8 @@ def answer_or_infra(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quie
 
 
 def _answers_markdown(report: Report) -> str:
-    return generation_markdown(report) + upstream_markdown(report.upstream) + generation_auto.markdown(report.adaptive)
+    auto = generation_auto.markdown(report.generation_part().adaptive)
+    return generation_markdown(report) + upstream_markdown(report.upstream) + auto
 
 
 def _show_answers(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:

@@ -30,7 +30,7 @@ from nomad_eval.metrics.answer.measures import (
 )
 from nomad_eval.metrics.registry import REGISTRY
 from nomad_eval.rag.budget import Plan
-from nomad_eval.report.schema import AttackRate, SizeSummary
+from nomad_eval.report.details import AttackRate, Decomposition, SizeSummary
 
 # Every generation measure the registry holds is scored per case, except these two: a question's, read off its
 # repeats together by core/questions.py.
@@ -137,14 +137,11 @@ ORACLE_LOW = 0.6       # below: the model fails even with the right passages
 RETRIEVAL_COST = 0.15  # above (oracle − e2e): good context exists but retrieval does not deliver it
 
 
-def decomposition(metrics: dict[str, float | None]) -> dict[str, Any]:
+def decomposition(metrics: dict[str, float | None]) -> Decomposition:
     """Where the points went: the model itself, retrieval, or RAG not helping at all."""
     o, e, n = (metrics.get(f"{m}.correctness") for m in MODES)
-    out: dict[str, Any] = {"oracle": o, "e2e": e, "noretrieval": n,
-                           "retrieval_gap": None if o is None or e is None else o - e,
-                           "rag_lift": None if e is None or n is None else e - n}
-    out["diagnosis"] = triage(o, e, n)
-    return out
+    return Decomposition(oracle=o, e2e=e, noretrieval=n, retrieval_gap=None if o is None or e is None else o - e,
+                         rag_lift=None if e is None or n is None else e - n, diagnosis=triage(o, e, n))
 
 
 def triage(oracle: float | None, e2e: float | None, noretrieval: float | None) -> list[str]:

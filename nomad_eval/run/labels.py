@@ -111,7 +111,7 @@ def judge_corrected(report: Report, cases: list[Case], labels: Sequence[Label],
     fingerprint = report.identity.fingerprint if report.identity else ""
     by_name = {r.name: r for r in rubrics}
     out: dict[str, dict[str, Any]] = {}
-    for metric, section in report.judges.items():
+    for metric, section in report.answer_part().judges.items():
         parsed = MetricName.parse(metric)
         mode, name = parsed.mode, parsed.family
         rubric = by_name.get(name)

@@ -35,6 +35,7 @@ from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics
+from nomad_eval.report.details import AppDetails
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
@@ -109,7 +110,7 @@ def served_index(report: Report, rt: Runtime, records: list[AppOutput]) -> None:
     current = parity.share("current")
     report.metrics[PARITY_METRIC] = current["value"]
     report.intervals[PARITY_METRIC] = MetricInterval(n=current["n"], low=current["low"], high=current["high"])
-    report.served_index = parity.summary()
+    report.app_part().served_index = parity.summary()  # the part _report made
     report.warnings += parity.warnings()
     for line in parity.warnings():
         err_console.print(f"warning: {line}", markup=False)
@@ -196,7 +197,8 @@ def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[Cas
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": outputs.repeats,
                 "model_calls": outputs.calls, "cache_hits": outputs.cache_hits, "unstable": len(unstable),
                 "with_contexts": sum(c["retrieved"] is not None or bool(c["injected"]) for c in cases)},
-        unstable=unstable, judges=judges, causes=cause_counts(cases), attacks=attack_rates(cases, []),
+        details=AppDetails(unstable=unstable, judges=judges, causes=cause_counts(cases),
+                           attacks=attack_rates(cases, [])),
         subject=Subject.model_validate(subject_parts(rt.documents, [], goldens)),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
     )

@@ -29,6 +29,7 @@ from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
 from nomad_eval.rag.budget import Plan, TokenEstimator
+from nomad_eval.report.details import GenerationDetails, InfraFailure
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
@@ -136,12 +137,14 @@ def run(cfg: DictConfig) -> int:
     faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
     report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
-    report.repeats_reason, report.adaptive = why, adaptive
+    part = report.generation_part()  # the part _report made
+    part.repeats_reason, part.adaptive = why, adaptive
     if adaptive:
         report.system["repeats"] = "auto"
-    report.infra, report.counts["calls_asked"], report.counts["infra"] = infra, asked, len(infra)
+    part.infra = [InfraFailure.model_validate(x) for x in infra]
+    report.counts["calls_asked"], report.counts["infra"] = asked, len(infra)
     if judges:
-        report.judge_corrected = corrected_judges(cfg, report, cases, out)
+        part.judge_corrected = corrected_judges(cfg, report, cases, out)
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     _warn(report, rt, cases)
@@ -229,15 +232,16 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
         counts={"goldens": len(w.goldens), "cases": len(cases), "repeats": repeats, "model_calls": s.chat.calls,
                 "cache_hits": s.chat.hits, "unstable": len(unstable),
                 "rewritten_queries": sum(c.rewritten for c in w.contexts)},
-        decomposition=decomposition(metrics) if len(modes) == len(MODES) else {},
-        # The extractive ceiling on exactly the prompts the real model saw.
-        mock_line={} if is_mock else {m: {MetricName.parse(k).bare: v for k, v in mode_metrics(mock_cases, m).items()}
-                                      for m in modes},
-        unstable=unstable,
-        chars_per_token=est.chars_per_token, judges=judges,
-        position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
-        sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
-        attacks=attack_rates(cases, mock_cases),
+        details=GenerationDetails(
+            decomposition=decomposition(metrics) if len(modes) == len(MODES) else None,
+            # The extractive ceiling on exactly the prompts the real model saw.
+            mock_line={} if is_mock else {
+                m: {MetricName.parse(k).bare: v for k, v in mode_metrics(mock_cases, m).items()} for m in modes},
+            unstable=unstable,
+            chars_per_token=est.chars_per_token, judges=judges,
+            position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
+            sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
+            attacks=attack_rates(cases, mock_cases)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(), upstream=generation_view(cases, cfg),
     )

@@ -101,7 +101,7 @@ def _passage_texts(report: Report, wanted: set[str]) -> dict[str, str]:
 
 
 def _choose(tier: DictConfig, report: Report) -> tuple[str, str]:
-    metrics = sorted(report.judges)
+    metrics = sorted(report.answer_part().judges)
     if not metrics:
         raise NomadError("this run has no judge verdicts: run tier=generation with judge=<rubric> first", 2)
     parsed = [MetricName.parse(m) for m in metrics]
@@ -109,7 +109,7 @@ def _choose(tier: DictConfig, report: Report) -> tuple[str, str]:
     modes = sorted({p.mode or "" for p in parsed})
     name = str(tier.get("rubric") or (names[0] if len(names) == 1 else ""))
     mode = str(tier.get("mode") or (modes[0] if len(modes) == 1 else "e2e" if "e2e" in modes else ""))
-    if f"{mode}.{name}" not in report.judges:
+    if f"{mode}.{name}" not in report.answer_part().judges:
         raise NomadError(f"name the judge metric to label with tier.rubric=<rubric> tier.mode=<mode>; this run has "
                          f"{', '.join(metrics)}", 2)
     return mode, name
@@ -128,7 +128,7 @@ def run(cfg: DictConfig) -> int:
     cases = read_cases(run_dir / "cases.jsonl")
     mode, name = _choose(tier, report)
     rubric = load_rubric(Path(cfg.judging.rubrics_dir), name)
-    then = report.judges[f"{mode}.{name}"].get("rubric")
+    then = report.answer_part().judges[f"{mode}.{name}"].get("rubric")
     if rubric.key != then:
         raise NomadError(f"the run was judged with {then} but the rubric is {rubric.key} now: a label would answer "
                          "another question than the judge did", 2)
@@ -165,7 +165,7 @@ def _corrected(report: Report, cases: list[Case], labels: list[Label], rubric: R
     result = judge_corrected(report, cases, labels, [rubric])
     console.print(describe(key, result[key]), markup=False)
     if own_run is not None:
-        report.judge_corrected.update(result)
+        report.answer_part().judge_corrected.update(result)  # the run's own part, updated in place
         from nomad_eval.report.markdown import generation_markdown
 
         with reopened(own_run):

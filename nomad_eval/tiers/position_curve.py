@@ -31,9 +31,10 @@ from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
 from nomad_eval.report.console_view import print_position
+from nomad_eval.report.details import PositionCurve, PositionDetails, PositionPoint
 from nomad_eval.report.markdown import position_markdown
 from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import MetricInterval, PositionCurve, PositionPoint, Report
+from nomad_eval.report.schema import MetricInterval, Report
 from nomad_eval.run.answering import (
     ChatSetup,
     answer_all,
@@ -157,12 +158,12 @@ def run(cfg: DictConfig) -> int:
     report = Report(
         tier="position", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
         system=system_settings(rt.resolved_config(), "generation") | served_settings("model", s.model),
-        position_curve=result,
+        details=PositionDetails(curve=result, chars_per_token=est.chars_per_token),
         counts={"goldens": len(rt.goldens), "questions": c.questions, "positions": len(positions), "passages": n,
                 "repeats": repeats, "cases": len(cases), "model_calls": s.chat.calls, "cache_hits": s.chat.hits,
                 **{f"skipped: {k}": len(v) for k, v in skipped.items()},
                 "relevant passage without the answer text": sum(not st.answer_bearing for st in setups)},
-        chars_per_token=est.chars_per_token, provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
         timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
     )
     report.warnings += rt.golden_warnings + _dropped_warnings(dropped)

@@ -30,6 +30,7 @@ from nomad_eval.metrics.separation import SeparationRow, separation_row
 from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
+from nomad_eval.report.details import RetrievalDetails
 from nomad_eval.report.intervals import summarize_report, tag_intervals
 from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
@@ -168,7 +169,7 @@ def measure(cfg: DictConfig, rt: Runtime, ks: list[int], t_start: float) -> RunR
     rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(rt.goldens, retrievals, strict=True)]
     cases = [c.row for c in rows]
     report = _report(cfg, rt, isinstance(pipeline, Pipeline), cases, metric_names(ks), up_ks, scores)
-    report.ablation = ablation
+    report.retrieval_part().ablation = ablation  # the part _report made
     if warning := custom_order_warning(rescored, len(rt.goldens)):
         report.warnings.append(warning)
     timings["metrics"] = time.perf_counter() - t
@@ -218,7 +219,7 @@ def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], name
             # How many stored vectors were compared with the embedding cache when the store was readied.
             **({"store_vectors_checked": rt.vector_check[0]} if rt.vector_check else {}),
         },
-        separation=separation(scores),
+        details=RetrievalDetails(separation=separation(scores)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks if harness else [], goldens)),
         provenance=provenance(),
         overrides=overrides(),

@@ -108,7 +108,7 @@ def test_judge_gate_refused_until_calibrated(tmp_path: Path, data_dir: Path) -> 
     assert ok.returncode == 1, ok.stderr
     assert "judge.e2e.faithfulness" in ok.stderr  # the broken floor is named
     report = json.loads((tmp_path / "b" / "report.json").read_text())
-    section = report["judges"]["e2e.faithfulness"]
+    section = report["details"]["judges"]["e2e.faithfulness"]
     assert section["calibration"]["calibrated"] and section["rubric"] == "faithfulness-v2"
     assert section["mean"] == 0.0
     assert not any("faithfulness" in k for k in report["metrics"])  # judges never enter the deterministic means
@@ -131,7 +131,7 @@ def test_a_judge_prompt_longer_than_the_judge_context_costs_verdicts_not_the_run
     assert r.returncode == 0, r.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "ok" and report["metrics"]["e2e.correctness"] is not None
-    section = report["judges"]["e2e.faithfulness"]
+    section = report["details"]["judges"]["e2e.faithfulness"]
     cases = [json.loads(x) for x in (out / "cases.jsonl").read_text().splitlines()]
     sent = [c for c in cases if not c["refused"]]
     assert sent and section["rejected"] == len(sent) and section["unparseable"] == 0

@@ -80,6 +80,7 @@ def test_charts_a_person_can_read() -> None:
 
 
 def test_the_header_names_only_settings_the_run_has() -> None:
+    from nomad_eval.report.details import GenerationDetails
     from nomad_eval.report.html_writer import _meta
     from nomad_eval.report.schema import Identity, Report
 
@@ -88,5 +89,6 @@ def test_the_header_names_only_settings_the_run_has() -> None:
     meta = _meta(Report(tier="generation", identity=ident))
     assert "None" not in meta and "model support-bot" in meta and "top_k" not in meta
     why = "temperature 0 and the backend is not known to vary"
-    meta = _meta(Report(tier="generation", identity=ident, counts={"repeats": 1}, repeats_reason=why))
+    meta = _meta(Report(tier="generation", identity=ident, counts={"repeats": 1},
+                        details=GenerationDetails(repeats_reason=why)))
     assert f"repeats 1 ({why})" in meta  # why each prompt got one answer

@@ -13,16 +13,14 @@ import pytest
 
 from nomad_eval.metrics.separation import rounded
 from nomad_eval.report.browser import build_page, questions, run_entry
+from nomad_eval.report.details import AttackRate, GenerationDetails, PositionCurve, PositionDetails, PositionPoint
 from nomad_eval.report.html_writer import generation_page, position_page, retrieval_page, write_sweep_html
 from nomad_eval.report.schema import (
-    AttackRate,
     Gate,
     GateFloor,
     GateMetric,
     Identity,
     MetricInterval,
-    PositionCurve,
-    PositionPoint,
     Report,
 )
 
@@ -110,13 +108,14 @@ def test_generation_page() -> None:
               "by_mode": {mode: {"failed": 1, "questions": 1, "labels": {
                   "retrieval_miss": {"count": 1, "share": 1.0, "low": 0.2, "high": 1.0}}}}}
     report = Report(tier="generation", identity=_identity(planted("model")), warnings=[planted("warnings")],
-                    metrics={"e2e.correctness": 0.5}, causes=causes,
-                    attacks=[AttackRate(family=planted("family"), mode=planted("attack mode"), n=2, successes=1,
-                                        rate=0.5, low=0.1, high=0.9)],
-                    judges={planted("judge"): {"rubric": planted("rubric"), "n": 2, "mean": 0.5, "unparseable": 0,
-                                               "by_rule": 0}},
-                    judge_corrected={planted("corrected"): {"judge_mean": 0.5, "status": "none",
-                                                            "reason": planted("corrected reason")}})
+                    metrics={"e2e.correctness": 0.5}, details=GenerationDetails(
+                        causes=causes,
+                        attacks=[AttackRate(family=planted("family"), mode=planted("attack mode"), n=2, successes=1,
+                                            rate=0.5, low=0.1, high=0.9)],
+                        judges={planted("judge"): {"rubric": planted("rubric"), "n": 2, "mean": 0.5,
+                                                   "unparseable": 0, "by_rule": 0}},
+                        judge_corrected={planted("corrected"): {"judge_mean": 0.5, "status": "none",
+                                                                "reason": planted("corrected reason")}}))
     cases = [{"id": planted("id"), "mode": mode, "repeat": 0, "tags": [planted("tags")], "answer": planted("answer"),
               "why": planted("why"), "passed": False, "cause": "retrieval_miss",
               "cause_evidence": planted("evidence")}]
@@ -130,7 +129,7 @@ def test_position_page() -> None:
                           points=[PositionPoint(position=p, n=1, correctness=0.5, low=0.1, high=0.9, method="wilson")
                                   for p in (1, 2)],
                           skipped={planted("skip why"): [planted("skip id")]})
-    report = Report(tier="position", identity=_identity(planted("model")), position_curve=curve,
+    report = Report(tier="position", identity=_identity(planted("model")), details=PositionDetails(curve=curve),
                     metrics={"position.delta": -0.5}, warnings=[planted("warnings")])
     cases = [{"id": planted("id"), "position": 1, "relevant_at": 1, "repeat": 0, "answer": planted("answer"),
               "why": planted("why"), "passed": True}]

@@ -16,6 +16,7 @@ import pytest
 from nomad_eval.base.console import console
 from nomad_eval.metrics.separation import rounded
 from nomad_eval.report.console_view import print_generation, print_retrieval
+from nomad_eval.report.details import GenerationDetails
 from nomad_eval.report.html_writer import generation_page, retrieval_page, write_sweep_html
 from nomad_eval.report.markdown import generation_markdown, retrieval_markdown
 from nomad_eval.report.merge import merge, write_summary
@@ -50,8 +51,9 @@ def generation_report() -> Report:
     return Report(tier="generation", metrics={"e2e.correctness": 0.6, "oracle.correctness": 0.8},
                   intervals={"e2e.correctness": MetricInterval(n=30, low=0.42, high=0.76, clusters=12)},
                   counts={"goldens": 30, "repeats": 3},
-                  position={"by_rank": BY_RANK, "context_recall": 0.9, "retrieved_but_ignored_rate": 0.1,
-                            "retrieved_but_ignored": False})
+                  details=GenerationDetails(position={
+                      "by_rank": BY_RANK, "context_recall": 0.9, "retrieved_but_ignored_rate": 0.1,
+                      "retrieved_but_ignored": False}))
 
 
 def test_markdown_shows_value_interval_and_n_and_a_dash_when_missing() -> None:

@@ -101,7 +101,8 @@ def test_the_outputs_file_of_an_http_run_reads_back_to_identical_metrics(tmp_pat
     assert set(first) == {"id", "answer", "contexts", "repeat", "latencyMs", "promptTokens", "completionTokens"}
     assert _code(_cfg(tmp_path, "file", "tier=app", "app=answers", f"app.file={written}")) == 0
     (a, a_cases), (b, b_cases) = _read(tmp_path / "http"), _read(tmp_path / "file")
-    assert a["metrics"] == b["metrics"] and a["intervals"] == b["intervals"] and a["causes"] == b["causes"]
+    assert a["metrics"] == b["metrics"] and a["intervals"] == b["intervals"]
+    assert a["details"]["causes"] == b["details"]["causes"]
     keep = ("id", "answer", "passed", "metrics", "retrieved", "cause")
     assert [{k: c[k] for k in keep} for c in a_cases] == [{k: c[k] for k in keep} for c in b_cases]
     assert a["identity"]["pipeline"] == "app:http" and b["identity"]["pipeline"] == "app:answers"
@@ -185,7 +186,7 @@ def test_passages_of_an_old_index_are_named_stale_and_a_floor_holds_the_current_
         script.served, script.foreign = {}, None  # re-indexed
         assert _code(_cfg(tmp_path, "new", *HTTP, f"app.url={url}", *floor)) == 0
     report, cases = _read(tmp_path / "old")
-    served = report["served_index"]
+    served = report["details"]["served_index"]
     assert served["passages"] == 11 and served["stale"]["count"] == 3 and served["foreign"]["count"] == 1
     assert served["stale_documents"] == {"rope-storage": 3}
     assert report["metrics"]["app.current_context_rate"] == pytest.approx(7 / 11)
@@ -195,7 +196,8 @@ def test_passages_of_an_old_index_are_named_stale_and_a_floor_holds_the_current_
     broken = report["gate"]["floors"][0]
     assert broken["metric"] == "app.current_context_rate" and broken["broken"]
     after = _read(tmp_path / "new")[0]
-    assert after["metrics"]["app.current_context_rate"] == 1.0 and after["served_index"]["stale_documents"] == {}
+    assert after["metrics"]["app.current_context_rate"] == 1.0
+    assert after["details"]["served_index"]["stale_documents"] == {}
 
 
 def test_secret_headers_reach_the_app_and_are_written_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -302,7 +304,7 @@ def test_a_judge_reads_the_passages_the_app_exposed(tmp_path: Path) -> None:
     report, cases = _read(tmp_path / "judged")
     assert len(prompts) == 7  # the decline is judged by rule, without a call
     assert any("<passage" in p and "40 minutes" in p for p in prompts)
-    assert report["judges"]["e2e.faithfulness"]["n"] == 8
+    assert report["details"]["judges"]["e2e.faithfulness"]["n"] == 8
     verdicts = {c["id"]: c["judges"]["faithfulness"] for c in cases}
     assert verdicts == {f"mini-0{i}": int(i not in (1, 8)) for i in range(1, 9)}  # the kettle passages: 0
 

@@ -66,7 +66,7 @@ def test_mock_run_reports_the_family_rate_as_the_mean_of_its_cases_with_a_wilson
     assert by_id["a1"]["metrics"]["attack_success_rate"] == 0.0
     assert by_id["a2"]["metrics"]["attack_success_rate"] == 1.0
     assert by_id["plain"]["metrics"]["attack_success_rate"] is None and "attack" not in by_id["plain"]
-    [rate] = report["attacks"]
+    [rate] = report["details"]["attacks"]
     measured = [c["metrics"]["attack_success_rate"] for c in cases if c.get("attack")]
     assert (rate["family"], rate["mode"], rate["n"], rate["successes"]) == ("injection", "e2e", 2, 1)
     assert rate["rate"] == pytest.approx(sum(measured) / len(measured))

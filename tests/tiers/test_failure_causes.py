@@ -69,7 +69,7 @@ def test_planted_failures_get_their_causes_and_the_report_counts_them(make_cfg: 
 
     # The counts in report.json equal the labels in cases.jsonl: `count` one per question (its repeats agree),
     # `cases` one per case record.
-    causes = report["causes"]
+    causes = report["details"]["causes"]
     assert causes["precedence"] == list(LABELS)
     for mode in ("e2e", "oracle", "noretrieval"):
         entry = causes["by_mode"][mode]
@@ -169,7 +169,7 @@ def test_a_scripted_model_shows_refusals_inventions_and_flips(make_cfg: Callable
     }
     lantern = next(c for c in cases if c["id"] == "c-lantern" and c["mode"] == "e2e")
     assert lantern["unsupported_numbers"] == [12.0] and "states 12" in lantern["cause_evidence"]
-    e2e = report["causes"]["by_mode"]["e2e"]
+    e2e = report["details"]["causes"]["by_mode"]["e2e"]
     assert e2e["failed"] == 5 and e2e["questions"] == 6  # the refusal golden passes: the model declines it
     assert {k: v["count"] for k, v in e2e["labels"].items() if v["count"]} == \
         dict(Counter(labels[k] for k in labels if k.startswith("e2e:") and labels[k]))

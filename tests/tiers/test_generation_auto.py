@@ -59,7 +59,7 @@ def _run(make_cfg: Callable[..., DictConfig], model: Model, out: Path, *extra: s
 
 
 def _rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {r["key"]: r for r in report["adaptive"]}
+    return {r["key"]: r for r in report["details"]["adaptive"]}
 
 
 def test_without_a_baseline_unanimous_questions_stop_at_repeats_agree(
@@ -73,7 +73,7 @@ def test_without_a_baseline_unanimous_questions_stop_at_repeats_agree(
     assert {r["calls"] for r in steady} == {4} and {r["stopped"] for r in steady} == {"answers agree"}
     # The server's count is the report's: every call the loop made reached the backend once.
     assert sum(model.calls.values()) == sum(r["calls"] for r in rows.values()) == report["counts"]["cases"] == 34
-    assert report["system"]["repeats"] == "auto" and "repeats=auto" in report["repeats_reason"]
+    assert report["system"]["repeats"] == "auto" and "repeats=auto" in report["details"]["repeats_reason"]
     low, high = rows["noretrieval:mini-05"]["low"], rows["noretrieval:mini-05"]["high"]
     assert 0.0 < low < 0.5 < high < 1.0  # an interval wider than Wilson's at n=6: it holds at every look
     assert "## Adaptive repeats" in (tmp_path / "first" / "report.md").read_text()
@@ -110,4 +110,4 @@ def test_the_budget_bounds_the_calls(make_cfg: Callable[..., DictConfig], tmp_pa
     model = Model()
     report = _run(make_cfg, model, tmp_path / "budget", "repeats_budget=2")
     assert sum(model.calls.values()) == 16  # two calls per question on average, spent round by round
-    assert "model-call budget spent" in {r["stopped"] for r in report["adaptive"]}
+    assert "model-call budget spent" in {r["stopped"] for r in report["details"]["adaptive"]}

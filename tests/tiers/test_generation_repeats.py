@@ -45,7 +45,7 @@ def test_greedy_default_asks_each_prompt_once(make_cfg: Callable[..., DictConfig
         report = _report(make_cfg(*MINI, "tier=generation", "model=openai", "model.name=m", f"model.base_url={url}",
                                   "mode=all"))
     assert report["counts"]["repeats"] == 1 and report["system"]["repeats"] == "1"
-    assert "not known to vary" in report["repeats_reason"]
+    assert "not known to vary" in report["details"]["repeats_reason"]
     assert max(asked.values()) == 1  # the server's own count: no prompt asked twice
     assert sum(asked.values()) == report["counts"]["model_calls"] == len(asked)
     assert report["counts"]["cases"] == 8 * 3
@@ -63,9 +63,9 @@ def test_a_backend_seen_to_vary_gets_sample_repeats(make_cfg: Callable[..., Dict
         first = _report(make_cfg(*args, f"model.base_url={url}", "repeats=2"))  # asked twice: the cache now knows
         before = sum(asked.values())
         again = _report(make_cfg(*args, f"model.base_url={url}", "sample_repeats=3"))
-    assert first["counts"]["repeats"] == 2 and first["repeats_reason"] == "repeats=2 as set"
-    assert again["counts"]["repeats"] == 3 and "known to vary" in again["repeats_reason"]
-    assert "not known" not in again["repeats_reason"]
+    assert first["counts"]["repeats"] == 2 and first["details"]["repeats_reason"] == "repeats=2 as set"
+    assert again["counts"]["repeats"] == 3 and "known to vary" in again["details"]["repeats_reason"]
+    assert "not known" not in again["details"]["repeats_reason"]
     # Only the third repeat is new: the first two come from the cache. (The run's first call, a token probe, is
     # asked live, to learn which model the server serves now.)
     assert sum(asked.values()) - before == again["counts"]["model_calls"]
@@ -78,7 +78,7 @@ def test_the_same_answers_twice_mean_once(make_cfg: Callable[..., DictConfig]) -
     assert _report(make_cfg(*args, "repeats=2"))["counts"]["repeats"] == 2
     assert _report(make_cfg(*args))["counts"]["repeats"] == 1  # both cached repeats agree
     sampled = _report(make_cfg(*args, "tier.temperature=0.7", "sample_repeats=2"))
-    assert sampled["counts"]["repeats"] == 2 and "temperature 0.7" in sampled["repeats_reason"]
+    assert sampled["counts"]["repeats"] == 2 and "temperature 0.7" in sampled["details"]["repeats_reason"]
 
 
 def _start(url: str, tmp_path: Path, data_dir: Path) -> subprocess.Popen[str]:

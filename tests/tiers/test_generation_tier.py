@@ -41,13 +41,13 @@ def test_mock_all_modes_decompose_and_cases_match(make_cfg: Callable[..., DictCo
         for metric in ("correctness", "refusal_recall", "false_refusal_rate", "leakage_rate", "groundedness"):
             assert m[f"{mode}.{metric}"] == pytest.approx(mean(c["metrics"][metric] for c in rows)), (mode, metric)
         assert report["intervals"][f"{mode}.correctness"]["n"] == 7  # answerable questions, repeats averaged
-    d = report["decomposition"]
+    d = report["details"]["decomposition"]
     assert d["retrieval_gap"] == pytest.approx(m["oracle.correctness"] - m["e2e.correctness"])
     # Upstream's meanAnswerLength / meanPromptTokens with their standard deviation, n answers and an interval.
     for mode in ("oracle", "e2e", "noretrieval"):
         lengths = [len(c["answer"]) for c in cases if c["mode"] == mode]
         tokens = [c["estimated_prompt_tokens"] for c in cases if c["mode"] == mode]
-        z = report["sizes"][mode]
+        z = report["details"]["sizes"][mode]
         assert z["meanAnswerLength"]["mean"] == pytest.approx(mean(lengths))
         assert z["meanAnswerLength"]["stddev"] == pytest.approx(pstdev(lengths))
         assert z["meanPromptTokens"]["mean"] == pytest.approx(mean(tokens))
@@ -115,7 +115,7 @@ def test_flipping_question_is_unstable_and_gated_as_instability(make_cfg: Callab
         cfg = make_cfg(*MINI, "tier=generation", "model=openai", "model.name=flipper", f"model.base_url={url}",
                        "mode=e2e", "repeats=2", "tags=[kettle]", "cache=false")
         report, cases = run(cfg)
-    assert report["unstable"] == ["e2e:mini-01"]
+    assert report["details"]["unstable"] == ["e2e:mini-01"]
     assert all(c["unstable"] for c in cases) and {c["passed"] for c in cases} == {True, False}
     assert report["metrics"]["e2e.correctness"] == 0.5  # the flipping question counts at its pass rate
     assert report["metrics"]["e2e.instability"] == 1.0  # and its flip is what the gate's instability reads
@@ -222,4 +222,4 @@ def test_the_triage_advice_follows_upstreams_rule() -> None:
     assert triage(None, 0.3, None) == []  # nothing to attribute without both sides
     d = decomposition({"oracle.correctness": 0.9, "e2e.correctness": 0.85, "noretrieval.correctness": 0.85})
     holds = "model and retrieval both hold up on this corpus (oracle ≥ 0.6, retrieval cost ≤ 0.15)"
-    assert [n.split(":")[0] for n in d["diagnosis"]] == [holds, "RAG adds nothing"]
+    assert [n.split(":")[0] for n in d.diagnosis] == [holds, "RAG adds nothing"]

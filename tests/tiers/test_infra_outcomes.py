@@ -54,14 +54,14 @@ def test_timeouts_are_infrastructure_outcomes_and_gate_only_past_max_infra(
     server = Server()
     with openai_compat.serve("scripted", server) as url:
         clean = _run(make_cfg, url, tmp_path / "clean")
-        assert clean["infra"] == [] and clean["counts"]["calls_asked"] == 16
+        assert clean["details"]["infra"] == [] and clean["counts"]["calls_asked"] == 16
         gate = ("compare.after_run=true", f"compare.baseline={tmp_path / 'clean'}")
         server.calls, server.slow = 0, {3, 10}  # one call in eight times out
         some = _run(make_cfg, url, tmp_path / "some", *gate)
         server.calls, server.slow = 0, {0, 1, 4, 5, 8, 9, 12}  # seven in sixteen: past gate.max_infra=0.2
         many = _run(make_cfg, url, tmp_path / "many", *gate)
-    assert some["counts"]["infra"] == 2 and len(some["infra"]) == 2
-    assert all("did not answer within 0.5 s" in x["reason"] for x in some["infra"])
+    assert some["counts"]["infra"] == 2 and len(some["details"]["infra"]) == 2
+    assert all("did not answer within 0.5 s" in x["reason"] for x in some["details"]["infra"])
     assert some["gate"]["verdict"] == "pass" and some["gate"]["exit_code"] == 0  # the clean server's verdict
     assert any("12.5% of the run's model calls failed in the infrastructure" in w for w in some["gate"]["warnings"])
     # Four questions lost both calls (0 and 1 are one question's two repeats): listed apart, never "missing".

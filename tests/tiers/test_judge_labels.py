@@ -15,6 +15,7 @@ import pytest
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.judges.judge import Rubric, load_rubric
+from nomad_eval.report.details import GenerationDetails
 from nomad_eval.report.io import read_report
 from nomad_eval.report.schema import Identity, Report
 from nomad_eval.run.labels import Label, draw_sample, judge_corrected, judged, population_hash, read_labels, text_hash
@@ -89,7 +90,8 @@ def test_the_population_leaves_out_only_rule_decided_nulls() -> None:
 
 def report_for(fingerprint: str, rubric: Rubric = FAITH) -> Report:
     ident = Identity(fingerprint=fingerprint, goldens_hash="h", suite="s", embedder="minilm", pipeline="default")
-    return Report(tier="generation", identity=ident, judges={f"e2e.{rubric.name}": {"rubric": rubric.key}})
+    return Report(tier="generation", identity=ident,
+                  details=GenerationDetails(judges={f"e2e.{rubric.name}": {"rubric": rubric.key}}))
 
 
 def label_for(c: dict[str, Any], label: int | None, population: list[dict[str, Any]], fingerprint: str = "f" * 16,
@@ -153,11 +155,11 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
         assert run_in_process("tier=generation", "model=mock", "mode=e2e", "repeats=2", *MINI, "judge=faithfulness",
                               "model@judge.model=openai", "judge.model.name=judge", f"judge.model.base_url={url}",
                               f"paths.data_dir={data_dir}", f"paths.run_dir={run}", "quiet=true", "cache=false") == 0
-    unlabelled = read_report(run).judge_corrected["e2e.faithfulness"]  # no labels yet: said, not hidden
+    unlabelled = read_report(run).answer_part().judge_corrected["e2e.faithfulness"]  # no labels yet: said, not hidden
     assert unlabelled["status"] == "uncorrected" and unlabelled["estimate"] is None
     assert "e2e.faithfulness: judge mean" in (run / "report.md").read_text()
     # The uncorrected judge mean carries its own interval (questions resampled whole) and n.
-    section = read_report(run).judges["e2e.faithfulness"]
+    section = read_report(run).answer_part().judges["e2e.faithfulness"]
     assert section["questions"] == 8 and section["n"] + section["unparseable"] + section["rejected"] == 16
     assert section["low"] <= section["mean"] <= section["high"] and section["low"] < section["high"]
     assert f"[{section['low']:.3f}, {section['high']:.3f}]" in (run / "report.md").read_text()
@@ -187,7 +189,7 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
     rows = read_labels(run / "judge_labels.jsonl")
     assert len(rows) == 6 and len({(r.id, r.repeat) for r in rows}) == 6 and len({r.id for r in rows}) == 6
     # The run's own report now carries what the labels say (here: too few to correct, and why).
-    updated = read_report(run).judge_corrected["e2e.faithfulness"]
+    updated = read_report(run).answer_part().judge_corrected["e2e.faithfulness"]
     assert (updated["status"], updated["n"]) == ("refused", 5)
     assert "5 labelled question(s)" in (run / "report.md").read_text()
 

@@ -31,7 +31,7 @@ def run(cfg: DictConfig) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
 
 def test_mock_is_flat_and_only_the_order_changes(make_cfg: Callable[..., DictConfig]) -> None:
     report, cases, out = run(make_cfg(*POSITION, "repeats=2"))
-    curve = report["position_curve"]
+    curve = report["details"]["curve"]
     assert curve["passages"] == 5 and [p["position"] for p in curve["points"]] == [1, 2, 3, 4, 5]
     # mini-06 expects a refusal; mini-08 has two relevant documents, so only three others are left to distract.
     assert curve["skipped"] == {"expects a refusal": ["mini-06"],
@@ -65,7 +65,7 @@ def test_mock_is_flat_and_only_the_order_changes(make_cfg: Callable[..., DictCon
 
 def test_a_budget_that_drops_a_passage_takes_the_question_out(make_cfg: Callable[..., DictConfig]) -> None:
     report, cases, _ = run(make_cfg(*POSITION, "model.num_ctx=700", "tier.positions=[1,5]"))
-    curve = report["position_curve"]
+    curve = report["details"]["curve"]
     assert [p["position"] for p in curve["points"]] == [1, 5]
     dropped = curve["skipped"]["the budget dropped a passage"]
     assert dropped and dropped == sorted({c["id"] for c in cases if c["dropped_chunks"]})
@@ -78,7 +78,7 @@ def test_a_budget_that_drops_a_passage_takes_the_question_out(make_cfg: Callable
 
 def test_too_few_distractors_and_bad_positions(make_cfg: Callable[..., DictConfig]) -> None:
     report, cases, _ = run(make_cfg(*POSITION, "tier.passages=6"))
-    curve = report["position_curve"]
+    curve = report["details"]["curve"]
     assert curve["questions"] == 0 and cases == []
     assert len(curve["skipped"]["fewer than N-1 distractors retrieved"]) == 7
     assert report["metrics"]["position.worst_minus_best"] is None

@@ -39,14 +39,15 @@ def test_report_matches_pytrec_eval_and_cases(make_cfg: Callable[..., DictConfig
     assert refusal and all(v is None for k, v in refusal[0]["metrics"].items() if k != "nonEmptyRateOnRefusal")
     assert report["metrics"]["nonEmptyRateOnRefusal"] == refusal[0]["metrics"]["nonEmptyRateOnRefusal"]
     # The ablation's full pipeline (its queries embedded in one batch) scores what the run itself scored.
-    on = report["ablation"]["glossary on"]
+    on = report["details"]["ablation"]["glossary on"]
     assert on and all(v == pytest.approx(report["metrics"][k], abs=1e-9) for k, v in on.items())
     assert report["counts"] == report["counts"] | {"goldens": 8, "answerable": 7, "refusal": 1}
     ident = report["identity"]
     assert ident["suite"] == "mini" and ident["top_k"] == 5 and len(ident["fingerprint"]) == 16
-    assert {r["flag"] for r in report["separation"]} == {"threshold", "pipeline.min_final_score"}
-    assert set(report["ablation"]) == {"raw cosine", "+ boosts", "+ same-doc penalty", "glossary off", "glossary on"}
-    assert report["ablation"]["+ same-doc penalty"] == report["ablation"]["glossary on"]
+    assert {r["flag"] for r in report["details"]["separation"]} == {"threshold", "pipeline.min_final_score"}
+    assert set(report["details"]["ablation"]) == {"raw cosine", "+ boosts", "+ same-doc penalty", "glossary off",
+                                                  "glossary on"}
+    assert report["details"]["ablation"]["+ same-doc penalty"] == report["details"]["ablation"]["glossary on"]
     assert "multi-hop" in report["metrics_by_tag"]
     assert "## Score separation" in (out / "report.md").read_text()
 

@@ -19,6 +19,7 @@ from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.cosines import _unit, split_cosines
 from nomad_eval.metrics.separation import Histogram, distribution, rounded, separation_row
 from nomad_eval.rag.pipeline import Pipeline
+from nomad_eval.report.details import RetrievalDetails
 from nomad_eval.report.html_charts import BINS, separation_histograms
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.markdown import retrieval_markdown
@@ -43,7 +44,7 @@ def test_raw_cosine_covers_every_chunk_and_reaches_below_threshold(make_cfg: Cal
     threshold = 0.5
     cfg = make_cfg(*MINI, *SMALL, f"threshold={threshold}")
     report, scores = _run(cfg)
-    rows = {(r["flag"], r["label"]): r for r in report["separation"]}
+    rows = {(r["flag"], r["label"]): r for r in report["details"]["separation"]}
     rel, irr = rows[("threshold", "relevant")], rows[("threshold", "irrelevant")]
 
     rt = runtime(cfg)
@@ -79,16 +80,16 @@ def test_raw_cosine_covers_every_chunk_and_reaches_below_threshold(make_cfg: Cal
     # A warm run answers all of it from the embedding cache: no model call.
     warm, _ = _run(make_cfg(*MINI, *SMALL, f"threshold={threshold}", f"paths.run_dir={tmp_path / 'warm'}"))
     assert warm["counts"]["embedding_model_calls"] == 0
-    assert warm["separation"] == report["separation"]
+    assert warm["details"]["separation"] == report["details"]["separation"]
 
 
 def test_a_custom_pipeline_keeps_its_candidate_pool(make_cfg: Callable[..., DictConfig]) -> None:
     report, scores = _run(make_cfg(*MINI, "pipeline=custom_example"))
     assert scores["population"] == {"raw": "candidate pool", "final": "candidate pool"}
-    assert {r["score"] for r in report["separation"]} == {"raw cosine (candidate pool)",
+    assert {r["score"] for r in report["details"]["separation"]} == {"raw cosine (candidate pool)",
                                                          "final score (candidate pool)"}
     # Its items carry one score, so there is no raw cosine at all: the rows say so with n = 0.
-    assert all(r["count"] == 0 for r in report["separation"] if r["flag"] == "threshold")
+    assert all(r["count"] == 0 for r in report["details"]["separation"] if r["flag"] == "threshold")
 
 
 def _corpus(questions: int, chunks: int, dim: int = 16, seed: int = 3) -> tuple[np.ndarray, np.ndarray, list[str],
@@ -184,7 +185,7 @@ def test_tables_and_report_html_from_counted_scores_json(tmp_path: Path) -> None
                     "population": {"raw": "every chunk", "final": "candidate pool"}})
     rows = separation(scores)
     assert [r.score for r in rows] == ["raw cosine (every chunk)"] * 2 + ["final score (candidate pool)"] * 2
-    md = retrieval_markdown(Report(tier="retrieval", separation=rows))
+    md = retrieval_markdown(Report(tier="retrieval", details=RetrievalDetails(separation=rows)))
     assert f"| raw cosine (every chunk) | threshold | irrelevant | {len(irr)} |" in md
 
     (tmp_path / "scores.json").write_text(json.dumps(scores))

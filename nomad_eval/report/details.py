@@ -1,0 +1,142 @@
+"""What a report holds beyond the envelope every tier shares: one typed part per kind of run, told apart by its
+`tier` (report/schema.py's `Report.details`).
+
+The envelope (identity, provenance, config, system, metrics, intervals, gate, warnings, timings, counts) is what
+compare, merge and the gate read for any tier; a part here is what only one tier measures and its views render.
+tier=app writes `tier: generation` in the envelope (compare pairs it with generation runs) and `app` here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from nomad_eval.metrics.separation import SeparationRow
+
+
+class PositionPoint(BaseModel):
+    """Correctness with the relevant passage at one position of the prompt (tier=position)."""
+
+    position: int
+    n: int                       # questions (repeats averaged first)
+    correctness: float | None
+    low: float | None            # 95% interval: Wilson for 0/1 values, a bootstrap over questions otherwise
+    high: float | None
+    method: str
+    mock: float | None = None    # the extractive ceiling on exactly the same prompts
+
+
+class PositionCurve(BaseModel):
+    """The "lost in the middle" curve: one relevant passage moved through N-1 fixed distractors."""
+
+    passages: int                # N
+    points: list[PositionPoint]
+    questions: int               # questions in the curve, the same at every position
+    best: int | None = None
+    worst: int | None = None
+    delta: float | None = None   # correctness(worst) - correctness(best), paired by question
+    delta_low: float | None = None
+    delta_high: float | None = None
+    p_value: float | None = None
+    test: str | None = None
+    skipped: dict[str, list[str]] = Field(default_factory=dict)  # why -> question ids left out
+
+
+class AttackRate(BaseModel):
+    """One attack family's success rate in one mode (attack suites, issue 17): n cases, a Wilson 95% interval."""
+
+    family: str
+    mode: str
+    n: int                       # cases measured (questions x repeats)
+    successes: int
+    rate: float | None
+    low: float | None
+    high: float | None
+    method: str = "wilson"
+    exposed: int = 0             # cases whose prompt held a chunk of a planted document
+    mock: float | None = None    # the mock (a copier) on exactly the same prompts
+
+
+class SizeSummary(BaseModel):
+    """A size over a mode's answers, as upstream reports it (mean and population standard deviation over every
+    answer, n answers), with its 95% interval over questions (each question's repeats averaged first)."""
+
+    mean: float
+    stddev: float
+    n: int                      # answers (questions x repeats)
+    questions: int
+    low: float | None = None    # None with fewer than two questions
+    high: float | None = None
+
+
+class InfraFailure(BaseModel):
+    """A call the infrastructure failed (timeout, unreachable, HTTP error, malformed after retries)."""
+
+    key: str                    # mode:question id
+    repeat: int
+    reason: str
+
+
+class Decomposition(BaseModel):
+    """Generation with all three modes: where the points went (the model itself, retrieval, RAG not helping)."""
+
+    oracle: float | None
+    e2e: float | None
+    noretrieval: float | None
+    retrieval_gap: float | None  # oracle - e2e
+    rag_lift: float | None       # e2e - noretrieval
+    diagnosis: list[str] = Field(default_factory=list)
+
+
+class RetrievalDetails(BaseModel):
+    tier: Literal["retrieval"] = "retrieval"
+    separation: list[SeparationRow] = Field(default_factory=list)
+    # Each pipeline stage switched off (or the glossary on/off): the headline metrics it leaves.
+    ablation: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+
+
+class AnswerDetails(BaseModel):
+    """What generation and app runs share: answers judged, failures explained, attacks counted."""
+
+    unstable: list[str] = Field(default_factory=list)  # question keys whose repeats disagree
+    # Calls the infrastructure failed: neither a failed answer nor a pass; past gate.max_infra the run is
+    # "not measured".
+    infra: list[InfraFailure] = Field(default_factory=list)
+    # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
+    judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # One cause per failed question, counted per mode with shares of the failed (core/causes.py).
+    causes: dict[str, Any] = Field(default_factory=dict)
+    attacks: list[AttackRate] = Field(default_factory=list)  # attack suites: success rate per family and mode
+    repeats_reason: str | None = None  # why each prompt got `counts.repeats` answers
+
+
+class GenerationDetails(AnswerDetails):
+    tier: Literal["generation"] = "generation"
+    # repeats=auto: each question's calls, pass rate, anytime-valid interval and why it stopped asking.
+    adaptive: list[dict[str, Any]] = Field(default_factory=list)
+    decomposition: Decomposition | None = None
+    # The extractive ceiling on the same prompts, per mode and metric (empty when the model is the mock).
+    mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    chars_per_token: float | None = None
+    # e2e: correctness by the rank of the relevant passage in the prompt (tiers/generation_cases.position_analysis).
+    position: dict[str, Any] = Field(default_factory=dict)
+    # Per mode: meanPromptTokens (the estimate the budget used) and meanAnswerLength (characters).
+    sizes: dict[str, dict[str, SizeSummary]] = Field(default_factory=dict)
+
+
+class AppDetails(AnswerDetails):
+    tier: Literal["app"] = "app"
+    # The passages the app served, counted current / stale / foreign against the corpus (harness/served.py).
+    served_index: dict[str, Any] = Field(default_factory=dict)
+
+
+class PositionDetails(BaseModel):
+    tier: Literal["position"] = "position"
+    curve: PositionCurve | None = None
+    chars_per_token: float | None = None
+
+
+Details = Annotated[RetrievalDetails | GenerationDetails | AppDetails | PositionDetails, Field(discriminator="tier")]
