@@ -3,6 +3,7 @@ tier: the one place a DictConfig becomes the RunConfig every tier reads (nomad_e
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -147,9 +148,10 @@ def _messages(exc: ValidationError, path: str, skip: int = 0) -> list[str]:
     """A validation error of the section at `path` as `key=value: why` lines; `skip`: leading parts of each
     error's location that name no key (the tier's kind)."""
     prefix = f"{path}." if path else ""
-    problems = []
+    problems: list[str] = []
+    by_key: dict[str, int] = {}  # a value no member of a union takes: one line, each member's reason joined
     for err in exc.errors():
-        loc = err["loc"][skip:]
+        loc = _key_parts(err["loc"][skip:])
         if err["type"] == "missing":
             # A group's option holds only the keys its target takes (tier.ks is the retrieval tier's, a custom
             # pipeline has no chunk_size); every other section is config.yaml's, whole.
@@ -157,10 +159,23 @@ def _messages(exc: ValidationError, path: str, skip: int = 0) -> list[str]:
                 problems.append(f"{prefix}{'.'.join(str(p) for p in loc)} is missing: config.yaml sets it")
         elif loc:
             key = prefix + ".".join(str(p) for p in loc)
-            problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
+            if key in by_key:
+                problems[by_key[key]] += f", or {err['msg'][0].lower()}{err['msg'][1:]}"
+            else:
+                by_key[key] = len(problems)
+                problems.append(f"{key}={err.get('input')!r}: {err['msg']}")
         else:  # a rule across keys, whose message names them
             problems.append(err["msg"].removeprefix("Value error, "))
     return problems
+
+
+_UNION_TAG = re.compile(r"(literal|constrained|function|json|tagged|union)[-\\[]")
+
+
+def _key_parts(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """The location's keys and list indexes, without the tags pydantic gives a union's members
+    (`constrained-int`, `literal['auto']`), which name no key a user could write."""
+    return tuple(p for p in loc if isinstance(p, int) or not _UNION_TAG.match(p))
 
 
 def _validate(path: str, node: Any) -> list[str]:
