@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from nomad_eval.backends.chat import Message
 from nomad_eval.base.patterns import compile_pattern, search
@@ -49,6 +49,15 @@ class Source:
     chunk_id: str
     title: str
     text: str
+
+
+class Candidate(TypedDict):
+    """A document shown under a draft for review: its best chunk, with its score and an excerpt."""
+
+    doc_id: str
+    chunk_id: Any                     # the chunk's id as recorded (a trace's own, or None for a refusal's)
+    score: float
+    excerpt: str
 
 
 class DraftGolden(TypedDict):

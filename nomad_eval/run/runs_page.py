@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 
+from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import err_console
 from nomad_eval.base.runfolder import problem
 from nomad_eval.harness.rundir import multirun
@@ -41,8 +41,9 @@ def find_reports(roots: list[Path], limit: int) -> list[Path]:
     return sorted(found, key=lambda p: found[p], reverse=True)[:limit]
 
 
-def _cases(path: Path) -> tuple[list[dict[str, Any]] | None, str]:
-    rows: list[dict[str, Any]] = []
+def _cases(path: Path) -> tuple[list[JsonObject] | None, str]:
+    """A run's cases.jsonl as it holds them (the page shows older and hand-edited files too), or why not."""
+    rows: list[JsonObject] = []
     try:
         with path.open(encoding="utf-8") as f:
             for line in f:

@@ -12,25 +12,16 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from omegaconf import DictConfig
 
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
-from nomad_eval.data.drafts import DraftGolden, candidates_path
+from nomad_eval.data.drafts import Candidate, DraftGolden, candidates_path
 from nomad_eval.data.golden import Golden
 from nomad_eval.report.io import read_jsonl, write_jsonl
-
-
-class Candidate(TypedDict):
-    """A document a recorded question retrieved: its best-scoring chunk."""
-
-    doc_id: str
-    chunk_id: Any                     # the span's own id for the chunk, as it recorded it
-    score: float
-    excerpt: str
 
 
 class Draft(DraftGolden):

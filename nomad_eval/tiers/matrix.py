@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -19,16 +18,16 @@ from nomad_eval.base.runfolder import seal
 from nomad_eval.gate.store import baseline_path
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.report.io import write_atomic
-from nomad_eval.report.matrix import ROW_FILE, matrix_row
+from nomad_eval.report.matrix import ROW_FILE, MatrixRow, figure, matrix_row
 from nomad_eval.run.registry import tier_run
 from nomad_eval.run.settings import runtime
 
 
-def lookup(rows: list[dict[str, Any]], model: str, score: float, column: str, margin: float) -> str:
+def lookup(rows: list[MatrixRow], model: str, score: float, column: str, margin: float) -> str:
     row = next((r for r in rows if r["model"] == model), None)
     if row is None:
         raise NomadError(f"no matrix row for model {model!r}; rows: {', '.join(r['model'] for r in rows)}", 2)
-    expected = row.get(column)
+    expected = figure(row, column)
     if expected is None:
         return f"{model}: the matrix has no {column} figure"
     if score > expected + margin:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from omegaconf import DictConfig
 
@@ -26,6 +26,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.data.drafts import (
     CHECKS,
     KINDS,
+    Candidate,
     Draft,
     Limits,
     Source,
@@ -79,14 +80,26 @@ def draft_all(chat: CachedChat, options: ChatOptions, sources: list[tuple[str, S
     return map_in_order(one, sources, 1, "drafting", quiet)
 
 
-def review_candidates(d: Draft, documents: dict[str, str], titles: dict[str, str]) -> list[dict[str, Any]]:
+class Summary(TypedDict):
+    """synthesize.json: what was drafted, what each check rejected, what was kept, and every dropped draft."""
+
+    model: str
+    out: str
+    drafted: int
+    rejected: dict[str, int]
+    kept: int
+    by_kind: dict[str, dict[str, int]]
+    dropped: list[dict[str, str | None]]
+
+
+def review_candidates(d: Draft, documents: dict[str, str], titles: dict[str, str]) -> list[Candidate]:
     """What the review loop shows under a draft: its source, or for a refusal the documents nearest its wording
     (the reviewer confirms none of them answers it)."""
     if d.kind != "refusal":
-        return [{"doc_id": d.source.doc_id, "chunk_id": d.source.chunk_id, "score": 1.0, "excerpt": excerpt(d)}]
+        return [Candidate(doc_id=d.source.doc_id, chunk_id=d.source.chunk_id, score=1.0, excerpt=excerpt(d))]
     near = sorted(documents, key=lambda doc: (-overlap(d.query, titles[doc] + " " + documents[doc][:OPENING]), doc))
-    return [{"doc_id": doc, "chunk_id": None, "score": overlap(d.query, titles[doc] + " " + documents[doc][:OPENING]),
-             "excerpt": " ".join(documents[doc][:240].split())} for doc in near[:3]]
+    return [Candidate(doc_id=doc, chunk_id=None, score=overlap(d.query, titles[doc] + " " + documents[doc][:OPENING]),
+                      excerpt=" ".join(documents[doc][:240].split())) for doc in near[:3]]
 
 
 def _out_path(cfg: DictConfig, goldens_dir: Path, run: Path) -> Path:
@@ -119,18 +132,18 @@ def run(cfg: DictConfig) -> int:
     write_jsonl(out, [d.golden() for d in kept])
     write_jsonl(candidates_path(out), [{"id": d.golden()["id"], "candidates": review_candidates(d, documents, titles)}
                                        for d in kept])
-    summary = {"model": str(cfg.model.name), "out": str(out), "drafted": len(drafts),
-               "rejected": {check: sum(d.problem == check for d in drafts) for check in CHECKS}, "kept": len(kept),
-               "by_kind": {k: {"drafted": sum(d.kind == k for d in drafts), "kept": sum(d.kind == k for d in kept)}
-                           for k in KINDS},
-               "dropped": [{"kind": d.kind, "source": d.source.chunk_id, "query": d.query, "why": d.problem,
-                            "reply": d.reply[:400]} for d in drafts if d.problem]}
+    summary = Summary(model=str(cfg.model.name), out=str(out), drafted=len(drafts),
+                      rejected={check: sum(d.problem == check for d in drafts) for check in CHECKS}, kept=len(kept),
+                      by_kind={k: {"drafted": sum(d.kind == k for d in drafts), "kept": sum(d.kind == k for d in kept)}
+                               for k in KINDS},
+                      dropped=[{"kind": d.kind, "source": d.source.chunk_id, "query": d.query, "why": d.problem,
+                                "reply": d.reply[:400]} for d in drafts if d.problem])
     write_atomic(run / "synthesize.json", json.dumps(summary, indent=2))
     _print(summary, out, bool(cfg.quiet))
     return 0
 
 
-def _print(summary: dict[str, Any], out: Path, quiet: bool) -> None:
+def _print(summary: Summary, out: Path, quiet: bool) -> None:
     rejected = ", ".join(f"{n} {why}" for why, n in summary["rejected"].items() if n) or "none"
     console.print(f"drafted {summary['drafted']}, rejected: {rejected}; kept {summary['kept']} in {out}")
     if not quiet:
