@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,8 +41,9 @@ from nomad_eval.run import generation_cases  # noqa: E402,F401  (registers the a
 SEED = 41
 MODE = "e2e"
 GATED = headline_names("generation", 5, [MODE])
-AUTO_MOST = 8          # repeats.max in the simulated auto runs (the shipped default's value)
-AUTO_AGREE = 3
+# The shipped repeats=auto bounds, read from the one place defaults live.
+_SHIPPED = yaml.safe_load((REPO / "nomad_eval" / "conf" / "config.yaml").read_text())
+AUTO_MOST, AUTO_AGREE = int(_SHIPPED["repeats_max"]), int(_SHIPPED["repeats_agree"])
 REPEATS_CODE = {"auto": 0}  # a seed sequence takes integers: auto seeds as repeats 0
 
 
@@ -193,7 +195,7 @@ CHUNK = 100  # pairs per task, so both workers stay busy and results are written
 def _job(task: tuple[str, str, Any, int, int, int, dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
     group, label, repeats, start, pairs, seed, spec = task
     flaky, p = spec["flakiness"]
-    base = suite(flaky=flaky, p=p)
+    base = suite(questions=spec.get("questions", 60), flaky=flaky, p=p)
     run = changed(base, *spec["change"]) if spec.get("change") else base
     return group, label, failing_share(base, run, repeats, pairs, seed, start, **spec.get("options", {}))
 
@@ -202,15 +204,18 @@ def settings(pairs: int, power_pairs: int) -> list[tuple[str, str, Any, int, int
     """(group, label, repeats, pairs, seed, spec), the Done-when rows first."""
     main = {"flakiness": FLAKINESS["15 at p=0.5"]}
     out: list[tuple[str, str, Any, int, int, dict[str, Any]]] = [
-        ("unchanged", f"15 at p=0.5, repeats {r}", r, pairs, SEED, main) for r in (3, 5, (3, 1), 1)]
+        ("unchanged", f"15 at p=0.5, repeats {r}", r, pairs, SEED, main) for r in (3, 5, (3, 1), 1, "auto")]
     out += [("power", f"{name}, repeats {r}", r, power_pairs, SEED + 1, {**main, "change": CHANGES[name]})
-            for name in ("6 made wrong", "6 made flaky") for r in (5, 3)]
+            for name in ("6 made wrong", "6 made flaky") for r in (5, 3, "auto")]
     out.append(("strict", "15 at p=0.5, repeats 3, compare.strict=true", 3, pairs, SEED,
                 {**main, "options": {"strict": True}}))
     out += [("unchanged", f"{name}, repeats {r}", r, pairs, SEED, {"flakiness": fl})
-            for r in (3, 5) for name, fl in FLAKINESS.items() if name != "15 at p=0.5"]
+            for r in (3, 5, "auto", 1) for name, fl in FLAKINESS.items() if name != "15 at p=0.5"]
     out += [("power", f"{name}, repeats {r}", r, power_pairs, SEED + 1, {**main, "change": CHANGES[name]})
-            for name in ("1 made wrong", "3 made wrong", "1 made flaky") for r in (3, 5)]
+            for name in ("1 made wrong", "3 made wrong", "1 made flaky") for r in (3, 5, "auto")]
+    # Suite size: the same share of flaky questions (a quarter at p=0.5) in a smaller and a larger suite.
+    out += [("size", f"{q} questions, {q // 4} at p=0.5, repeats {r}", r, pairs, SEED,
+             {"flakiness": (q // 4, 0.5), "questions": q}) for q in (30, 120) for r in (5, "auto")]
     return out
 
 
@@ -221,7 +226,7 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
     pairs, failed = a["pairs"] + b["pairs"], a["failed"] + b["failed"]
     return {"pairs": pairs, "failed": failed, **wilson(failed, pairs), "fired": add(a["fired"], b["fired"]),
-            "verdicts": add(a["verdicts"], b["verdicts"])}
+            "verdicts": add(a["verdicts"], b["verdicts"]), "calls": add(a["calls"], b["calls"])}
 
 
 def main() -> None:
@@ -230,20 +235,30 @@ def main() -> None:
     ap.add_argument("--power-pairs", type=int, default=300)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "flaky_gate.json")
+    ap.add_argument("--only", nargs="*", default=[], help="run only the settings whose label holds one of these "
+                    "texts; the others already in --out are kept")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    result: dict[str, Any] = {"settings": {"questions": 60, "refusal_goldens": 8, "gated": GATED, "seed": SEED,
-                                           "flakiness": FLAKINESS, "changes": CHANGES,
-                                           "interval": "Wilson 95%", "question_sampling_resamples": 200}}
+    result: dict[str, Any] = json.loads(a.out.read_text()) if a.only and a.out.exists() else {}
+    result["settings"] = {"questions": 60, "refusal_goldens": 8, "gated": GATED, "seed": SEED,
+                          "flakiness": FLAKINESS, "changes": CHANGES, "interval": "Wilson 95%",
+                          "question_sampling_resamples": 200,
+                          "auto": {"repeats_max": AUTO_MOST, "repeats_agree": AUTO_AGREE,
+                                   "baseline": "a repeats=auto run without a baseline (as first promoted)"},
+                          "calls": "answers the scripted backend gave each side, summed over the pairs"}
+    todo = [s for s in settings(a.pairs, a.power_pairs) if not a.only or any(t in s[1] for t in a.only)]
+    for g, label, *_ in todo:
+        result.get(g, {}).pop(label, None)
     chunks = [(g, label, reps, start, min(CHUNK, n - start), seed, spec)
-              for g, label, reps, n, seed, spec in settings(a.pairs, a.power_pairs) for start in range(0, n, CHUNK)]
+              for g, label, reps, n, seed, spec in todo for start in range(0, n, CHUNK)]
     with Pool(a.workers) as pool:
         for group, label, row in pool.imap(_job, chunks):
             rows = result.setdefault(group, {})
             rows[label] = merge(rows[label], row) if label in rows else row
             r = rows[label]
+            per = {side: round(c / r["pairs"], 1) for side, c in r["calls"].items()}
             print(f"{group:9s} {label:45s} {r['failed']:5d}/{r['pairs']} = {r['rate']:.3f} "
-                  f"[{r['low']:.3f}, {r['high']:.3f}] {r['verdicts']}", flush=True)
+                  f"[{r['low']:.3f}, {r['high']:.3f}] {r['verdicts']} calls/pair {per}", flush=True)
             result["seconds"] = round(time.perf_counter() - t0, 1)
             a.out.parent.mkdir(parents=True, exist_ok=True)
             a.out.write_text(json.dumps(result, indent=1) + "\n")

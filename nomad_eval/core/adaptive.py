@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from nomad_eval.core.sequential import Rule, pass_sequence, settled
+from nomad_eval.base.case import Case
+from nomad_eval.core.sequential import Rule, expected_calls, pass_sequence, settled
 
 
 @dataclass
@@ -57,3 +59,21 @@ def ask_until_settled(keys: Sequence[str], base: Mapping[str, tuple[int, int]], 
 def base_tallies(passed: Mapping[str, Sequence[bool | None]]) -> dict[str, tuple[int, int]]:
     """The baseline's (passes, judged answers) per question key, from each key's pass outcomes."""
     return {k: (sum(1 for p in ps if p), sum(1 for p in ps if p is not None)) for k, ps in passed.items()}
+
+
+def by_key(cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
+    """The (passes, judged answers) of each `mode:id` question of a side's case records."""
+    grouped: dict[str, list[bool | None]] = {}
+    for c in cases:
+        grouped.setdefault(f"{c.get('mode')}:{c['id']}", []).append(c.get("passed"))
+    return base_tallies(grouped)
+
+
+def planned_calls(rule: Rule, cases: Sequence[Case], seed: int) -> dict[str, Any]:
+    """What a verdict against this baseline costs under repeats=auto if nothing changed (simulated with each
+    question's baseline pass rate), beside fixed repeats at the baseline's own count: tier=plan's figure."""
+    ref = by_key(cases)
+    mean, sd = expected_calls(rule, list(ref.values()), seed=seed)
+    repeats = max((n for _, n in ref.values()), default=1)
+    return {"questions": len(ref), "auto_calls": round(mean, 1), "auto_calls_sd": round(sd, 1),
+            "fixed_repeats": repeats, "fixed_calls": repeats * len(ref)}

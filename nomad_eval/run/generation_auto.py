@@ -3,15 +3,14 @@ the per-question record the report shows (docs/gate.md#adaptive-repeats)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.adaptive import Tally, ask_until_settled, base_tallies
+from nomad_eval.core.adaptive import Tally, ask_until_settled, by_key
 from nomad_eval.core.sequential import Rule
 from nomad_eval.gate.choose import find_baseline
 from nomad_eval.gate.store import default_variant
@@ -47,13 +46,6 @@ def reference(cfg: DictConfig, provisional: Report) -> tuple[dict[str, tuple[int
     except NomadError:
         return {}, "no baseline to read"
     return by_key(base.cases), f"baseline {path}"
-
-
-def by_key(cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
-    grouped: dict[str, list[bool | None]] = {}
-    for c in cases:
-        grouped.setdefault(f"{c.get('mode')}:{c['id']}", []).append(c.get("passed"))
-    return base_tallies(grouped)
 
 
 # One round's (golden index, mode, repeat) tasks -> each call's result, and the pass outcome of a result.
@@ -118,3 +110,4 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         rate = "—" if q["pass_rate"] is None else f"{q['pass_rate']:.2f} ({q['passes']}/{q['answers']})"
         lines.append(f"| {q['key']} | {q['calls']} | {rate} | [{q['low']:.2f}, {q['high']:.2f}] | {q['stopped']} |")
     return "\n".join(lines) + "\n"
+

@@ -21,9 +21,11 @@ from rich.table import Table
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.core.adaptive import planned_calls
 from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
 from nomad_eval.core.power import detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
+from nomad_eval.core.sequential import Rule
 from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.gate.store import baseline_path
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
@@ -144,8 +146,14 @@ def run(cfg: DictConfig) -> int:
                   "on run-to-run noise: deterministic metrics need no repeats; for answers that vary, the gate's "
                   "80% drop is what it finds at the baseline's repeats, and 'repeats for drop' what finds "
                   "plan.drop (default twice the tolerance) at 80%")
+    auto = Rule(most=int(cfg.repeats_max), agree=int(cfg.repeats_agree))
+    calls = planned_calls(auto, base.cases, int(cfg.seed)) if tier == "generation" else None
+    if calls:
+        console.print(f"calls per verdict: repeats=auto about {calls['auto_calls']:g} (sd {calls['auto_calls_sd']:g}"
+                      f", simulated at this baseline's pass rates) for {calls['questions']} questions; "
+                      f"repeats={calls['fixed_repeats']}: {calls['fixed_calls']}", markup=False)
     if cfg.paths.get("run_dir"):
         out = Path(cfg.paths.run_dir)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "plan.json").write_text(json.dumps({"baseline": str(path), "rows": rows}, indent=1))
+        (out / "plan.json").write_text(json.dumps({"baseline": str(path), "rows": rows, "calls": calls}, indent=1))
     return 0

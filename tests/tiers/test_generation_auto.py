@@ -111,3 +111,13 @@ def test_the_budget_bounds_the_calls(make_cfg: Callable[..., DictConfig], tmp_pa
     report = _run(make_cfg, model, tmp_path / "budget", "repeats_budget=2")
     assert sum(model.calls.values()) == 16  # two calls per question on average, spent round by round
     assert "model-call budget spent" in {r["stopped"] for r in report["details"]["adaptive"]}
+
+
+def test_plan_gives_the_expected_calls_per_verdict(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    _run(make_cfg, Model(), tmp_path / "base")
+    cfg = make_cfg(*MINI, "tier=plan", f"plan.baseline={tmp_path / 'base'}", f"paths.run_dir={tmp_path / 'plan'}")
+    assert run_tier(cfg) == 0
+    calls = json.loads((tmp_path / "plan" / "plan.json").read_text())["calls"]
+    # Seven steady questions cost one call each; the flaky one (3 of 6 in the baseline) is measured to 6.
+    assert calls["questions"] == 8 and 12 <= calls["auto_calls"] <= 13
+    assert (calls["fixed_repeats"], calls["fixed_calls"]) == (6, 48)
