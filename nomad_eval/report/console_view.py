@@ -129,11 +129,10 @@ def print_generation(r: Report, quiet: bool, run_dir: Path) -> None:
     for mode, z in g.sizes.items():
         console.print(f"{mode}: " + "; ".join(f"{name} {size_text(v)}" for name, v in z.items()), markup=False)
     _print_judges(a)
-    if g.position:
-        ranks = ", ".join(f"{k}: {fmt(v['correctness'])} {bounds(v.get('low'), v.get('high'))} n={v['n']}"
-                          for k, v in g.position["by_rank"].items())
+    if (p := g.position) is not None:
+        ranks = ", ".join(f"{k}: {fmt(v.correctness)} {bounds(v.low, v.high)} n={v.n}" for k, v in p.by_rank.items())
         console.print(f"correctness by rank of the relevant passage [95% interval] n questions: {ranks}", markup=False)
-        if g.position["retrieved_but_ignored"]:
+        if p.retrieved_but_ignored:
             console.print("[yellow]retrieved but ignored:[/] recall is high while correctness is low")
     _print_causes_and_attacks(a)
     if a.unstable:

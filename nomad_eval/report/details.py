@@ -89,6 +89,48 @@ class Decomposition(BaseModel):
     diagnosis: list[str] = Field(default_factory=list)
 
 
+class RankRow(BaseModel):
+    """Correctness with the relevant passage at one rank of the prompt: n questions (repeats averaged first)."""
+
+    n: int
+    cases: int | None = None       # case records (repeats); None in reports from before it was counted
+    correctness: float | None
+    low: float | None = None       # 95% interval; None in reports from before intervals, or with no question
+    high: float | None = None
+    method: str = "wilson"         # wilson for 0/1 values, bootstrap where a question's repeats disagree
+
+
+class RankAnalysis(BaseModel):
+    """e2e: correctness by the rank of the relevant passage in the prompt, and whether it was used."""
+
+    by_rank: dict[str, RankRow]    # "1", "2", ... and "not injected"
+    context_recall: float | None   # share of the questions whose relevant passage reached the prompt
+    retrieved_but_ignored_rate: float | None
+    retrieved_but_ignored: bool    # high recall with low correctness: the answer was there and not used
+
+
+class ServedShare(BaseModel):
+    """A share of the served passages with its Wilson 95% interval (value, low, high None when none was served)."""
+
+    value: float | None
+    count: int
+    n: int
+    low: float | None
+    high: float | None
+    method: str
+
+
+class ServedIndex(BaseModel):
+    """tier=app: the passages the app served, counted against the corpus under test (harness/served.py)."""
+
+    passages: int
+    current: ServedShare
+    stale: ServedShare
+    foreign: ServedShare
+    stale_documents: dict[str, int] = Field(default_factory=dict)    # doc id -> passages of an old version
+    foreign_documents: dict[str, int] = Field(default_factory=dict)  # the id it came with ("" for none) -> passages
+
+
 class RetrievalDetails(BaseModel):
     tier: Literal["retrieval"] = "retrieval"
     separation: list[SeparationRow] = Field(default_factory=list)
@@ -121,16 +163,14 @@ class GenerationDetails(AnswerDetails):
     # The extractive ceiling on the same prompts, per mode and metric (empty when the model is the mock).
     mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     chars_per_token: float | None = None
-    # e2e: correctness by the rank of the relevant passage in the prompt (tiers/generation_cases.position_analysis).
-    position: dict[str, Any] = Field(default_factory=dict)
+    position: RankAnalysis | None = None  # e2e measured: correctness by the relevant passage's rank
     # Per mode: meanPromptTokens (the estimate the budget used) and meanAnswerLength (characters).
     sizes: dict[str, dict[str, SizeSummary]] = Field(default_factory=dict)
 
 
 class AppDetails(AnswerDetails):
     tier: Literal["app"] = "app"
-    # The passages the app served, counted current / stale / foreign against the corpus (harness/served.py).
-    served_index: dict[str, Any] = Field(default_factory=dict)
+    served_index: ServedIndex | None = None  # None: the app served no passage with text
 
 
 class PositionDetails(BaseModel):

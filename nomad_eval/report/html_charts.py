@@ -9,6 +9,7 @@ import numpy as np
 
 from nomad_eval.metrics.registry import MetricName, at_k_families
 from nomad_eval.metrics.separation import distribution
+from nomad_eval.report.details import RankAnalysis
 from nomad_eval.report.markdown import fmt_interval
 from nomad_eval.report.matrix import MatrixRow, figure
 from nomad_eval.report.merge import SweepRow
@@ -119,15 +120,15 @@ def decomposition_bars(metrics: dict[str, float | None], mock: dict[str, dict[st
     return Chart("correctness by context mode", modes, series, y_range=(0.0, 1.05))
 
 
-def position_bars(position: dict[str, Any]) -> Chart:
+def position_bars(position: RankAnalysis) -> Chart:
     """Each rank's correctness with its 95% interval (a report from before intervals has none) and n questions."""
-    rows = position["by_rank"]
+    rows = position.by_rank
     ranks = list(rows)
     return Chart("correctness by the rank of the relevant passage in the prompt (95% intervals)", ranks,
-                 [Series("correctness", [rows[r]["correctness"] for r in ranks], [rows[r].get("low") for r in ranks],
-                         [rows[r].get("high") for r in ranks], error_color="#333",
-                         text=[f"n={rows[r]['n']}" for r in ranks],
-                         hover=[f"n={rows[r]['n']} questions, {rows[r].get('method', 'wilson')}" for r in ranks])],
+                 [Series("correctness", [rows[r].correctness for r in ranks], [rows[r].low for r in ranks],
+                         [rows[r].high for r in ranks], error_color="#333",
+                         text=[f"n={rows[r].n}" for r in ranks],
+                         hover=[f"n={rows[r].n} questions, {rows[r].method}" for r in ranks])],
                  y_range=(0.0, 1.05))
 
 

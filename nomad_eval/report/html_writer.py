@@ -100,7 +100,7 @@ def generation_page(report: Report, cases: list[Case], base: dict[str, float | N
                 _headline(report, base, names),
                 _chart("Decomposition", charts.decomposition_bars(report.metrics, g.mock_line, report.intervals),
                        "chart-decomposition")]
-    if g.position:
+    if g.position is not None:
         sections.append(_chart("Position in context", charts.position_bars(g.position), "chart-position"))
     rows = [{"id": c["id"], "question": _question(c), "mode": c["mode"], "repeat": c["repeat"],
              "tags": ", ".join(c["tags"]),

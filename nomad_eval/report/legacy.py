@@ -22,6 +22,7 @@ _MOVED: dict[str, dict[str, str]] = {
     "position": {"position_curve": "curve", "chars_per_token": "chars_per_token"},
 }
 _FLAT = {old for fields in _MOVED.values() for old in fields}
+_EMPTY_IS_NONE = {"decomposition", "position", "served_index"}
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -39,8 +40,9 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
         for old, new in _MOVED[kind].items():
             if old in data:
                 details[new] = data[old]
-        if details.get("decomposition") == {}:  # version 1 wrote {} for "not all three modes measured"
-            details["decomposition"] = None
+        for name in _EMPTY_IS_NONE & details.keys():
+            if details[name] == {}:  # version 1 wrote {} for "not measured" (e.g. not all three modes)
+                details[name] = None
         out["details"] = details
     return out
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, headline_names
-from nomad_eval.report.details import AnswerDetails, Decomposition, PositionCurve, SizeSummary
+from nomad_eval.report.details import AnswerDetails, Decomposition, PositionCurve, RankAnalysis, SizeSummary
 from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.provenance import code_line
@@ -173,19 +173,18 @@ def _judge_lines(r: AnswerDetails) -> list[str]:
     return lines + [f"- {line}" for line in corrected_lines(r.judge_corrected)] + [""]
 
 
-def _rank_lines(p: dict[str, Any]) -> list[str]:
-    if not p:
+def _rank_lines(p: RankAnalysis | None) -> list[str]:
+    if p is None:
         return []
-    rows = [[k, str(v["n"]), fmt(v["correctness"]), bounds(v.get("low"), v.get("high"))]
-            for k, v in p["by_rank"].items()]
+    rows = [[k, str(v.n), fmt(v.correctness), bounds(v.low, v.high)] for k, v in p.by_rank.items()]
     ignored = " — **retrieved but ignored**: recall is high while correctness is low" \
-        if p["retrieved_but_ignored"] else ""
+        if p.retrieved_but_ignored else ""
     return ["## Correctness by the rank of the relevant passage in the prompt (e2e)", "",
             "questions: each one's repeats averaged first; 95% interval: Wilson's, or a bootstrap over the "
             "questions where a question's repeats disagree.", "",
             *_table(["rank", "questions", "correctness", "95% interval"], rows), "",
-            f"- context recall {fmt(p['context_recall'])}, retrieved but ignored "
-            f"{fmt(p['retrieved_but_ignored_rate'])}{ignored}", ""]
+            f"- context recall {fmt(p.context_recall)}, retrieved but ignored "
+            f"{fmt(p.retrieved_but_ignored_rate)}{ignored}", ""]
 
 
 def attack_rows(r: Report) -> list[list[str]]:

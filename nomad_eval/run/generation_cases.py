@@ -7,7 +7,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from omegaconf import DictConfig
 
@@ -30,7 +30,7 @@ from nomad_eval.metrics.answer.measures import (
 )
 from nomad_eval.metrics.registry import REGISTRY
 from nomad_eval.rag.budget import Plan
-from nomad_eval.report.details import AttackRate, Decomposition, SizeSummary
+from nomad_eval.report.details import AttackRate, Decomposition, RankAnalysis, RankRow, SizeSummary
 
 # Every generation measure the registry holds is scored per case, except these two: a question's, read off its
 # repeats together by core/questions.py.
@@ -210,7 +210,7 @@ def relevant_rank(case: Case) -> int | None:
     return None
 
 
-def position_analysis(cases: list[Case]) -> dict[str, Any]:
+def position_analysis(cases: list[Case]) -> RankAnalysis:
     rows = [c for c in cases if c["mode"] == "e2e" and not c["expect_refusal"] and not c.get("unstable")]
     by_rank: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     ignored = 0
@@ -227,21 +227,17 @@ def position_analysis(cases: list[Case]) -> dict[str, Any]:
              sorted(by_rank.items(), key=lambda kv: (kv[0] == "not injected", kv[0].zfill(4)))}
     recall = injected / len(rows) if rows else None
     correct = mean(c["metrics"]["correctness"] for c in rows)
-    return {
-        "by_rank": table,
-        "context_recall": recall,
-        "retrieved_but_ignored_rate": ignored / injected if injected else None,
+    return RankAnalysis(
+        by_rank=table, context_recall=recall, retrieved_but_ignored_rate=ignored / injected if injected else None,
         # High recall with low correctness: the model had the answer in front of it and did not use it.
-        "retrieved_but_ignored": bool(recall is not None and correct is not None and recall >= 0.8 and correct < 0.5),
-    }
+        retrieved_but_ignored=bool(recall is not None and correct is not None and recall >= 0.8 and correct < 0.5))
 
 
-def rank_row(by_question: dict[str, list[float | None]]) -> dict[str, Any]:
+def rank_row(by_question: dict[str, list[float | None]]) -> RankRow:
     """One rank's correctness over its questions (each one's repeats averaged first: repeats are not new questions),
     n and a 95% interval: Wilson's for 0/1 values, a bootstrap over questions where a question's repeats disagree."""
     values = [v for v in (mean(r) for r in by_question.values()) if v is not None]
-    row: dict[str, Any] = {"n": len(values), "cases": sum(len(r) for r in by_question.values()),
-                           "correctness": mean(values), "low": None, "high": None, "method": "wilson"}
+    row = RankRow(n=len(values), cases=sum(len(r) for r in by_question.values()), correctness=mean(values))
     if not values:
         return row
     from nomad_eval.core.stats import Interval, mean_interval
@@ -251,9 +247,9 @@ def rank_row(by_question: dict[str, list[float | None]]) -> dict[str, Any]:
     if all(v in (0.0, 1.0) for v in values):
         iv = wilson_interval(int(sum(values)), len(values))
     else:
-        iv, row["method"] = mean_interval(values), "bootstrap"
+        iv, row.method = mean_interval(values), "bootstrap"
     if iv is not None:
-        row["low"], row["high"] = iv.low, iv.high
+        row.low, row.high = iv.low, iv.high
     return row
 
 

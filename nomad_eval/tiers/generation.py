@@ -239,7 +239,7 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
                 m: {MetricName.parse(k).bare: v for k, v in mode_metrics(mock_cases, m).items()} for m in modes},
             unstable=unstable,
             chars_per_token=est.chars_per_token, judges=judges,
-            position=position_analysis(cases) if "e2e" in modes else {}, causes=cause_counts(cases),
+            position=position_analysis(cases) if "e2e" in modes else None, causes=cause_counts(cases),
             sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
             attacks=attack_rates(cases, mock_cases)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),

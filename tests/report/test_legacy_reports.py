@@ -65,17 +65,27 @@ def test_a_version_1_generation_report_moves_its_fields_under_details() -> None:
     assert d.judges == judges and d.unstable == ["e2e:q1"] and d.chars_per_token == 3.5
     assert [x.model_dump() for x in d.infra] == raw["infra"] and d.repeats_reason == "repeats=1 as set"
     assert d.mock_line == {"e2e": {"correctness": 0.75}} and report.metrics == {"e2e.correctness": 0.5}
-    # An empty decomposition was version 1's "not every mode measured".
-    assert Report.model_validate(_v1("generation")).generation_part().decomposition is None
+    # An empty decomposition (or rank table) was version 1's "not measured" (not every mode, no e2e).
+    empty = Report.model_validate(_v1("generation")).generation_part()
+    assert empty.decomposition is None and empty.position is None
+    by_rank = {"1": {"n": 4, "correctness": 0.5}}  # a rank row from before intervals
+    old = Report.model_validate(_v1("generation", position={"by_rank": by_rank, "context_recall": 0.9,
+                                                            "retrieved_but_ignored_rate": None,
+                                                            "retrieved_but_ignored": False}))
+    row = old.generation_part().position.by_rank["1"]  # type: ignore[union-attr]
+    assert (row.n, row.correctness, row.low, row.method) == (4, 0.5, None, "wilson")
 
 
 def test_a_version_1_app_report_is_told_from_a_generation_one_by_its_pipeline() -> None:
-    served = {"passages": 4, "stale_documents": {"d1": 1}}
+    share = {"value": 0.5, "count": 2, "n": 4, "low": 0.15, "high": 0.85, "method": "wilson"}
+    served = {"passages": 4, "current": share, "stale": share, "foreign": share | {"value": 0.0, "count": 0},
+              "stale_documents": {"d1": 2}, "foreign_documents": {}}
     identity = {"fingerprint": "f", "goldens_hash": "g", "suite": "s", "embedder": "(the app's own)",
                 "pipeline": "app:http"}
     report = Report.model_validate(_v1("generation", identity=identity, served_index=served, unstable=["e2e:q"]))
     assert isinstance(report.details, AppDetails) and report.tier == "generation"
-    assert report.details.served_index == served and report.answer_part().unstable == ["e2e:q"]
+    assert report.details.served_index is not None and report.answer_part().unstable == ["e2e:q"]
+    assert report.details.served_index.model_dump() == served
 
 
 def test_a_version_1_position_report_keeps_its_curve() -> None:

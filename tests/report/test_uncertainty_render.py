@@ -16,7 +16,7 @@ import pytest
 from nomad_eval.base.console import console
 from nomad_eval.metrics.separation import rounded
 from nomad_eval.report.console_view import print_generation, print_retrieval
-from nomad_eval.report.details import GenerationDetails
+from nomad_eval.report.details import GenerationDetails, RankAnalysis
 from nomad_eval.report.html_writer import generation_page, retrieval_page, write_sweep_html
 from nomad_eval.report.markdown import generation_markdown, retrieval_markdown
 from nomad_eval.report.merge import merge, write_summary
@@ -51,9 +51,9 @@ def generation_report() -> Report:
     return Report(tier="generation", metrics={"e2e.correctness": 0.6, "oracle.correctness": 0.8},
                   intervals={"e2e.correctness": MetricInterval(n=30, low=0.42, high=0.76, clusters=12)},
                   counts={"goldens": 30, "repeats": 3},
-                  details=GenerationDetails(position={
+                  details=GenerationDetails(position=RankAnalysis.model_validate({
                       "by_rank": BY_RANK, "context_recall": 0.9, "retrieved_but_ignored_rate": 0.1,
-                      "retrieved_but_ignored": False}))
+                      "retrieved_but_ignored": False})))
 
 
 def test_markdown_shows_value_interval_and_n_and_a_dash_when_missing() -> None:
@@ -153,12 +153,12 @@ def test_position_by_rank_counts_questions_with_wilsons_interval() -> None:
     cases = [case(f"q{i}", r, 1.0 if i < 5 else 0.0, ["d#1", "x#1"]) for i in range(7) for r in range(3)]
     cases += [case("q7", r, 1.0, ["x#1", "d#2"]) for r in range(3)]
     cases += [case("q8", r, None, ["x#1", "d#2"]) for r in range(3)]
-    by_rank = position_analysis(cases)["by_rank"]
+    by_rank = position_analysis(cases).by_rank
     first = by_rank["1"]
-    assert (first["n"], first["cases"], first["correctness"]) == (7, 21, 5 / 7)  # repeats are not questions
+    assert (first.n, first.cases, first.correctness) == (7, 21, 5 / 7)  # repeats are not questions
     ci = binomtest(5, 7).proportion_ci(method="wilson")
-    assert (first["low"], first["high"]) == pytest.approx((ci.low, ci.high))
-    assert by_rank["2"]["n"] == 1 and by_rank["2"]["low"] is not None  # the unjudged question is not counted
+    assert (first.low, first.high) == pytest.approx((ci.low, ci.high))
+    assert by_rank["2"].n == 1 and by_rank["2"].low is not None  # the unjudged question is not counted
 
 
 def _job(sweep: Path, name: str, report: Report) -> Path:
