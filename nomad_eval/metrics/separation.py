@@ -32,6 +32,19 @@ class StoredHistogram(TypedDict):
     counts: list[int]
 
 
+class Scores(TypedDict):
+    """scores.json: each score's relevant and irrelevant sides, and which pairs each score is over."""
+
+    raw: dict[str, StoredHistogram]          # "relevant", "irrelevant"
+    final: dict[str, StoredHistogram]
+    population: dict[str, str]               # "raw", "final" -> EVERY_CHUNK or CANDIDATE_POOL
+
+
+def sides(scores: Scores, key: str) -> dict[str, StoredHistogram]:
+    """The two sides of the score `key` ("raw" or "final")."""
+    return scores["raw"] if key == "raw" else scores["final"]
+
+
 @dataclass
 class Histogram:
     """A distribution as counts of its values rounded to 5 decimals (numpy's rounding).

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from nomad_eval.metrics.registry import MetricName, at_k_families
-from nomad_eval.metrics.separation import distribution
+from nomad_eval.metrics.separation import Scores, distribution
+from nomad_eval.metrics.separation import sides as side_of
 from nomad_eval.report.details import RankAnalysis
 from nomad_eval.report.markdown import fmt_interval
 from nomad_eval.report.matrix import MatrixRow, figure
@@ -29,7 +30,7 @@ def interval_series(name: str, names: Sequence[str], metrics: Mapping[str, float
                   hover=[f"95% {fmt_interval(iv)}, n={iv.n if iv else '—'}" for iv in ivs], **kw)
 
 
-def separation_histograms(scores: dict[str, Any], threshold: float | None, min_final: float | None) -> Panels:
+def separation_histograms(scores: Scores, threshold: float | None, min_final: float | None) -> Panels:
     """Relevant vs irrelevant, each as its share of pairs per bin, binned here.
 
     Shares, because over every chunk the irrelevant pairs outnumber the relevant ones a hundred to one and
@@ -40,7 +41,7 @@ def separation_histograms(scores: dict[str, Any], threshold: float | None, min_f
     pop = scores.get("population") or {}
     panels = []
     for key, flag, line in (("raw", "threshold", threshold), ("final", "min_final_score", min_final)):
-        sides = {label: distribution(v) for label, v in scores[key].items()}
+        sides = {label: distribution(v) for label, v in side_of(scores, key).items()}
         title = f"{'raw cosine' if key == 'raw' else 'final score'}, {pop.get(key, 'candidate pool')}"
         n = " / ".join(f"{len(v):,} {label}" for label, v in sides.items())
         cut = "" if line is None else f"dashed: {flag} = {line} · "

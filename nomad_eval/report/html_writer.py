@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from nomad_eval.base.case import Case
 from nomad_eval.metrics.registry import headline_names
+from nomad_eval.metrics.separation import Scores
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.html import (
@@ -68,7 +69,7 @@ def _meta(report: Report) -> str:
                       + ([code_line(report.provenance)] if report.provenance else []))
 
 
-def retrieval_page(report: Report, cases: list[Case], scores: dict[str, Any],
+def retrieval_page(report: Report, cases: list[Case], scores: Scores,
                    base: dict[str, float | None] | None) -> str:
     hk = headline_k(report)
     names = [n for n in headline_names("retrieval", hk) if n in report.metrics]
@@ -185,7 +186,7 @@ def position_page(report: Report, cases: list[Case]) -> str:
     return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
 
 
-def write_html(out: Path, report: Report, cases: list[Case], scores: dict[str, Any] | None = None) -> None:
+def write_html(out: Path, report: Report, cases: list[Case], scores: Scores | None = None) -> None:
     """`scores`: a retrieval run's scores.json as it was just written (read back from `out` when not given)."""
     base = _baseline_metrics(report)
     if report.tier == "position":

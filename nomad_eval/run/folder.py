@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.case import Case
 from nomad_eval.harness.trace import Tracer
+from nomad_eval.metrics.separation import Scores
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic, write_jsonl
@@ -40,7 +41,7 @@ class Artifacts:
     exports: bool = True                          # cases.parquet (and a retrieval run's run.trec, qrels.trec)
     lines: list[str] | None = None                # cases.jsonl's rows already encoded (write_jsonl's bytes)
     flat: list[dict[str, Any]] | None = None      # the parquet rows already flattened
-    scores: dict[str, Any] | None = None          # the scores the HTML report draws (a retrieval run's scores.json)
+    scores: Scores | None = None                  # the scores the HTML report draws (a retrieval run's scores.json)
 
 
 @dataclass

@@ -26,7 +26,7 @@ from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.harness.trace import Tracer, timed
 from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.registry import headline_names
-from nomad_eval.metrics.separation import SeparationRow, separation_row
+from nomad_eval.metrics.separation import Scores, SeparationRow, separation_row
 from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
 from nomad_eval.report.console_view import print_retrieval
@@ -42,7 +42,7 @@ from nomad_eval.run.retrieval_cases import case_metrics, check_ks, identity, met
 from nomad_eval.run.settings import runtime
 
 
-def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime | None = None) -> dict[str, Any]:
+def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime | None = None) -> Scores:
     """Relevant vs irrelevant scores of answerable questions: the data behind the separation table and plots.
 
     Raw cosine, given the run's `rt` (its own embedder): every question against every chunk of the corpus, from
@@ -55,16 +55,17 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
     from nomad_eval.metrics.separation import CANDIDATE_POOL, EVERY_CHUNK, rounded
 
     answerable = [(r, g) for r, g in zip(retrievals, goldens, strict=True) if not g.expect_refusal]
-    out: dict[str, Any] = {"raw": {"relevant": [], "irrelevant": []}, "final": {"relevant": [], "irrelevant": []},
-                           "population": {"raw": CANDIDATE_POOL, "final": CANDIDATE_POOL}}
+    raw: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
+    final: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
     for r, g in answerable:
         for c in r.candidates:
             label = "relevant" if c.doc_id in g.relevant_doc_ids else "irrelevant"
             if rt is None and c.score is not None:
-                out["raw"][label].append(round(c.score, 5))
-            out["final"][label].append(round(c.final_score, 5))
-    for key in ("raw", "final"):
-        out[key] = {label: rounded(v) for label, v in out[key].items()}
+                raw[label].append(round(c.score, 5))
+            final[label].append(round(c.final_score, 5))
+    out = Scores(raw={label: rounded(v) for label, v in raw.items()},
+                 final={label: rounded(v) for label, v in final.items()},
+                 population={"raw": CANDIDATE_POOL, "final": CANDIDATE_POOL})
     if rt is not None:
         queries = [r.expanded_query for r, _ in answerable]
         relevant = [set(g.relevant_doc_ids) for _, g in answerable]
@@ -74,11 +75,12 @@ def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime 
     return out
 
 
-def separation(scores: dict[str, Any]) -> list[SeparationRow]:
-    from nomad_eval.metrics.separation import distribution
+def separation(scores: Scores) -> list[SeparationRow]:
+    from nomad_eval.metrics.separation import distribution, sides
 
     pop = scores.get("population") or {}
-    return [separation_row(f"{name} ({pop.get(key, 'candidate pool')})", flag, lab, distribution(scores[key][lab]))
+    return [separation_row(f"{name} ({pop.get(key, 'candidate pool')})", flag, lab,
+                           distribution(sides(scores, key)[lab]))
             for key, name, flag in (("raw", "raw cosine", "threshold"),
                                     ("final", "final score", "pipeline.min_final_score"))
             for lab in ("relevant", "irrelevant")]
@@ -192,7 +194,7 @@ def _custom_search(pipeline: Any, rt: Runtime, tracer: Tracer, rescored: list[st
 
 
 def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], names: list[str], up_ks: list[int],
-            scores: dict[str, Any]) -> Report:
+            scores: Scores) -> Report:
     """The run's report before its timings and verdict: means, intervals (one bootstrap for both views), tags,
     counts, separation, the subject and where the run came from."""
     goldens = rt.goldens
