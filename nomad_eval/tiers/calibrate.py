@@ -16,16 +16,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict, final
 
 from omegaconf import DictConfig
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
-from nomad_eval.base.atomic import JsonValue
 from nomad_eval.base.console import console, progress_bar
-from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
+from nomad_eval.base.errors import NomadError
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.harness.rundir import run_dir
@@ -50,92 +47,11 @@ from nomad_eval.judges.calibration import (
     labels_ref,
     same_family_warning,
 )
+from nomad_eval.judges.calibration_file import Agreement, Calibration, Label, LabelRow, NoBattery, load_labels
 from nomad_eval.judges.judge import Rubric, judge
 from nomad_eval.judges.run_judges import judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.run.settings import judge_settings, judging_rules
-
-
-class Label(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    id: str
-    rubric: str | None = None
-    question: str
-    chunks: list[str]
-    answer: str
-    label: int = Field(alias="label")
-    generator: str | None = None  # the model that wrote the answer, when known: for the same-family warning
-
-
-class LabelRow(TypedDict):
-    """One labelled example judged: calibration_cases.jsonl."""
-
-    id: str
-    label: int
-    verdict: Verdict                  # the first repeat's
-    verdicts: list[Verdict]
-    rejected: bool                    # refused by the judge's server
-
-
-class Agreement(TypedDict):
-    n: int
-    parsed: int
-    unparseable: int
-    rejected: int
-    agreement: FigureJson
-    coverage: FigureJson
-    agreement_parsed: FigureJson
-    kappa: FigureJson
-    spearman: FigureJson | None       # graded scales only
-    flip_rate: FigureJson | None      # repeats > 1 only
-
-
-@final
-class NoBattery(TypedDict):
-    """calibrate.battery_size=0: no battery figures."""
-
-
-class Calibration(Agreement):
-    """calibration.json: the judge's agreement with the labels, its battery, cost, and whether it may gate."""
-
-    format: int
-    rubric: str
-    judge: dict[str, JsonValue]
-    labels: dict[str, str | int]
-    repeats: int
-    seed: int
-    resamples: int
-    cost: dict[str, dict[str, float]]
-    battery: BatteryFigures | NoBattery
-    generators: list[str]
-    warnings: list[str]
-    created: str
-    filed_as: str
-    min_agreement: float
-    gate_on: str
-    calibrated: bool
-    reason: str
-
-
-def load_labels(path: Path, scale: list[int]) -> list[Label]:
-    defects, out, seen = [], [], set()
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            lab = Label.model_validate_json(line)
-        except ValidationError as exc:
-            defects.append(Defect(str(path), n, first_error(exc)))
-            continue
-        if lab.label not in scale:
-            defects.append(Defect(str(path), n, f"label {lab.label} is not on the rubric's scale {scale}", lab.id))
-        if lab.id in seen:
-            defects.append(Defect(str(path), n, f"duplicate id {lab.id!r}", lab.id))
-        seen.add(lab.id)
-        out.append(lab)
-    if defects:
-        raise InvalidInput(defects)
-    return out
 
 
 def file_result(source: Path, calibration_dir: Path) -> Path:

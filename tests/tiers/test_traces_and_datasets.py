@@ -76,8 +76,8 @@ def test_drafts_annotated_by_hand_pass_check(tmp_path: Path, data_dir: Path) -> 
 
 
 def test_a_multi_turn_trace_drafts_a_golden_with_its_history() -> None:
+    from nomad_eval.data.traces import drafts_from_spans
     from nomad_eval.harness.trace import SpanClock, Tracer
-    from nomad_eval.tiers.dataset import drafts_from_spans
 
     tracer = Tracer()
     history = [{"role": "user", "content": "My lantern is the Osprey L9."},
