@@ -19,7 +19,7 @@ PENDING = {
     "base/shipped.py", "harness/rundir.py", "report/intervals.py", "report/sweep_rank.py", "report/upstream_view.py",
     "run/answering.py", "run/attribute.py", "run/finish.py", "run/folder.py", "run/generation_auto.py",
     "run/generation_cases.py", "run/judging.py", "run/queries.py", "run/retrieval_cases.py", "run/review.py",
-    "run/runs_page.py", "run/settings.py",
+    "run/runs_page.py", "run/settings.py", "run/app_outputs.py",
     "tiers/app.py", "tiers/browse.py", "tiers/calibrate.py", "tiers/compare.py", "tiers/corpus.py", "tiers/dataset.py",
     "tiers/generation.py", "tiers/judge_labels.py", "tiers/matrix.py", "tiers/plan.py", "tiers/position_curve.py",
     "tiers/promote.py", "tiers/retrieval.py", "tiers/synthesize.py",

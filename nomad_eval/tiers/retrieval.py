@@ -13,9 +13,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, progress_bar
-from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import Question, questions_from_cases
-from nomad_eval.core.runs import order_consistent, scores_from_order
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import load_model, ready_store
 from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
@@ -28,7 +26,7 @@ from nomad_eval.metrics.aggregate import by_tag, mean_metrics
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import Scores, SeparationRow, separation_row
 from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
-from nomad_eval.rag.pipeline import Pipeline, Retrieval, RetrievedChunk, Stages
+from nomad_eval.rag.pipeline import Pipeline, Retrieval, Stages
 from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.details import RetrievalDetails
 from nomad_eval.report.intervals import summarize_report, tag_intervals
@@ -36,6 +34,7 @@ from nomad_eval.report.markdown import retrieval_markdown, tag_columns
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, Report, Subject
 from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks, with_view_metrics
+from nomad_eval.run.custom_retrieval import custom_order_warning, custom_search
 from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 from nomad_eval.run.queries import formed_queries, needs_chat, rewrite_chat
 from nomad_eval.run.retrieval_cases import case_metrics, check_ks, identity, metric_names, retrieval_case
@@ -86,46 +85,6 @@ def separation(scores: Scores) -> list[SeparationRow]:
             for lab in ("relevant", "irrelevant")]
 
 
-CUSTOM_ORDER_WARNING = "custom pipeline scores disagree with its order; scored by list order"
-
-
-def custom_order_warning(rescored: list[str], questions: int) -> str | None:
-    """The report's warning when `_custom_retrieve` scored some questions by list order, else None."""
-    if not rescored:
-        return None
-    return f"{CUSTOM_ORDER_WARNING} ({len(rescored)} of {questions} questions, e.g. {rescored[0]!r})"
-
-
-def _custom_retrieve(fn: Any, query: str, doc_ids: set[str], rescored: list[str] | None = None) -> Retrieval:
-    """A user's own pipeline: any callable returning ranked items with chunk_id, doc_id and score.
-
-    The list order is what the pipeline means. When the scores would not reproduce it the way trec_eval reads a
-    run (score descending, ties by id descending; for chunks, and for documents at their first chunk), the items
-    are scored by their order instead and `query` is appended to `rescored` (see custom_order_warning).
-    """
-    items = list(fn(query))
-    rows: list[tuple[str, str, float]] = []
-    for i, it in enumerate(items, 1):
-        get = it.get if isinstance(it, dict) else lambda k, _it=it: getattr(_it, k, None)
-        doc, score = get("doc_id"), get("score")
-        if doc not in doc_ids:
-            # The system under test returned what it must not: a failure of it (exit 1), not of the setup.
-            raise NomadError(f"leak guard: custom pipeline returned doc_id {doc!r}, not a document of the corpus", 1)
-        if isinstance(score, bool) or not isinstance(score, int | float):
-            raise NomadError(f"custom pipeline: item {i} for query {query!r} has score {score!r}; a number is needed")
-        rows.append((str(get("chunk_id") or f"{doc}#?"), str(doc), float(score)))
-    first: dict[str, float] = {}
-    for _, doc, score in rows:
-        first.setdefault(doc, score)
-    if not (order_consistent([(cid, s) for cid, _, s in rows]) and order_consistent(list(first.items()))):
-        by_order = scores_from_order([cid for cid, _, _ in rows])
-        rows = [(cid, doc, s) for (cid, doc, _), s in zip(rows, by_order, strict=True)]
-        if rescored is not None:
-            rescored.append(query)
-    chunks = [RetrievedChunk(i, cid, doc, None, s) for i, (cid, doc, s) in enumerate(rows, 1)]
-    return Retrieval(query, query, chunks, chunks)
-
-
 def run(cfg: DictConfig) -> int:
     t_start = time.perf_counter()
     ks = check_ks(list(cfg.tier.ks), cfg.pipeline.get("top_k"))  # refused (exit 2) before any work
@@ -161,7 +120,7 @@ def measure(cfg: DictConfig, rt: Runtime, ks: list[int], t_start: float) -> RunR
         retrievals, ablation = _search(cfg, rt, pipeline, ks, tracer, timings)
     else:
         t = time.perf_counter()
-        retrievals = _custom_search(pipeline, rt, tracer, rescored)
+        retrievals = custom_search(pipeline, rt, tracer, rescored)
         timings["search"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -179,18 +138,6 @@ def measure(cfg: DictConfig, rt: Runtime, ks: list[int], t_start: float) -> RunR
     return RunResult(report, cases, Artifacts(tracer=tracer, files={"scores.json": json.dumps(scores)},
                                               lines=[c.line for c in rows], flat=[c.flat for c in rows],
                                               scores=scores))
-
-
-def _custom_search(pipeline: Any, rt: Runtime, tracer: Tracer, rescored: list[str]) -> list[Retrieval]:
-    """A user's own retriever, asked each question alone; its answers traced as the harness's own searches."""
-    retrievals = []
-    for g in rt.goldens:
-        with timed() as clock:
-            r = _custom_retrieve(pipeline, g.final_query, rt.doc_ids, rescored)
-        retrievals.append(r)
-        tracer.retrieval(clock, r.query, r.chunks, None, "custom", g.id,
-                         messages=[*g.history, {"role": "user", "content": g.final_query}])
-    return retrievals
 
 
 def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], names: list[str], up_ks: list[int],

@@ -30,8 +30,8 @@ from nomad_eval.examples.keyword_retriever import retrieve
 from nomad_eval.rag.pipeline import RetrievedChunk
 from nomad_eval.rag.rerank import Candidate, order
 from nomad_eval.report.exports import trec_qrels, trec_run
+from nomad_eval.run.custom_retrieval import CUSTOM_ORDER_WARNING, custom_order_warning, custom_retrieve
 from nomad_eval.run.retrieval_cases import case_metrics, check_ks, ranked_documents, retrieved_rows
-from nomad_eval.tiers.retrieval import CUSTOM_ORDER_WARNING, _custom_retrieve, custom_order_warning
 from tests.conftest import MINI
 
 
@@ -121,7 +121,7 @@ def test_a_custom_pipeline_whose_scores_contradict_its_order_is_scored_by_order(
     items = retrieve(query, corpus_dir, 5)
     assert len(items) >= 2
     rescored: list[str] = []
-    r = _custom_retrieve(lambda q: contradicting(q, corpus_dir), query, {str(it["doc_id"]) for it in items},
+    r = custom_retrieve(lambda q: contradicting(q, corpus_dir), query, {str(it["doc_id"]) for it in items},
                          rescored)
     assert rescored == [query]
     assert [c.doc_id for c in r.chunks] == [it["doc_id"] for it in items]  # the list order is kept ...
@@ -131,7 +131,7 @@ def test_a_custom_pipeline_whose_scores_contradict_its_order_is_scored_by_order(
     assert warning is not None and warning.startswith(CUSTOM_ORDER_WARNING) and "1 of 8" in warning
     # BM25 itself breaks ties as trec_eval does, so its scores are kept as they are.
     kept: list[str] = []
-    plain = _custom_retrieve(lambda q: retrieve(q, corpus_dir, 5), query, {str(it["doc_id"]) for it in items}, kept)
+    plain = custom_retrieve(lambda q: retrieve(q, corpus_dir, 5), query, {str(it["doc_id"]) for it in items}, kept)
     assert kept == [] and custom_order_warning(kept, 8) is None
     assert [c.final_score for c in plain.chunks] == [it["score"] for it in items]
     # Through the tier: cases carry the order's scores, and run.trec still reproduces them.
