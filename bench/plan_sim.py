@@ -24,9 +24,9 @@ from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from nomad_eval.core.planning import plan_rows  # noqa: E402
 from nomad_eval.core.questions import questions_from_cases  # noqa: E402
 from nomad_eval.gate.compare import compare_questions  # noqa: E402
-from nomad_eval.tiers.plan import plan_rows  # noqa: E402
 
 # A fixed input, so the result stays comparable run to run: the core suite's baseline as filed under chunker
 # version 2, where every recall@5 is 0 or 1. Re-run with --baseline baselines/<fingerprint>/retrieval.json to

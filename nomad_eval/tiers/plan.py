@@ -11,88 +11,22 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
-from typing import NotRequired, TypedDict
 
 from omegaconf import DictConfig
 from rich.table import Table
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.adaptive import planned_calls
-from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
-from nomad_eval.core.power import detectable_change, mostly_zero_one
-from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
+from nomad_eval.core.planning import PlanRow, plan_rows
 from nomad_eval.core.sequential import Rule
-from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.gate.store import baseline_path
-from nomad_eval.metrics.registry import Tier, headline_names, spec_for
+from nomad_eval.metrics.registry import Tier, headline_names
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.upstream import is_upstream
 from nomad_eval.report.upstream_view import headline
 from nomad_eval.run.settings import runtime
-
-
-class NoisePlan(TypedDict):
-    drop: float                           # the drop planned for: plan.drop, else twice the tolerance
-    repeats_for_drop: int | None          # repeats a side that find it at 80%; None: no repeats to tell from
-    gate_80_drop: float | None            # the drop the gate finds at 80% with the baseline's repeats
-
-
-class PlanRow(TypedDict):
-    """One metric of plan.json: the suite's detectable change, and (answers that vary) the repeats it needs."""
-
-    metric: str
-    n: int
-    mean: float
-    delta_sd: float
-    mde: float | None
-    tolerance: float
-    questions_for_tolerance: int | None
-    drop: NotRequired[float]
-    repeats_for_drop: NotRequired[int | None]
-    gate_80_drop: NotRequired[float | None]
-
-
-def plan_rows(cases: list[Case], names: list[str], correlation: float, exclude_unstable: bool = False,
-              tolerance: float | None = None, drop: float | None = None) -> list[PlanRow]:
-    """Per metric, the suite's detectable change and what seeing its tolerance (or `tolerance`, one for every
-    metric, as compare.tolerance gives) would take."""
-    questions = questions_from_cases(cases)
-    if exclude_unstable:
-        questions = stable(questions)
-    rows: list[PlanRow] = []
-    for name in names:
-        spec = spec_for(name)
-        if spec is not None and tolerance is not None:
-            spec = replace(spec, tolerance=tolerance)
-        values, _ = values_of(questions, name)
-        if spec is None or len(values) < 2:
-            continue
-        sd = planning_sd(values, correlation)
-        tol = spec.allowed(sum(values) / len(values))
-        row = PlanRow(metric=name, n=len(values), mean=sum(values) / len(values), delta_sd=sd,
-                      mde=detectable_change(values, len(names), correlation, binary=mostly_zero_one(values)),
-                      tolerance=tol, questions_for_tolerance=questions_needed(tol, sd, alpha=0.05 / len(names)))
-        if (noise := _noise_plan(questions, name, tol, drop, sum(n.count(".") > 0 for n in names))) is not None:
-            row["drop"], row["repeats_for_drop"], row["gate_80_drop"] = (noise["drop"], noise["repeats_for_drop"],
-                                                                         noise["gate_80_drop"])
-        rows.append(row)
-    return rows
-
-
-def _noise_plan(questions: list[Question], name: str, allowed: float, drop: float | None, family: int
-                ) -> NoisePlan | None:
-    """For answers that vary (else None): the repeats the gate needs to find a drop of `drop` (default twice the
-    tolerance) at 80%, and the drop it finds at 80% with the baseline's own repeats."""
-    if not any(q.mode for q in questions):
-        return None
-    target = 2 * allowed if drop is None else drop
-    repeats = max((q.repeats for q in questions), default=1)
-    return NoisePlan(drop=target, repeats_for_drop=repeats_for_drop(questions, name, target, allowed, family),
-                     gate_80_drop=gate_drop_at(questions, name, allowed, family, repeats))
 
 
 def _plan_table(rows: list[PlanRow], metrics: int, path: Path) -> Table:

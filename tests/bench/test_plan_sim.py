@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from nomad_eval.base.paths import REPO
-from nomad_eval.tiers.plan import plan_rows
+from nomad_eval.core.planning import plan_rows
 
 
 def test_the_committed_simulation_checked_plans_current_figure() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from nomad_eval.tiers.plan import plan_rows
+from nomad_eval.core.planning import plan_rows
 
 
 def test_plan_uses_the_one_tolerance_for_every_metric() -> None:
