@@ -182,10 +182,10 @@ def _print_judges(r: AnswerDetails) -> None:
 
 
 def _print_causes_and_attacks(r: AnswerDetails) -> None:
-    names = r.causes.get("names") or {}
-    for mode, entry in (r.causes.get("by_mode") or {}).items():
-        counted = ", ".join(f"{names.get(k, k)} {v['count']}" for k, v in entry["labels"].items() if v["count"])
-        console.print(f"failure causes ({mode}, {entry['failed']} of {entry['questions']} questions failed): "
+    names = r.causes.names
+    for mode, entry in r.causes.by_mode.items():
+        counted = ", ".join(f"{names.get(k, k)} {v.count}" for k, v in entry.labels.items() if v.count)
+        console.print(f"failure causes ({mode}, {entry.failed} of {entry.questions} questions failed): "
                       f"{counted or 'none'}", markup=False)
     for a in r.attacks:
         console.print(f"attack {a.family} ({a.mode}): success {fmt(a.rate)} [{fmt(a.low)}, {fmt(a.high)}] Wilson 95%, "

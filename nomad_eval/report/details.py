@@ -131,6 +131,36 @@ class ServedIndex(BaseModel):
     foreign_documents: dict[str, int] = Field(default_factory=dict)  # the id it came with ("" for none) -> passages
 
 
+class CauseRow(BaseModel):
+    """One failure cause in one mode: its questions, their share of the mode's failed questions (n) and a Wilson
+    95% interval, and the case records (repeats) that carry it."""
+
+    count: int
+    n: int | None = None
+    share: float | None = None
+    low: float | None = None
+    high: float | None = None
+    cases: int | None = None
+
+
+class ModeCauses(BaseModel):
+    questions: int
+    failed: int
+    cases: int | None = None         # case records (repeats), of all questions and of the failed ones
+    failed_cases: int | None = None
+    labels: dict[str, CauseRow] = Field(default_factory=dict)
+
+
+class CauseCounts(BaseModel):
+    """One cause per failed question, counted per mode (core/causes.py's cause_counts)."""
+
+    unit: str = ""
+    precedence: list[str] = Field(default_factory=list)  # the rules in the order they are tried
+    names: dict[str, str] = Field(default_factory=dict)  # cause -> its label
+    by_mode: dict[str, ModeCauses] = Field(default_factory=dict)
+    questions: dict[str, str] = Field(default_factory=dict)  # mode:id -> its cause
+
+
 class RetrievalDetails(BaseModel):
     tier: Literal["retrieval"] = "retrieval"
     separation: list[SeparationRow] = Field(default_factory=list)
@@ -149,8 +179,7 @@ class AnswerDetails(BaseModel):
     judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
     judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    # One cause per failed question, counted per mode with shares of the failed (core/causes.py).
-    causes: dict[str, Any] = Field(default_factory=dict)
+    causes: CauseCounts = Field(default_factory=CauseCounts)
     attacks: list[AttackRate] = Field(default_factory=list)  # attack suites: success rate per family and mode
     repeats_reason: str | None = None  # why each prompt got `counts.repeats` answers
 

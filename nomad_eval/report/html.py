@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from nomad_eval.metrics.registry import EPS, spec_for
+from nomad_eval.report.details import CauseCounts
 from nomad_eval.report.gate_view import FAILED, GATE_COLUMNS, gate_cells
 from nomad_eval.report.markdown import fmt, fmt_interval, fmt_n
 from nomad_eval.report.schema import GateMetric, MetricInterval
@@ -148,7 +149,7 @@ def cause_options(causes: dict[str, str], labels: list[str | None]) -> list[tupl
         [("", f"no cause: passed or not judged ({labels.count(None)})")]
 
 
-def cause_table(causes: dict[str, Any]) -> Table:
+def cause_table(causes: CauseCounts) -> Table:
     """Counts of each failure cause per mode, with the share of that mode's failed questions and its interval."""
     from nomad_eval.report.markdown import cause_rows
 

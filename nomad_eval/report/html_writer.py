@@ -10,6 +10,7 @@ from nomad_eval.base.case import Case
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import Scores
 from nomad_eval.report import html_charts as charts
+from nomad_eval.report.details import CauseCounts
 from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.html import (
     SINCE_COLUMN,
@@ -108,7 +109,7 @@ def generation_page(report: Report, cases: list[Case], base: dict[str, float | N
              "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
              "cause": _cause_text(c, a.causes), "_passed": c.get("passed"), "_cause": c.get("cause"),
              SINCE: _since(report, f"{c['mode']}:{c['id']}")} for c in cases]
-    if a.causes.get("by_mode"):
+    if a.causes.by_mode:
         sections.append(Section("Failure causes", [cause_table(a.causes)]))
     if a.attacks:
         sections.append(Section("Attacks through the corpus", [attack_table(report)]))
@@ -118,7 +119,7 @@ def generation_page(report: Report, cases: list[Case], base: dict[str, float | N
         sections.append(Section("Judge means, corrected by human labels",
                                 [text_list(corrected_lines(a.judge_corrected))]))
     # A report from before causes were recorded has none: no cause column or select, rather than empty ones.
-    causes = a.causes.get("names") if a.causes else None
+    causes = a.causes.names or None
     columns = ["id", "question", "mode", "repeat", "tags", "answer", "why"] + (["cause"] if causes else []) + \
         _since_column(report)
     sections.append(Section("Questions", [question_table(rows, columns, causes)]))
@@ -159,11 +160,11 @@ def _question(case: Case) -> str:
     return q if len(q) <= 200 else q[:199] + "…"
 
 
-def _cause_text(case: Case, causes: dict[str, Any]) -> str:
+def _cause_text(case: Case, causes: CauseCounts) -> str:
     label = case.get("cause")
     if not label:
         return ""
-    return f"{(causes.get('names') or {}).get(label, label)} — {case.get('cause_evidence') or ''}"
+    return f"{causes.names.get(label, label)} — {case.get('cause_evidence') or ''}"
 
 
 def position_page(report: Report, cases: list[Case]) -> str:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, headline_names
-from nomad_eval.report.details import AnswerDetails, Decomposition, PositionCurve, RankAnalysis, SizeSummary
+from nomad_eval.report.details import (
+    AnswerDetails,
+    CauseCounts,
+    CauseRow,
+    Decomposition,
+    PositionCurve,
+    RankAnalysis,
+    SizeSummary,
+)
 from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.provenance import code_line
@@ -207,33 +213,33 @@ def attack_lines(r: Report) -> list[str]:
             *_table(ATTACK_HEADER, attack_rows(r)), ""]
 
 
-def cause_cell(row: dict[str, Any] | None) -> str:
+def cause_cell(row: CauseRow | None) -> str:
     """`count (share [low, high])` of one label among a mode's failed questions; the share's n is the column's."""
-    if not row or not row["count"]:
+    if row is None or not row.count:
         return "0"
-    return f"{row['count']} ({fmt(row['share'])} {bounds(row['low'], row['high'])})"
+    return f"{row.count} ({fmt(row.share)} {bounds(row.low, row.high)})"
 
 
-def cause_rows(causes: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def cause_rows(causes: CauseCounts) -> tuple[list[str], list[list[str]]]:
     """The modes, and a row per cause that occurs (its count in each mode), then failed / questions per mode."""
-    by_mode = causes.get("by_mode") or {}
+    by_mode = causes.by_mode
     modes = list(by_mode)
-    names = causes.get("names") or {}
-    used = [k for k in [*causes.get("precedence", []), "unexplained"]
-            if any((by_mode[m]["labels"].get(k) or {}).get("count") for m in modes)]
-    rows = [[names.get(k, k), *(cause_cell(by_mode[m]["labels"].get(k)) for m in modes)] for k in used]
-    rows.append(["failed / questions", *(f"{by_mode[m]['failed']} / {by_mode[m]['questions']}" for m in modes)])
+    names = causes.names
+    used = [k for k in [*causes.precedence, "unexplained"]
+            if any((row := by_mode[m].labels.get(k)) is not None and row.count for m in modes)]
+    rows = [[names.get(k, k), *(cause_cell(by_mode[m].labels.get(k)) for m in modes)] for k in used]
+    rows.append(["failed / questions", *(f"{by_mode[m].failed} / {by_mode[m].questions}" for m in modes)])
     return modes, rows
 
 
-def cause_lines(causes: dict[str, Any]) -> list[str]:
+def cause_lines(causes: CauseCounts) -> list[str]:
     """One cause per failed question (core/causes.py), counted per mode, then the failed questions themselves."""
     modes, rows = cause_rows(causes)
     if not modes:
         return []
-    names = causes.get("names") or {}
+    names = causes.names
     # Grouped by mode, in the table's column order; the evidence for each is in cases.jsonl and report.html.
-    questions = causes.get("questions") or {}
+    questions = causes.questions
     listed = [f"- `{key}`: {names.get(label, label)}" for m in modes for key, label in questions.items()
               if key.split(":", 1)[0] == m]
     return ["## Failure causes", "",

@@ -31,7 +31,7 @@ from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics
-from nomad_eval.report.details import AppDetails, ServedIndex
+from nomad_eval.report.details import AppDetails, CauseCounts, ServedIndex
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
@@ -189,7 +189,7 @@ def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[Cas
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": outputs.repeats,
                 "model_calls": outputs.calls, "cache_hits": outputs.cache_hits, "unstable": len(unstable),
                 "with_contexts": sum(c["retrieved"] is not None or bool(c["injected"]) for c in cases)},
-        details=AppDetails(unstable=unstable, judges=judges, causes=cause_counts(cases),
+        details=AppDetails(unstable=unstable, judges=judges, causes=CauseCounts.model_validate(cause_counts(cases)),
                            attacks=attack_rates(cases, [])),
         subject=Subject.model_validate(subject_parts(rt.documents, [], goldens)),
         provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),

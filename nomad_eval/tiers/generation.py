@@ -29,7 +29,7 @@ from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
 from nomad_eval.rag.budget import Plan, TokenEstimator
-from nomad_eval.report.details import GenerationDetails, InfraFailure
+from nomad_eval.report.details import CauseCounts, GenerationDetails, InfraFailure
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
@@ -239,7 +239,8 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
                 m: {MetricName.parse(k).bare: v for k, v in mode_metrics(mock_cases, m).items()} for m in modes},
             unstable=unstable,
             chars_per_token=est.chars_per_token, judges=judges,
-            position=position_analysis(cases) if "e2e" in modes else None, causes=cause_counts(cases),
+            position=position_analysis(cases) if "e2e" in modes else None,
+            causes=CauseCounts.model_validate(cause_counts(cases)),
             sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
             attacks=attack_rates(cases, mock_cases)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),

@@ -13,7 +13,14 @@ import pytest
 
 from nomad_eval.metrics.separation import rounded
 from nomad_eval.report.browser import build_page, questions, run_entry
-from nomad_eval.report.details import AttackRate, GenerationDetails, PositionCurve, PositionDetails, PositionPoint
+from nomad_eval.report.details import (
+    AttackRate,
+    CauseCounts,
+    GenerationDetails,
+    PositionCurve,
+    PositionDetails,
+    PositionPoint,
+)
 from nomad_eval.report.html_writer import generation_page, position_page, retrieval_page, write_sweep_html
 from nomad_eval.report.schema import (
     Gate,
@@ -109,7 +116,7 @@ def test_generation_page() -> None:
                   "retrieval_miss": {"count": 1, "share": 1.0, "low": 0.2, "high": 1.0}}}}}
     report = Report(tier="generation", identity=_identity(planted("model")), warnings=[planted("warnings")],
                     metrics={"e2e.correctness": 0.5}, details=GenerationDetails(
-                        causes=causes,
+                        causes=CauseCounts.model_validate(causes),
                         attacks=[AttackRate(family=planted("family"), mode=planted("attack mode"), n=2, successes=1,
                                             rate=0.5, low=0.1, high=0.9)],
                         judges={planted("judge"): {"rubric": planted("rubric"), "n": 2, "mean": 0.5,

@@ -11,7 +11,7 @@ import pytest
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.report.baseline import load_baseline
-from nomad_eval.report.details import AppDetails, GenerationDetails, PositionDetails, RetrievalDetails
+from nomad_eval.report.details import AppDetails, CauseCounts, GenerationDetails, PositionDetails, RetrievalDetails
 from nomad_eval.report.schema import SCHEMA_VERSION, Report
 
 COMMITTED = sorted([*(REPO / "baselines").glob("*/*.json"), *(REPO / "bench" / "fixtures").glob("*baseline*.json")])
@@ -67,7 +67,7 @@ def test_a_version_1_generation_report_moves_its_fields_under_details() -> None:
     assert d.mock_line == {"e2e": {"correctness": 0.75}} and report.metrics == {"e2e.correctness": 0.5}
     # An empty decomposition (or rank table) was version 1's "not measured" (not every mode, no e2e).
     empty = Report.model_validate(_v1("generation")).generation_part()
-    assert empty.decomposition is None and empty.position is None
+    assert empty.decomposition is None and empty.position is None and empty.causes == CauseCounts()
     by_rank = {"1": {"n": 4, "correctness": 0.5}}  # a rank row from before intervals
     old = Report.model_validate(_v1("generation", position={"by_rank": by_rank, "context_recall": 0.9,
                                                             "retrieved_but_ignored_rate": None,
