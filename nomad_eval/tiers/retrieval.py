@@ -6,7 +6,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig
