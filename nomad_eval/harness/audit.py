@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -62,6 +62,16 @@ class AuditSettings:
     limits: Mapping[str, int]  # kind -> the most documents that may have it
 
 
+class AuditSummary(TypedDict):
+    points: int
+    documents: int
+    sampled: int
+    sampled_documents: int
+    from_cache: int
+    lowest_cosine: float | None
+    findings: dict[str, dict[str, float]]   # kind -> doc id -> its figure (points, share or cosine)
+
+
 @dataclass
 class Audit:
     points: int = 0
@@ -76,10 +86,10 @@ class Audit:
         """The kinds with more documents than their limit allows."""
         return [k for k in KINDS if len(self.findings[k]) > int(limits.get(k, 0))]
 
-    def summary(self) -> dict[str, Any]:
-        return {"points": self.points, "documents": self.documents, "sampled": self.sampled,
-                "sampled_documents": self.sampled_documents, "from_cache": self.from_cache,
-                "lowest_cosine": self.lowest_cosine, "findings": self.findings}
+    def summary(self) -> AuditSummary:
+        return AuditSummary(points=self.points, documents=self.documents, sampled=self.sampled,
+                            sampled_documents=self.sampled_documents, from_cache=self.from_cache,
+                            lowest_cosine=self.lowest_cosine, findings=self.findings)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from nomad_eval.data.corpus import Document
 from nomad_eval.metrics.aggregate import wilson
@@ -44,6 +44,17 @@ class CorpusText:
         if any(t in body for body in self.docs.values()):  # current text under another id is still current
             return "current"
         return "stale" if doc_id in self.docs else "foreign"
+
+
+class ParitySummary(TypedDict):
+    """What the app served, counted against the corpus (a report's served_index)."""
+
+    passages: int
+    current: Share
+    stale: Share
+    foreign: Share
+    stale_documents: dict[str, int]
+    foreign_documents: dict[str, int]
 
 
 class Share(TypedDict):
@@ -84,10 +95,10 @@ class Parity:
         low, high = wilson(k, n)
         return Share(value=k / n if n else None, count=k, n=n, low=low, high=high, method="wilson")
 
-    def summary(self) -> dict[str, Any]:
-        return {"passages": self.passages, **{s: self.share(s) for s in ("current", "stale", "foreign")},
-                "stale_documents": dict(sorted(self.stale_documents.items())),
-                "foreign_documents": dict(sorted(self.foreign_documents.items()))}
+    def summary(self) -> ParitySummary:
+        return ParitySummary(passages=self.passages, current=self.share("current"), stale=self.share("stale"),
+                             foreign=self.share("foreign"), stale_documents=dict(sorted(self.stale_documents.items())),
+                             foreign_documents=dict(sorted(self.foreign_documents.items())))
 
     def warnings(self) -> list[str]:
         out = []
