@@ -14,7 +14,7 @@ then runs `python -m nomad_eval tier=retrieval` as separate processes:
 Each run is timed from spawn to exit (wall) and its peak resident memory is the child's maximum RSS as GNU time
 reports it. report.json gives the run's own timings and counts; trace.jsonl gives each question's store search.
 
-Every retrieval run also scores every answerable question against every chunk (tiers/retrieval.py score_lists ->
+Every retrieval run also scores every answerable question against every chunk (run/retrieval_cases.py score_lists ->
 harness/cosines.py corpus_cosines, for the separation table). Those cosines are counted (to 5 decimals) tile by
 tile, so memory does not grow with questions x chunks (kept value by value, about 100 bytes a pair: 10k x 10k
 peaked at 9.7 GB), but time still does. A cell with more than `--max-pairs` pairs (questions x chunks)

@@ -20,6 +20,7 @@ from nomad_eval.data.golden import Golden
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.metrics import REGISTRY, MetricSpec
 from nomad_eval.metrics.ranking import EMPTY, NON_EMPTY, RETURNED, recall_at_k
+from nomad_eval.metrics.separation import Scores, SeparationRow, separation_row
 from nomad_eval.metrics.upstream.retrieval import case_values as upstream_values
 from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
 from nomad_eval.report.exports import flat_row
@@ -160,3 +161,47 @@ def identity(rt: Runtime) -> Identity:
         embedder=str(cfg["embedder"]["name"]), pipeline=s.pipeline_target, distractors=rt.distractor_name,
         measures=[f"@{int(k)}" for k in cfg["tier"].get("ks") or []],
     )
+
+
+def score_lists(retrievals: list[Retrieval], goldens: list[Golden], rt: Runtime | None = None) -> Scores:
+    """Relevant vs irrelevant scores of answerable questions: the data behind the separation table and plots.
+
+    Raw cosine, given the run's `rt` (its own embedder): every question against every chunk of the corpus, from
+    vectors already cached, because the search pool is cut at `threshold` and so cannot calibrate it. A custom
+    pipeline (no embedder), and the final score (only reranked chunks have one): the candidate pool.
+    `population` says which, for the table's labels and the plots. Each side is a Histogram's dict: counts of
+    its values to 5 decimals (metrics/separation.py), whatever the number of pairs.
+    """
+    from nomad_eval.harness.cosines import corpus_cosines
+    from nomad_eval.metrics.separation import CANDIDATE_POOL, EVERY_CHUNK, rounded
+
+    answerable = [(r, g) for r, g in zip(retrievals, goldens, strict=True) if not g.expect_refusal]
+    raw: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
+    final: dict[str, list[float]] = {"relevant": [], "irrelevant": []}
+    for r, g in answerable:
+        for c in r.candidates:
+            label = "relevant" if c.doc_id in g.relevant_doc_ids else "irrelevant"
+            if rt is None and c.score is not None:
+                raw[label].append(round(c.score, 5))
+            final[label].append(round(c.final_score, 5))
+    out = Scores(raw={label: rounded(v) for label, v in raw.items()},
+                 final={label: rounded(v) for label, v in final.items()},
+                 population={"raw": CANDIDATE_POOL, "final": CANDIDATE_POOL})
+    if rt is not None:
+        queries = [r.expanded_query for r, _ in answerable]
+        relevant = [set(g.relevant_doc_ids) for _, g in answerable]
+        rel, irr = corpus_cosines(rt.cached_embedder, rt.chunks, queries, relevant)
+        out["raw"] = {"relevant": rounded(rel), "irrelevant": rounded(irr)}
+        out["population"]["raw"] = EVERY_CHUNK
+    return out
+
+
+def separation(scores: Scores) -> list[SeparationRow]:
+    from nomad_eval.metrics.separation import distribution, sides
+
+    pop = scores.get("population") or {}
+    return [separation_row(f"{name} ({pop.get(key, 'candidate pool')})", flag, lab,
+                           distribution(sides(scores, key)[lab]))
+            for key, name, flag in (("raw", "raw cosine", "threshold"),
+                                    ("final", "final score", "pipeline.min_final_score"))
+            for lab in ("relevant", "irrelevant")]

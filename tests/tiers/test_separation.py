@@ -25,8 +25,8 @@ from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.schema import Report
 from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.retrieval_cases import separation
 from nomad_eval.run.settings import runtime
-from nomad_eval.tiers.retrieval import separation
 from tests.conftest import MINI
 
 # Small chunks, so documents span several chunks and "relevant chunk" differs from "relevant document".
