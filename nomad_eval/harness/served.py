@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal
+
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12 (report/details.py)
 
 from nomad_eval.data.corpus import Document
 from nomad_eval.metrics.aggregate import wilson

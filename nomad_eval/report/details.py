@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from nomad_eval.harness.served import ParitySummary
 from nomad_eval.metrics.separation import SeparationRow
 
 
@@ -109,28 +110,6 @@ class RankAnalysis(BaseModel):
     retrieved_but_ignored: bool    # high recall with low correctness: the answer was there and not used
 
 
-class ServedShare(BaseModel):
-    """A share of the served passages with its Wilson 95% interval (value, low, high None when none was served)."""
-
-    value: float | None
-    count: int
-    n: int
-    low: float | None
-    high: float | None
-    method: str
-
-
-class ServedIndex(BaseModel):
-    """tier=app: the passages the app served, counted against the corpus under test (harness/served.py)."""
-
-    passages: int
-    current: ServedShare
-    stale: ServedShare
-    foreign: ServedShare
-    stale_documents: dict[str, int] = Field(default_factory=dict)    # doc id -> passages of an old version
-    foreign_documents: dict[str, int] = Field(default_factory=dict)  # the id it came with ("" for none) -> passages
-
-
 class CauseRow(BaseModel):
     """One failure cause in one mode: its questions, their share of the mode's failed questions (n) and a Wilson
     95% interval, and the case records (repeats) that carry it."""
@@ -199,7 +178,7 @@ class GenerationDetails(AnswerDetails):
 
 class AppDetails(AnswerDetails):
     tier: Literal["app"] = "app"
-    served_index: ServedIndex | None = None  # None: the app served no passage with text
+    served_index: ParitySummary | None = None  # harness/served.py's; None: the app served no passage with text
 
 
 class PositionDetails(BaseModel):

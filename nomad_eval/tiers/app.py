@@ -31,7 +31,7 @@ from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics
-from nomad_eval.report.details import AppDetails, CauseCounts, ServedIndex
+from nomad_eval.report.details import AppDetails, CauseCounts
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
@@ -102,7 +102,7 @@ def served_index(report: Report, rt: Runtime, records: list[AppOutput]) -> None:
     current = parity.share("current")
     report.metrics[PARITY_METRIC] = current["value"]
     report.intervals[PARITY_METRIC] = MetricInterval(n=current["n"], low=current["low"], high=current["high"])
-    report.app_part().served_index = ServedIndex.model_validate(parity.summary())  # in the part _report made
+    report.app_part().served_index = parity.summary()  # in the part _report made
     report.warnings += parity.warnings()
     for line in parity.warnings():
         err_console.print(f"warning: {line}", markup=False)

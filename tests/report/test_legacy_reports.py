@@ -85,7 +85,7 @@ def test_a_version_1_app_report_is_told_from_a_generation_one_by_its_pipeline() 
     report = Report.model_validate(_v1("generation", identity=identity, served_index=served, unstable=["e2e:q"]))
     assert isinstance(report.details, AppDetails) and report.tier == "generation"
     assert report.details.served_index is not None and report.answer_part().unstable == ["e2e:q"]
-    assert report.details.served_index.model_dump() == served
+    assert report.details.served_index == served
 
 
 def test_a_version_1_position_report_keeps_its_curve() -> None:
