@@ -52,6 +52,12 @@ TABLES = {
     "nomad_eval.gate.announce.QUESTION_NOTES": "constant: question change -> its note",
     "nomad_eval.gate.announce.NEXT_STEP": "constant: outcome -> the next step to suggest",
     "nomad_eval.run.retrieval_cases._LEVELS": "constant: metric level -> what it ranks",
+    "nomad_eval.config.tiers.KINDS": "constant: tier name -> its typed section",
+    "nomad_eval.records.cases.MODELS": "constant: case kind -> its record model",
+    "nomad_eval.records.codec.ORDER": "constant: case kind -> the order its fields are written in",
+    "nomad_eval.report.legacy._MOVED": "constant: a version-1 report's flat fields -> where version 2 keeps them",
+    "nomad_eval.report.legacy._FLAT": "constant: the version-1 flat fields",
+    "nomad_eval.report.legacy._EMPTY_IS_NONE": "constant: version-1 fields whose empty value meant not measured",
 }
 
 _MUTABLE = (dict, list, set, bytearray, deque)
@@ -126,7 +132,7 @@ def _run(make_cfg: Callable[..., DictConfig], out: Path, threshold: float) -> di
     assert run_tier(make_cfg(*MINI, f"threshold={threshold}", f"paths.run_dir={out}")) == 0
     report = json.loads((out / "report.json").read_text())
     files = {name: (out / name).read_bytes() for name in ("cases.jsonl", "run.trec", "qrels.trec", "scores.json")}
-    return {**files, **{k: report[k] for k in ("identity", "metrics", "intervals", "metrics_by_tag", "separation",
+    return {**files, **{k: report[k] for k in ("identity", "metrics", "intervals", "metrics_by_tag", "details",
                                                "counts", "warnings")}}
 
 
