@@ -62,20 +62,21 @@ def _run(args: tuple[str, ...], out: Path) -> float:
 
 
 def _attribution(args: tuple[str, ...], run: Path, baselines: Path) -> tuple[float, dict[str, Any]]:
+    from nomad_eval.cli.config_check import typed
+    from nomad_eval.config.settings import compare_settings
     from nomad_eval.gate.decision import attribute
     from nomad_eval.gate.record import gate_record
     from nomad_eval.gate.verdict import verdict_for
     from nomad_eval.report.baseline import load_baseline, load_run
     from nomad_eval.run.finish import explainer
-    from nomad_eval.run.settings import compare_settings
 
     cfg = compose_cfg(*args, f"paths.run_dir={run}")
     report, cases = load_run(run)
     base = load_baseline(next(baselines.glob("*/retrieval.json")))
-    verdict = verdict_for(report, cases, base, compare_settings(cfg))
+    verdict = verdict_for(report, cases, base, compare_settings(typed(cfg)))
     gate = gate_record([], verdict)
     t = time.perf_counter()
-    attribute(gate, explainer(cfg), report, cases or [], base, verdict)
+    attribute(gate, explainer(typed(cfg)), report, cases or [], base, verdict)
     return time.perf_counter() - t, {"attribution": gate.attribution, "changes": verdict.differences,
                                      "waterfall": {m: [p.model_dump() for p in parts]
                                                    for m, parts in gate.waterfall.items()}}

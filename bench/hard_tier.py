@@ -60,9 +60,10 @@ def run_cli(data_dir: Path, run_dir: Path, overrides: list[str]) -> dict[str, An
 
 def deep_displacement(data_dir: Path, overrides: list[str], cases_path: Path) -> dict[str, Any]:
     """Per answerable question: distractors scoring above the best relevant chunk in a raw top-100 search."""
-    from nomad_eval.run.settings import runtime
+    from nomad_eval.cli.config_check import typed
+    from nomad_eval.config.settings import runtime
 
-    rt = runtime(compose(f"paths.data_dir={data_dir}", "suite=core", *overrides))
+    rt = runtime(typed(compose(f"paths.data_dir={data_dir}", "suite=core", *overrides)))
     distractor_ids = {d.doc_id for d in rt.distractors}
     # The query text the pipeline embedded (glossary expansion included), as the run recorded it.
     answerable = [c for c in map(json.loads, cases_path.read_text().splitlines()) if c["relevant_doc_ids"]]

@@ -73,13 +73,14 @@ def rerank() -> dict[str, Any]:
 def _runtime(*overrides: str) -> Any:
     from hydra import compose, initialize_config_dir
 
+    from nomad_eval.cli.config_check import typed
     from nomad_eval.cli.resolvers import register_resolvers
-    from nomad_eval.run.settings import runtime
+    from nomad_eval.config.settings import runtime
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(REPO / "nomad_eval" / "conf"), version_base=None):
         cfg = compose("config", overrides=["quiet=true", *overrides])
-    return runtime(cfg), cfg
+    return runtime(typed(cfg)), cfg
 
 
 def context_and_ablation() -> dict[str, Any]:

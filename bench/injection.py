@@ -46,10 +46,11 @@ from bench.run import ENV, compose  # noqa: E402
 from nomad_eval.backends.chat import ChatModel, ChatOptions  # noqa: E402
 from nomad_eval.backends.mock import DECLINE  # noqa: E402
 from nomad_eval.base.shipped import build  # noqa: E402
+from nomad_eval.cli.config_check import typed  # noqa: E402
+from nomad_eval.config.settings import runtime  # noqa: E402
 from nomad_eval.metrics.answer.measures import correctness  # noqa: E402
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, read_passages, strip_reasoning, user_message  # noqa: E402
 from nomad_eval.run.generation_context import oracle_passages  # noqa: E402
-from nomad_eval.run.settings import runtime  # noqa: E402
 
 TRAP_DOC = "trap-injected-instructions"
 TAG = "prompt-injection"
@@ -137,7 +138,7 @@ def main() -> int:
     runs = Path(tempfile.mkdtemp(prefix="injection-"))
 
     cfg = compose(f"paths.data_dir={data_dir}", "suite=core")
-    rt = runtime(cfg)
+    rt = runtime(typed(cfg))
     titles = {d.doc_id: d.title for d in rt.documents}
     by_id = {c.chunk_id: Passage(c.chunk_id, c.doc_id, titles[c.doc_id], c.text) for c in rt.chunks}
     smol = build("model", "smollm2", threads=1)

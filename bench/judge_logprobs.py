@@ -34,9 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.run import compose  # noqa: E402
 from nomad_eval.backends.response_cache import ResponseCache  # noqa: E402
+from nomad_eval.cli.config_check import typed  # noqa: E402
+from nomad_eval.config.settings import judge_settings  # noqa: E402
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge  # noqa: E402
 from nomad_eval.judges.run_judges import judge_chat, rubrics  # noqa: E402
-from nomad_eval.run.settings import judge_settings  # noqa: E402
 
 LABELS = REPO / "goldens" / "labels" / "relevance.jsonl"
 OUT = REPO / "bench" / "results" / "judge_logprobs.json"
@@ -76,13 +77,13 @@ def main() -> int:
     args = ap.parse_args()
 
     cfg = compose("judge=relevance", "model@judge.model=smollm2", f"judge.model.threads={args.threads}")
-    rubric = rubrics(judge_settings(cfg))[0]
+    rubric = rubrics(judge_settings(typed(cfg)))[0]
     labels = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = args.data_dir or Path(tmp)
         data_dir.mkdir(parents=True, exist_ok=True)
         cache = ResponseCache(data_dir / "responses.sqlite")
-        chat = judge_chat(judge_settings(cfg), cache)
+        chat = judge_chat(judge_settings(typed(cfg)), cache)
         t0 = time.perf_counter()
         rows = []
         for lab in labels:

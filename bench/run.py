@@ -45,15 +45,16 @@ def compose(*overrides: str) -> Any:
 def ingest_overhead() -> dict[str, Any]:
     """Cold ingest of the core corpus against embedding the same texts raw, in one process, model loaded."""
     from nomad_eval.base.shipped import build
+    from nomad_eval.cli.config_check import typed
+    from nomad_eval.config.settings import runtime
     from nomad_eval.harness.index import ingest
-    from nomad_eval.run.settings import runtime
 
     emb = build("embedder", "minilm", threads=None)  # torch's own thread count
     emb.embed(["warm up"])
     pairs = []
     for _ in range(2):
         d = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
-        rt = runtime(compose(f"paths.data_dir={d}"))
+        rt = runtime(typed(compose(f"paths.data_dir={d}")))
         rt.__dict__["embedder"] = emb  # the loaded model: both sides pay no load
         texts = [c.text for c in rt.chunks]
         t = time.perf_counter()

@@ -34,9 +34,9 @@ from nomad_eval.harness.index import ready_store, store_state
 from nomad_eval.metrics.answer.measures import correctness
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.io import read_report, write_atomic
-from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES, MINI, compose_cfg, run_cli
 from tests.servers import openai_compat
+from tests.typed_config import runtime
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),

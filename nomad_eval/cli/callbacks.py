@@ -39,11 +39,15 @@ class SweepSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from nomad_eval.base.console import console
         from nomad_eval.report.merge import collect, sweep_id
-        from nomad_eval.report.sweep_rank import summarize_sweep
+        from nomad_eval.report.sweep_rank import SweepSettings, summarize_sweep
 
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))
-        df, predictors, best = summarize_sweep(jobs, sweep_dir, config, quiet=bool(config.get("quiet")))
+        c = config.compare
+        ranking = SweepSettings(reference=None if c.reference is None else str(c.reference),
+                                correction=str(c.correction), headline_k=int(c.headline_k), seed=int(config.seed),
+                                resamples=int(config.stats.resamples))
+        df, predictors, best = summarize_sweep(jobs, sweep_dir, ranking, quiet=bool(config.get("quiet")))
         from nomad_eval.report.html_writer import write_sweep_html
         from nomad_eval.report.matrix import assemble, write_matrix
 
@@ -51,9 +55,11 @@ class SweepSummary(Callback):
         if rows:
             write_matrix(rows, sweep_dir, quiet=bool(config.get("quiet")))
         write_sweep_html(sweep_dir, df.to_dicts() if df.height else [], rows, predictors, best)
+        from nomad_eval.config.sections import BrowseKeys
         from nomad_eval.run.runs_page import after
 
-        after(config, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep
+        browse = BrowseKeys.model_validate(OmegaConf.to_container(config.browse, resolve=True))
+        after(browse, sweep_dir, sweep=True)  # refresh runs.html; never fails the sweep
         console.print(f"sweep report: {sweep_dir / 'report.html'}", markup=False, highlight=False)
         _exit_with_worst(df.to_dicts() if df.height else [])
 

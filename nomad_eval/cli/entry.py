@@ -82,12 +82,13 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
     if old.get("status") != "ok":
         return f"the earlier run did not finish (status {old.get('status')})"
     # Imported here: --help and tiers without resume should not pay for the data and backend modules.
+    from nomad_eval.cli.config_check import typed
+    from nomad_eval.config.settings import runtime
     from nomad_eval.report.merge import UNMEASURED
     from nomad_eval.report.provenance import provenance
-    from nomad_eval.run.settings import runtime
 
     try:
-        rt = runtime(cfg)
+        rt = runtime(typed(cfg))
         config = rt.resolved_config()
         with err_console.capture():  # the suite's warnings are printed by the run itself, not twice
             fingerprint, goldens = rt.fingerprint, rt.goldens_hash
@@ -220,8 +221,7 @@ def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
             # all at the end): the job prints one line instead (`_last_line`). verbose=true shows them.
             quiet_job = multirun and not cfg.get("verbose")
             with console.capture() if quiet_job else contextlib.nullcontext():
-                tier = tier_run(config.tier.name, config.tier.target)
-                code = int(tier(config if _takes_typed(tier) else cfg))
+                code = int(tier_run(config.tier.name, config.tier.target)(config))  # every tier takes the typed config
             if out is not None and rf.written(out):
                 rf.seal(out)  # a tier that wrote results without sealing them (finish() seals its own)
         except InstantiationException as exc:
@@ -252,14 +252,6 @@ def _job(cfg: DictConfig, multirun: bool, out: Path | None) -> int:
         _record_failure(cfg, f"{type(exc).__name__}: {exc}")
         return 2
     return code
-
-
-def _takes_typed(tier: Any) -> bool:
-    """Whether a tier's run takes the typed RunConfig; a tier not yet converted takes the composed DictConfig."""
-    import inspect
-
-    params = list(inspect.signature(tier).parameters.values())
-    return bool(params) and params[0].annotation in ("RunConfig", "config.RunConfig")
 
 
 def _last_line(cfg: DictConfig, multirun: bool, started: float) -> None:

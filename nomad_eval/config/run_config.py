@@ -4,7 +4,7 @@ resolved config; frozen, so every reader sees what the run was started with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, JsonValue
 
@@ -24,8 +24,10 @@ from nomad_eval.config.sections import (
     StatsKeys,
     TraceKeys,
 )
-from nomad_eval.config.tiers import AnyTier, RetrievalTier
+from nomad_eval.config.tiers import AnyTier, RetrievalTier, Tier
 from nomad_eval.config.types import Bool, Count, Keys, Text
+
+T = TypeVar("T", bound=Tier)
 
 
 class PlainKeys(Keys):
@@ -76,10 +78,37 @@ class RunConfig(PlainKeys):
     # The config as reports record it: resolved, with secrets redacted (reports and baselines are shared).
     recorded: dict[str, JsonValue]
 
+    def tier_of(self, kind: type[T]) -> T:
+        """The tier's own section as the kind of tier that reads it (a tier reads only its own)."""
+        if not isinstance(self.tier, kind):
+            raise TypeError(f"tier={self.tier.name} has no {kind.__name__} section")
+        return self.tier
+
     @property
     def ks(self) -> list[int]:
         """The retrieval tier's cut-offs; none for any other tier."""
         return list(self.tier.ks) if isinstance(self.tier, RetrievalTier) else []
+
+
+class NamedBaseline(Keys):
+    baseline: Text | None
+
+
+class RunPart(Keys):
+    """What a run's corpus, store and suite are read with: enough of a saved report's config to read them again
+    (tier=labels shows the passages a judged run injected), whatever keys later versions added."""
+
+    suite: Text
+    tags: list[Annotated[str, Field(strict=True)]]
+    limit: Count | None
+    quiet: Bool
+    pipeline: Pipeline
+    embedder: Model
+    store: Store
+    data: Data
+    distractor_sets: dict[str, Text]
+    paths: PathsKeys
+    compare: NamedBaseline
 
 
 _OPTIONS = ("model", "embedder", "store", "pipeline", "data", "app")
@@ -87,6 +116,15 @@ _OPTIONS = ("model", "embedder", "store", "pipeline", "data", "app")
 
 def build(tree: Mapping[str, Any], recorded: Mapping[str, Any]) -> RunConfig:
     """The typed config from the resolved tree (pydantic's ValidationError names each bad key)."""
+    return RunConfig.model_validate({**_wrapped(tree), "recorded": recorded})
+
+
+def saved_part(saved: Mapping[str, Any]) -> RunPart:
+    """The run part of a saved report's config (resolved and redacted, as reports record it)."""
+    return RunPart.model_validate(_wrapped(saved))
+
+
+def _wrapped(tree: Mapping[str, Any]) -> dict[str, Any]:
     # `app: null` in config.yaml's defaults list: no app group at all unless tier=app names one.
     node = {"app": None, **{str(k): v for k, v in tree.items()}}
     for key in _OPTIONS:
@@ -95,4 +133,4 @@ def build(tree: Mapping[str, Any], recorded: Mapping[str, Any]) -> RunConfig:
     judge = node.get("judge")
     if isinstance(judge, Mapping) and isinstance(judge.get("model"), Mapping):
         node["judge"] = {**judge, "model": {"values": judge["model"]}}
-    return RunConfig.model_validate({**node, "recorded": recorded})
+    return node

@@ -4,17 +4,20 @@ from the run's config: those layers never see a config."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.config.groups import Data, Pipeline, Store
-from nomad_eval.config.run_config import RunConfig
+from nomad_eval.config.run_config import RunConfig, RunPart, saved_part
 from nomad_eval.config.sections import JudgingKeys
 from nomad_eval.gate.settings import CompareSettings, GateSettings, configured_floors
 from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, StoreSettings
 from nomad_eval.judges.calibration import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
+from nomad_eval.report.intervals import Bootstrap
+from nomad_eval.report.sweep_rank import SweepSettings
 
 
 def _chunker(pipeline: Pipeline) -> ChunkerParams:
@@ -49,18 +52,27 @@ def _data(data: Data) -> DataSettings:
                         follow_links=bool(values["follow_links"]))
 
 
-def run_settings(config: RunConfig) -> RunSettings:
+def run_settings(config: RunConfig | RunPart, recorded: Mapping[str, Any] | None = None) -> RunSettings:
+    """`recorded`: the config as the report records it; the run's own (RunConfig.recorded) when None."""
     named = config.compare.baseline
+    if recorded is None:
+        assert isinstance(config, RunConfig)
+        recorded = config.recorded
     return RunSettings(
         data_dir=Path(config.paths.data_dir), pipeline_target=config.pipeline.target,
         chunker=_chunker(config.pipeline), embedder=config.embedder.spec(), data=_data(config.data),
         store=_store(config.store), distractor_sets=dict(config.distractor_sets), suite=config.suite,
-        tags=tuple(config.tags), limit=config.limit, quiet=config.quiet, config=config.recorded,
+        tags=tuple(config.tags), limit=config.limit, quiet=config.quiet, config=recorded,
         baseline_doc_ids=baseline_documents(Path(config.paths.baselines_dir), Path(named) if named else None))
 
 
 def runtime(config: RunConfig) -> Runtime:
     return Runtime(run_settings(config))
+
+
+def saved_runtime(saved: Mapping[str, Any]) -> Runtime:
+    """The runtime a saved report's config describes (its corpus, store and suite as that run read them)."""
+    return Runtime(run_settings(saved_part(saved), saved))
 
 
 def judging_rules(judging: JudgingKeys) -> JudgingRules:
@@ -75,6 +87,16 @@ def judge_settings(config: RunConfig) -> JudgeSettings:
         rubrics_dir=Path(j.rubrics_dir), calibration_dir=Path(j.calibration_dir), rules=judging_rules(j),
         seed=config.seed, retries=j.retries, max_tokens=j.max_tokens, quiet=config.quiet,
         generator=config.model.text("name") or None, fail_under=dict(config.gate.fail_under or {}))
+
+
+def bootstrap(config: RunConfig) -> Bootstrap:
+    return Bootstrap(cluster=config.stats.cluster, seed=config.seed, resamples=config.stats.resamples)
+
+
+def sweep_settings(config: RunConfig) -> SweepSettings:
+    c = config.compare
+    return SweepSettings(reference=c.reference, correction=c.correction, headline_k=c.headline_k, seed=config.seed,
+                         resamples=config.stats.resamples)
 
 
 def baseline_documents(root: Path, named: Path | None = None) -> frozenset[str]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 # What the runtime needs from a run's config, typed: the tiers build it once from the composed config
-# (run/settings.py), and nothing below them reads the config itself.
+# (config/settings.py), and nothing below them reads the config itself.
 @dataclass(frozen=True)
 class DataSettings:
     kind: Literal["markdown", "beir"]
@@ -239,5 +239,5 @@ class Runtime:
                 store.close()
 
     def resolved_config(self) -> dict[str, Any]:
-        """The config as a report records it: resolved, with secrets redacted (run/settings.py)."""
+        """The config as a report records it: resolved, with secrets redacted (config/settings.py)."""
         return dict(self.settings.config)

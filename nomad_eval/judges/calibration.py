@@ -21,7 +21,7 @@ from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.paths import project_dir, slug
 
 
-# What judging reads from a run's config, typed: built once by the tiers (run/settings.py).
+# What judging reads from a run's config, typed: built from the run config (config/settings.py).
 @dataclass(frozen=True)
 class JudgingRules:
     """When a calibration lets its judge gate (judging.* in the config)."""

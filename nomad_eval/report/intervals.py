@@ -3,28 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from nomad_eval.core.questions import Question
 from nomad_eval.core.summary import summarize
 from nomad_eval.report.schema import MetricInterval
 
 
-def summarize_report(questions: Sequence[Question], names: Iterable[str], cfg: Any
+@dataclass(frozen=True)
+class Bootstrap:
+    """How every interval is resampled: by question or by source document (stats.cluster), how often
+    (stats.resamples), and seeded (`seed`) so a re-run prints the same interval."""
+
+    cluster: bool
+    seed: int
+    resamples: int
+
+
+def summarize_report(questions: Sequence[Question], names: Iterable[str], boot: Bootstrap
                      ) -> tuple[dict[str, float | None], dict[str, MetricInterval]]:
-    """`cfg.stats` picks clustering by source document and the resample count; `cfg.seed` seeds the bootstrap
-    so a re-run prints the same interval."""
-    summary = summarize(questions, list(names), cluster=bool(cfg.stats.cluster), seed=int(cfg.seed),
-                        resamples=int(cfg.stats.resamples))
+    summary = summarize(questions, list(names), cluster=boot.cluster, seed=boot.seed, resamples=boot.resamples)
     metrics = {k: s.mean for k, s in summary.items()}
     intervals = {k: MetricInterval(n=s.n, low=s.low, high=s.high, clusters=s.clusters)
                  for k, s in summary.items() if s.mean is not None}
     return metrics, intervals
 
 
-def tag_intervals(questions: Sequence[Question], names: Iterable[str], cfg: Any
+def tag_intervals(questions: Sequence[Question], names: Iterable[str], boot: Bootstrap
                   ) -> dict[str, dict[str, MetricInterval]]:
     """Each tag's n and 95% interval of `names`, over that tag's questions, made as the run's own are."""
     names = list(names)
     tags = sorted({t for q in questions for t in q.tags})
-    return {t: summarize_report([q for q in questions if t in q.tags], names, cfg)[1] for t in tags}
+    return {t: summarize_report([q for q in questions if t in q.tags], names, boot)[1] for t in tags}

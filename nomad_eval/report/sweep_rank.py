@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -156,10 +157,21 @@ def _baseline(loaded: dict[str, Job]) -> tuple[str, Job] | None:
     return f"baseline {path}", (base.report.model_dump(), questions_from_cases(base.cases))
 
 
-def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> Ranking | None:
+@dataclass(frozen=True)
+class SweepSettings:
+    """How a sweep's jobs are ranked and related (compare.reference, compare.correction, compare.headline_k,
+    seed, stats.resamples)."""
+
+    reference: str | None  # the job others are ranked against; None: the jobs' baseline, else the first job
+    correction: str        # holm | bh
+    headline_k: int
+    seed: int
+    resamples: int
+
+
+def rank_sweep(jobs: list[Path], out: Path, settings: SweepSettings, quiet: bool = False) -> Ranking | None:
     loaded, left_out = _jobs(jobs, quiet)
-    cmp = cfg.compare
-    base = None if cmp.reference is not None or not loaded else _baseline(loaded)
+    base = None if settings.reference is not None or not loaded else _baseline(loaded)
     if len(loaded) + (base is not None) < 2:
         return None
     from nomad_eval.report.merge import job_status
@@ -169,10 +181,10 @@ def rank_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> Ra
         ref = base[0]
         loaded = {ref: base[1], **loaded}
     else:
-        ref = _reference(list(loaded), str(cmp.reference or next(iter(loaded))))
-    method = _correction(cmp)
+        ref = _reference(list(loaded), settings.reference or next(iter(loaded)))
+    method = _correction(settings.correction)
     result = Ranking(reference=ref, correction=method,
-                     metrics=_rank_metrics(loaded, ref, method, int(cmp.headline_k), int(cfg.seed)),
+                     metrics=_rank_metrics(loaded, ref, method, settings.headline_k, settings.seed),
                      left_out=left_out, verdicts=verdicts)
     result["best"] = best_setting(result, _settings({n: r for n, (r, _) in loaded.items() if n in verdicts}))
     write_atomic(out / "ranking.json", json.dumps(result, indent=1))
@@ -264,9 +276,9 @@ def best_line(best: Best | None) -> str | None:
             f"{general} (chosen from {best['chosen_from']})")
 
 
-def _correction(cmp: Any) -> Correction:
+def _correction(named: str) -> Correction:
     """compare.correction: Benjamini-Hochberg when asked for ("bh" or "fdr_bh"), else Holm."""
-    return "fdr_bh" if str(cmp.correction) in ("bh", "fdr_bh") else "holm"
+    return "fdr_bh" if named in ("bh", "fdr_bh") else "holm"
 
 
 def _reference(names: list[str], wanted: str) -> str:
@@ -349,7 +361,7 @@ def _print(result: Ranking) -> None:
         console.print(best, markup=False, highlight=False)
 
 
-def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool
+def summarize_sweep(jobs: list[Path], out: Path, settings: SweepSettings, quiet: bool
                     ) -> tuple[Any, Predictors | None, str | None]:
     """A sweep's (or merged runs') summary with its retrieval-vs-answers section, then the ranking; returns the
     summary table, that section and the best setting's line. Neither analysis failing costs the summary."""
@@ -357,11 +369,11 @@ def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool
 
     df, predictors, ranking = merge(jobs), None, None
     try:
-        predictors = metric_vs_answers_sweep(jobs, out, cfg, quiet=True)
+        predictors = metric_vs_answers_sweep(jobs, out, settings, quiet=True)
     except Exception as exc:
         err_console.print(f"warning: retrieval-vs-answers correlation failed: {exc}")
     try:  # before the summary, which names the best setting; its table is printed after the summary's
-        ranking = rank_sweep(jobs, out, cfg, quiet=True)
+        ranking = rank_sweep(jobs, out, settings, quiet=True)
     except Exception as exc:
         err_console.print(f"warning: sweep ranking failed: {exc}")
     best = best_line(ranking.get("best")) if ranking else None
@@ -381,7 +393,8 @@ def summarize_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool
 PREDICTORS_FILE = "retrieval_vs_answers.json"
 
 
-def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool = False) -> Predictors | None:
+def metric_vs_answers_sweep(jobs: list[Path], out: Path, settings: SweepSettings, quiet: bool = False
+                            ) -> Predictors | None:
     """τ between each e2e retrieval metric's job means and e2e correctness, per group of generation jobs that share
     a task identity (what was swept aside); written to retrieval_vs_answers.json. None without 2+ such jobs."""
     from nomad_eval.core.rank_correlation import ANSWER_METRIC, metric_vs_answers
@@ -406,7 +419,7 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, cfg: Any, quiet: bool =
     for key, by_job in groups.items():
         if len(by_job) < 2:
             continue
-        rows = metric_vs_answers(by_job, seed=int(cfg.seed), resamples=int(cfg.stats.resamples))
+        rows = metric_vs_answers(by_job, seed=settings.seed, resamples=settings.resamples)
         result["groups"].append(PredictorGroup(identity=identities[key], jobs=list(by_job), rows=[PredictorRow(
             metric=r.metric, tau=r.tau, low=r.low, high=r.high, level=r.level, n_jobs=r.n_jobs,
             n_questions=r.n_questions, resamples=r.resamples, defined=r.defined, reason=r.reason,

@@ -10,14 +10,13 @@ scores under `upstream` too; the report holds their means per mode (`generation_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from nomad_eval.base.case import Case
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.retrieval import K_VALUES, PREFIX, aggregate, case_values, metric_names
 from nomad_eval.metrics.upstream.separation import advice, describe, split_scores
-from nomad_eval.report.intervals import summarize_report
+from nomad_eval.report.intervals import Bootstrap, summarize_report
 from nomad_eval.report.schema import MetricInterval, Report, UpstreamView
 
 # Upstream's names for this project's headline measures (recall@k, ndcg@k, mrr@k, nonEmptyRateOnRefusal): the
@@ -131,7 +130,7 @@ def gated(named: Sequence[str] | None, k: int, base_metrics: Mapping[str, float 
     return list(named)
 
 
-def generation_view(cases: Sequence[Case], cfg: Any) -> UpstreamView:
+def generation_view(cases: Sequence[Case], boot: Bootstrap) -> UpstreamView:
     """A generation run's upstream section: per mode, upstream's correctness, refusalCorrectness and detector
     rates (`upstream.<mode>.<name>`) from each case's `upstream` values, with intervals over questions."""
     from nomad_eval.metrics.upstream.generation import UPSTREAM_CASE_NAMES
@@ -146,7 +145,7 @@ def generation_view(cases: Sequence[Case], cfg: Any) -> UpstreamView:
     # Questions keyed `upstream.<mode>:<id>`, so their values carry the view's names.
     as_view: list[Case] = [{**c, "mode": f"{PREFIX}{c['mode']}", "metrics": c["upstream"]} for c in scored]
     names = [f"{PREFIX}{m}.{n}" for m in modes for n in UPSTREAM_CASE_NAMES]
-    return UpstreamView(metrics=metrics, intervals=summarize_report(questions_from_cases(as_view), names, cfg)[1])
+    return UpstreamView(metrics=metrics, intervals=summarize_report(questions_from_cases(as_view), names, boot)[1])
 
 
 def upstream_markdown(v: UpstreamView | None) -> str:

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.tiers import AnswerTier
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.budget import Plan, TokenEstimator, calibrate, plan
@@ -44,9 +45,9 @@ def calibrate_estimator(rt: Runtime, chat: CachedChat, options: ChatOptions) -> 
     return calibrate(samples) if samples else TokenEstimator()
 
 
-def plan_prompt(g: Golden, passages: list[Passage], s: ChatSetup, cfg: DictConfig, est: TokenEstimator) -> Plan:
-    return plan(g.final_query, g.history, passages, int(s.model.num_ctx), int(cfg.tier.max_tokens),
-                float(cfg.tier.chunk_share), est)
+def plan_prompt(g: Golden, passages: list[Passage], s: ChatSetup, config: RunConfig, est: TokenEstimator) -> Plan:
+    return plan(g.final_query, g.history, passages, int(s.model.num_ctx), config.tier_of(AnswerTier).max_tokens,
+                config.tier_of(AnswerTier).chunk_share, est)
 
 
 def prompt_context(p: Plan) -> str:
@@ -77,12 +78,13 @@ class ChatSetup:
         close_chat(self.chat)
 
 
-def open_chat(cfg: DictConfig, rt: Runtime, tier: str) -> ChatSetup:
-    pipeline = instantiate(cfg.pipeline)
+def open_chat(config: RunConfig, rt: Runtime, tier: str) -> ChatSetup:
+    pipeline = instantiate(config.pipeline.spec())
     if not isinstance(pipeline, Pipeline):
         raise NomadError(f"the {tier} tier needs the harness pipeline (pipeline=default)", 2)
-    options = ChatOptions(float(cfg.tier.temperature), int(cfg.seed), int(cfg.tier.max_tokens))
-    return ChatSetup(open_model_chat(cfg, rt.data_dir), options, pipeline)
+    asked = config.tier_of(AnswerTier)
+    options = ChatOptions(asked.temperature, config.seed, asked.max_tokens)
+    return ChatSetup(open_model_chat(config, rt.data_dir), options, pipeline)
 
 
 def answer_all(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quiet: bool
@@ -115,8 +117,8 @@ def _answers_markdown(report: Report) -> str:
     return generation_markdown(report) + upstream_markdown(report.upstream) + auto
 
 
-def _show_answers(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
-    print_generation(report, quiet=bool(cfg.quiet), run_dir=out)
+def _show_answers(config: RunConfig, report: Report, cases: list[Case], out: Path) -> None:
+    print_generation(report, quiet=bool(config.quiet), run_dir=out)
 
 
 ANSWERS = View(_answers_markdown, _show_answers)  # generation's and app's report

@@ -9,12 +9,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
 from nomad_eval.backends.http_app import AppReply, HttpApp
 from nomad_eval.backends.response_cache import AppResponseCache
 from nomad_eval.base.console import err_console, map_in_order
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
 from nomad_eval.data.answers import AppOutput, load_answers, repeats_of
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.rundir import run_dir
@@ -45,19 +44,19 @@ class Outputs:
     unread: str | None = None  # a passage list the responses hold that app.contexts_path does not read
 
 
-def app_settings(cfg: DictConfig) -> dict[str, Any]:
+def app_settings(config: RunConfig) -> dict[str, Any]:
     """The `app` group as plain values; a run without one is told which to choose."""
-    if cfg.get("app") is None:
+    if config.app is None:
         raise NomadError("tier=app needs the app's outputs: app=answers app.file=<outputs.jsonl>, or app=http "
                          "app.url=<endpoint> (docs/app.md)", 2)
-    settings: dict[str, Any] = OmegaConf.to_container(cfg.app, resolve=True)  # type: ignore[assignment]
+    settings: dict[str, Any] = config.app.spec()
     if settings.get("kind") not in KINDS:
         raise NomadError(f"app.kind={settings.get('kind')!r}: choose {' or '.join(KINDS)}", 2)
     return settings
 
 
-def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[Golden], folder: Path) -> Outputs:
-    settings = app_settings(cfg)
+def collect(config: RunConfig, data_dir: Path, suite: list[Golden], goldens: list[Golden], folder: Path) -> Outputs:
+    settings = app_settings(config)
     if settings["kind"] == "answers":
         records = load_answers(Path(str(settings["file"])), suite, goldens, folder / DEFECTS_FILE)
         # Only the selected goldens' records (a file may answer the whole suite while tags/limit pick a few).
@@ -65,18 +64,18 @@ def collect(cfg: DictConfig, data_dir: Path, suite: list[Golden], goldens: list[
         records = {k: v for k, v in records.items() if k[0] in wanted}
         return Outputs(records, repeats_of(records))
     app = HttpApp(**request_settings(settings))
-    use = CacheUse(str(run_dir(cfg.paths.run_dir).resolve()), bool(cfg.resume), cfg.cache is True)
+    use = CacheUse(str(run_dir(config.paths.run_dir).resolve()), bool(config.resume), config.cache is True)
     if use.reuse:
         err_console.print(f"cache=true: answers of earlier runs are read from {data_dir / APP_CACHE}, so an app "
                           "redeployed at the same URL is not asked again for them (the default asks it every time)",
                           markup=False)
-    cache = AppResponseCache(data_dir / APP_CACHE) if cfg.cache is not False else None
+    cache = AppResponseCache(data_dir / APP_CACHE) if config.cache is not False else None
     try:
         # The app's own variation is unknown (it is the system under test), so a null `repeats` samples it.
-        if str(cfg.repeats) == "auto":
+        if str(config.repeats) == "auto":
             raise NomadError("repeats=auto: tier=generation only for now; tier=app takes repeats=N", 2)
-        repeats = int(cfg.sample_repeats if cfg.repeats is None else cfg.repeats)
-        out = ask_all(app, cache, use, goldens, max(1, repeats), bool(cfg.quiet))
+        repeats = int(config.sample_repeats if config.repeats is None else config.repeats)
+        out = ask_all(app, cache, use, goldens, max(1, repeats), bool(config.quiet))
     finally:
         app.close()
         if cache is not None:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
 
 from nomad_eval.base.case import Case
+from nomad_eval.config import RunConfig
 from nomad_eval.core.attribution import Attribution, Values, attribute
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.data.anchors import doc_hash
@@ -72,9 +72,9 @@ def listed_changes(base: Report, run: Report) -> tuple[list[Change], list[str]]:
 class Replayer:
     """The run's world with a set of changes reverted, measured on the run's questions."""
 
-    def __init__(self, cfg: DictConfig, rt: Runtime, base: Report, objects: Path, changes: list[Change],
+    def __init__(self, config: RunConfig, rt: Runtime, base: Report, objects: Path, changes: list[Change],
                  metrics: list[str], run_measures: list[str] | None) -> None:
-        self.cfg, self.rt, self.base, self.objects = cfg, rt, base, objects
+        self.config, self.rt, self.base, self.objects = config, rt, base, objects
         self.changes = {c.name: c for c in changes}
         self.metrics = metrics
         # The run's own cutoffs (a compare's config has none), so the replay scores what the run scored.
@@ -85,8 +85,8 @@ class Replayer:
 
     def world(self, reverted: frozenset[str]) -> World:
         docs = {d.doc_id: d for d in self.rt.corpus_documents}
-        pipe: dict[str, Any] = OmegaConf.to_container(self.cfg.pipeline, resolve=True)  # type: ignore[assignment]
-        threshold = self.cfg.get("threshold")
+        pipe: dict[str, Any] = self.config.pipeline.spec()
+        threshold = self.config.threshold
         glossary: dict[str, str] | None = None
         for name in sorted(reverted):
             c = self.changes[name]
@@ -112,7 +112,7 @@ class Replayer:
     def measure(self, reverted: frozenset[str]) -> Values:
         w = self.world(reverted)
         goldens = self.rt.goldens
-        queries = [q.text for q in formed_queries(goldens, w.pipeline, None, int(self.cfg.seed))]
+        queries = [q.text for q in formed_queries(goldens, w.pipeline, None, int(self.config.seed))]
         out: dict[str, dict[str, float | None]] = {}
         for g, r in zip(goldens, replay(w, self.rt.cached_embedder, queries), strict=True):
             values = case_metrics(g, r.chunks, self.ks)
@@ -124,13 +124,13 @@ def _values(cases: list[Case], ids: set[str], metrics: list[str]) -> dict[str, d
     return {q.id: {m: q.values.get(m) for m in metrics} for q in questions_from_cases(cases) if q.key in ids}
 
 
-def replayable(cfg: DictConfig, rt: Runtime, run: Report) -> str | None:
+def replayable(config: RunConfig, rt: Runtime, run: Report) -> str | None:
     """Why this run's retrieval cannot be replayed, or None."""
     if run.tier != "retrieval":
         return f"a {run.tier} run: attribution replays retrieval runs"
     if not rt.uses_store:
         return "a custom pipeline: its retrieval cannot be replayed here"
-    if str(cfg.pipeline.get("history")) == "rewrite":
+    if str(config.pipeline.history) == "rewrite":
         return "pipeline.history=rewrite asks a chat model for every query"
     docs = {d.doc_id: doc_hash(d.text) for d in rt.corpus_documents}
     if system_settings(rt.resolved_config(), "retrieval") != system_of(run) or (
@@ -157,7 +157,7 @@ def _stored_changes(base: Report, run: Report, objects: Path) -> tuple[list[Chan
     return [c for c in changes if c not in missing], notes
 
 
-def explain(cfg: DictConfig, rt: Runtime, run: Report, cases: list[Case], base: Baseline, verdict: Verdict
+def explain(config: RunConfig, rt: Runtime, run: Report, cases: list[Case], base: Baseline, verdict: Verdict
             ) -> tuple[Attribution | None, list[str]]:
     """The attribution of every flipped gated question, or None with the reason in the notes."""
     metrics = [m.name for m in verdict.metrics if m.gated]
@@ -165,16 +165,16 @@ def explain(cfg: DictConfig, rt: Runtime, run: Report, cases: list[Case], base: 
     before, after = _values(base.cases, common, metrics), _values(cases, common, metrics)
     if not _flipped(before, after, metrics):
         return None, []
-    if (why := replayable(cfg, rt, run)) is not None:
+    if (why := replayable(config, rt, run)) is not None:
         return None, [f"attribution not run: {why}"]
-    objects = Path(str(cfg.paths.baselines_dir)) / OBJECTS
+    objects = Path(str(config.paths.baselines_dir)) / OBJECTS
     changes, notes = _stored_changes(base.report, run, objects)
-    limit = int(cfg.compare.replay_max)
+    limit = int(config.compare.replay_max)
     if not changes or len(changes) > limit:
         return None, [*notes, f"attribution stopped: {len(changes)} replayable change(s), "
                               f"compare.replay_max={limit}" if changes else "attribution: no change to replay"]
     measures = run.identity.measures if run.identity else None
-    replayer = Replayer(cfg, rt, base.report, objects, changes, metrics, measures)
+    replayer = Replayer(config, rt, base.report, objects, changes, metrics, measures)
     top = {c["id"]: next((r["doc_id"] for r in c.get("retrieved") or []), None) for c in cases}
     by_name = {c.name: c for c in changes}
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.case import Case
 from nomad_eval.base.runfolder import seal
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import gate_settings
 from nomad_eval.core.attribution import Attribution
 from nomad_eval.gate.announce import announce as announce_gate
 from nomad_eval.gate.compare import SMALL_SUITE, Verdict
@@ -20,45 +20,44 @@ from nomad_eval.gate.junit import write_gate_files
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Report
 from nomad_eval.run.notes import shown_before
-from nomad_eval.run.settings import gate_settings
 
 
-def decide(cfg: DictConfig, report: Report, cases: list[Case] | None, *, floors: bool = True,
+def decide(config: RunConfig, report: Report, cases: list[Case] | None, *, floors: bool = True,
            compare: bool | None = None, baseline: Path | None = None) -> GateOutcome:
     """The run's gate record: its floors, and its compare with the named (`baseline`, else compare.baseline) or
     the chosen baseline."""
-    settings = gate_settings(cfg)
+    settings = gate_settings(config)
     settings = replace(settings, floors=settings.floors if floors else {},
                        after_run=settings.after_run if compare is None else compare,
                        baseline=baseline or settings.baseline)
-    return gate_decide(report, cases, settings, explain=explainer(cfg))
+    return gate_decide(report, cases, settings, explain=explainer(config))
 
 
-def explainer(cfg: DictConfig) -> Explain:
+def explainer(config: RunConfig) -> Explain:
     """The flipped questions' causes by replay (run/attribute.py), for the gate to record."""
     def replayed(report: Report, cases: list[Case], base: Baseline, verdict: Verdict
                  ) -> tuple[Attribution | None, list[str]]:
+        from nomad_eval.config.settings import runtime
         from nomad_eval.run.attribute import explain
-        from nomad_eval.run.settings import runtime
 
-        return explain(cfg, runtime(cfg), report, cases, base, verdict)
+        return explain(config, runtime(config), report, cases, base, verdict)
 
     return replayed
 
 
-def announce(cfg: DictConfig, outcome: GateOutcome, out: Path, *, gate_files: bool = True) -> int:
+def announce(config: RunConfig, outcome: GateOutcome, out: Path, *, gate_files: bool = True) -> int:
     """Print the compare and the floors, write junit.xml (unless the caller did), and end with the verdict;
     returns the exit code."""
     small = [w for w in outcome.verdict.warnings if w.startswith(SMALL_SUITE)] if outcome.verdict else []
-    shown = shown_before(Path(cfg.paths.data_dir), outcome.gate.baseline or "", small) if outcome.verdict else ()
-    return announce_gate(outcome, out, junit=gate_settings(cfg).junit, shown=shown, gate_files=gate_files)
+    shown = shown_before(Path(config.paths.data_dir), outcome.gate.baseline or "", small) if outcome.verdict else ()
+    return announce_gate(outcome, out, junit=gate_settings(config).junit, shown=shown, gate_files=gate_files)
 
 
-def finish(cfg: DictConfig, out: Path, outcome: GateOutcome) -> int:
+def finish(config: RunConfig, out: Path, outcome: GateOutcome) -> int:
     """Every result written: the manifest goes last, so a folder with a matching manifest holds one whole run."""
     from nomad_eval.run.runs_page import after
 
-    write_gate_files(outcome.gate, out, gate_settings(cfg).junit)
+    write_gate_files(outcome.gate, out, gate_settings(config).junit)
     seal(out)
-    after(cfg, out)  # refresh runs.html (it reads the verdict from report.json); never fails the run
-    return announce(cfg, outcome, out, gate_files=False)
+    after(config.browse, out)  # refresh runs.html (it reads the verdict from report.json); never fails the run
+    return announce(config, outcome, out, gate_files=False)

@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.case import Case
+from nomad_eval.config import RunConfig
 from nomad_eval.harness.trace import Tracer
 from nomad_eval.metrics.separation import Scores
 from nomad_eval.report.exports import write_exports
@@ -28,7 +27,7 @@ class View:
     (report/html_writer.py knows the shipped tiers' pages)."""
 
     markdown: Callable[[Report], str]
-    show: Callable[[DictConfig, Report, list[Case], Path], None]
+    show: Callable[[RunConfig, Report, list[Case], Path], None]
     html: bool = True
 
 
@@ -53,11 +52,11 @@ class RunResult:
     artifacts: Artifacts = field(default_factory=Artifacts)
 
 
-def conclude(cfg: DictConfig, out: Path, result: RunResult, view: View, started: float | None = None) -> int:
+def conclude(config: RunConfig, out: Path, result: RunResult, view: View, started: float | None = None) -> int:
     """Decide the gate, write the folder, seal it and announce the verdict; returns the exit code. `started`
     (a perf_counter reading): the report's timings get `write` and `total` here, for a tier that times them."""
     report, cases, art = result.report, result.cases, result.artifacts
-    outcome = decide(cfg, report, cases)
+    outcome = decide(config, report, cases)
     report.gate = outcome.gate
     t = time.perf_counter()
     if art.lines is not None:
@@ -69,8 +68,8 @@ def conclude(cfg: DictConfig, out: Path, result: RunResult, view: View, started:
     if art.exports:
         write_exports(out, cases, art.flat)
     if art.tracer is not None and art.tracer.spans:
-        warning = art.tracer.write(out / "trace.jsonl", cfg.trace.get("otlp_endpoint"),
-                                   float(cfg.trace.otlp_timeout_s))
+        warning = art.tracer.write(out / "trace.jsonl", config.trace.otlp_endpoint,
+                                   float(config.trace.otlp_timeout_s))
         if warning:
             report.warnings.append(warning)
     if started is not None:
@@ -80,5 +79,5 @@ def conclude(cfg: DictConfig, out: Path, result: RunResult, view: View, started:
     write_atomic(out / "report.json", report.model_dump_json(indent=2))
     if view.html:
         write_html(out, report, cases, art.scores)
-    view.show(cfg, report, cases, out)
-    return finish(cfg, out, outcome)
+    view.show(config, report, cases, out)
+    return finish(config, out, outcome)

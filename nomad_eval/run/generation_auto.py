@@ -7,9 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
 from nomad_eval.core.adaptive import Tally, ask_until_settled, by_key
 from nomad_eval.core.sequential import Rule
 from nomad_eval.gate.choose import find_baseline
@@ -18,30 +17,30 @@ from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.schema import Report
 
 
-def is_auto(cfg: DictConfig) -> bool:
-    return str(cfg.repeats) == "auto"
+def is_auto(config: RunConfig) -> bool:
+    return str(config.repeats) == "auto"
 
 
-def rule(cfg: DictConfig) -> Rule:
-    return Rule(most=int(cfg.repeats_max), agree=int(cfg.repeats_agree))
+def rule(config: RunConfig) -> Rule:
+    return Rule(most=int(config.repeats_max), agree=int(config.repeats_agree))
 
 
-def budget(cfg: DictConfig, questions: int) -> int | None:
+def budget(config: RunConfig, questions: int) -> int | None:
     """The most model calls the loop may make: `repeats_budget` calls per question, None for no bound but
     repeats_max."""
-    return None if cfg.repeats_budget is None else int(float(cfg.repeats_budget) * questions)
+    return None if config.repeats_budget is None else int(float(config.repeats_budget) * questions)
 
 
-def reference(cfg: DictConfig, provisional: Report) -> tuple[dict[str, tuple[int, int]], str]:
+def reference(config: RunConfig, provisional: Report) -> tuple[dict[str, tuple[int, int]], str]:
     """The baseline's (passes, answers) per question key, and which baseline it is; empty with none to read (a
     first run: unanimous answers stop, disagreeing ones are measured to repeats_max)."""
     try:
-        if cfg.compare.get("baseline"):
-            path = Path(str(cfg.compare.baseline))
+        if config.compare.baseline:
+            path = Path(str(config.compare.baseline))
             base = load_baseline(path)
         else:
-            variant = cfg.compare.get("variant") or default_variant(provisional)
-            path, base, _ = find_baseline(Path(cfg.paths.baselines_dir), provisional,
+            variant = config.compare.variant or default_variant(provisional)
+            path, base, _ = find_baseline(Path(config.paths.baselines_dir), provisional,
                                           None if variant is None else str(variant))
     except NomadError:
         return {}, "no baseline to read"
@@ -70,13 +69,13 @@ def ask(keys: dict[str, tuple[int, str]], ref: dict[str, tuple[int, int]], answe
     return tasks, results, tallies
 
 
-def run_auto(cfg: DictConfig, provisional: Report, keys: dict[str, tuple[int, str]], answer: Answer,
+def run_auto(config: RunConfig, provisional: Report, keys: dict[str, tuple[int, str]], answer: Answer,
              passed: Passed) -> tuple[list[tuple[int, str, int]], list[Any], int, str, list[dict[str, Any]]]:
     """The generation run's asks under `repeats=auto`: its tasks and results in order, the most answers a
     question got, why, and the per-question table."""
-    r = rule(cfg)
-    ref, source = reference(cfg, provisional)
-    calls = budget(cfg, len(keys))
+    r = rule(config)
+    ref, source = reference(config, provisional)
+    calls = budget(config, len(keys))
     tasks, results, tallies = ask(keys, ref, answer, passed, r, calls)
     most = max((t.asked for t in tallies.values()), default=1)
     return tasks, results, most, reason(r, calls, tallies, source), per_question(tallies, r)

@@ -9,11 +9,10 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypedDict
 
-from omegaconf import DictConfig
-
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
+from nomad_eval.config import RunConfig
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics.aggregate import mean
@@ -273,16 +272,16 @@ def _known_to_vary(chat: CachedChat, p: Plan, options: ChatOptions, repeats: int
     return len(texts) > 1
 
 
-def repeats_for(cfg: DictConfig, chat: CachedChat, options: ChatOptions, plans: list[Plan]) -> tuple[int, str]:
+def repeats_for(config: RunConfig, chat: CachedChat, options: ChatOptions, plans: list[Plan]) -> tuple[int, str]:
     """How many answers each prompt gets, and why. `repeats=N` asks N. Left null, greedy decoding (temperature 0)
     asks once, since a repeat of the same prompt would return the same answer, unless this backend is known to
     vary: the response cache already holds differing answers of it to one of these prompts from earlier repeats
     (a server that batches requests can break greedy ties differently). Sampled answers always get
     `sample_repeats`."""
-    if cfg.repeats is not None:
-        n = max(1, int(cfg.repeats))
+    if config.repeats is not None:
+        n = max(1, int(config.repeats))
         return n, f"repeats={n} as set"
-    n = int(cfg.sample_repeats)
+    n = int(config.sample_repeats)
     if options.temperature > 0:
         return n, f"temperature {options.temperature:g} samples: sample_repeats={n} answers per prompt"
     varied = sum(_known_to_vary(chat, p, options, n) for p in plans)

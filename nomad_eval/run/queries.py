@@ -7,10 +7,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig
 
 from nomad_eval.backends.chat import ChatModel, ChatOptions, Message
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
+from nomad_eval.config import RunConfig
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.pipeline import Pipeline
@@ -35,11 +35,11 @@ def formed_queries(goldens: list[Golden], pipeline: Pipeline, chat: CachedChat |
                        ask if chat is not None else None) for g in goldens]
 
 
-def open_model_chat(cfg: DictConfig, data_dir: Path) -> CachedChat:
+def open_model_chat(config: RunConfig, data_dir: Path) -> CachedChat:
     """The configured chat model behind the response cache (cache=true); close it with `close_chat`."""
-    model: ChatModel = instantiate(cfg.model)
+    model: ChatModel = instantiate(config.model.spec())
     model.preflight()  # a dead server fails here, in seconds, before any other work
-    return CachedChat(model, ResponseCache(data_dir / "responses.sqlite") if cfg.cache is not False else None,
+    return CachedChat(model, ResponseCache(data_dir / "responses.sqlite") if config.cache is not False else None,
                       under_test=True)
 
 
@@ -50,12 +50,12 @@ def close_chat(chat: CachedChat) -> None:
 
 
 @contextmanager
-def rewrite_chat(cfg: DictConfig, rt: Runtime, needed: bool) -> Iterator[CachedChat | None]:
+def rewrite_chat(config: RunConfig, rt: Runtime, needed: bool) -> Iterator[CachedChat | None]:
     """The chat model for a tier that has none of its own; None when the history rule asks nothing of a model."""
     if not needed:
         yield None
         return
-    chat = open_model_chat(cfg, rt.data_dir)
+    chat = open_model_chat(config, rt.data_dir)
     try:
         yield chat
     finally:

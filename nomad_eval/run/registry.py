@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from types import MappingProxyType
-from typing import Any
 
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
 
 TIERS: Mapping[str, str] = MappingProxyType({
     "app": "nomad_eval.tiers.app",
@@ -29,7 +29,7 @@ TIERS: Mapping[str, str] = MappingProxyType({
     "synthesize": "nomad_eval.tiers.synthesize",
 })
 
-TierRun = Callable[[Any], int]  # a tier's run(cfg) -> exit code
+TierRun = Callable[[RunConfig], int]  # a tier's run(config) -> exit code
 
 
 def tier_run(name: str, target: str | None = None) -> TierRun:

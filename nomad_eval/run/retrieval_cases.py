@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.case import Case, Retrieved
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
 from nomad_eval.core.evaluate import evaluate, ranking
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.runtime import Runtime
@@ -139,9 +138,9 @@ def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int, upstr
 E2E_RETRIEVAL = ("recall", "mrr", "ndcg")
 
 
-def retrieval_ks(cfg: DictConfig) -> list[int]:
+def retrieval_ks(config: RunConfig) -> list[int]:
     """The gate's cutoff (`compare.headline_k`) and the run's `tier.ks`, where it sets any."""
-    return sorted({int(cfg.compare.headline_k), *(int(k) for k in cfg.tier.get("ks") or [])})
+    return sorted({int(config.compare.headline_k), *config.ks})
 
 
 def document_metrics(g: Golden, docs: list[str] | None, ks: list[int]) -> dict[str, float | None]:
@@ -153,13 +152,13 @@ def document_metrics(g: Golden, docs: list[str] | None, ks: list[int]) -> dict[s
 
 
 def identity(rt: Runtime) -> Identity:
-    s, cfg = rt.settings, rt.settings.config
-    p = cfg["pipeline"]
+    s, recorded = rt.settings, rt.settings.config  # the config as the run recorded it
+    p = recorded["pipeline"]
     return Identity(
         fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=s.suite, tags=list(s.tags), limit=s.limit,
-        top_k=p.get("top_k"), threshold=cfg.get("threshold"), min_final_score=p.get("min_final_score"),
-        embedder=str(cfg["embedder"]["name"]), pipeline=s.pipeline_target, distractors=rt.distractor_name,
-        measures=[f"@{int(k)}" for k in cfg["tier"].get("ks") or []],
+        top_k=p.get("top_k"), threshold=recorded.get("threshold"), min_final_score=p.get("min_final_score"),
+        embedder=str(recorded["embedder"]["name"]), pipeline=s.pipeline_target, distractors=rt.distractor_name,
+        measures=[f"@{int(k)}" for k in recorded["tier"].get("ks") or []],
     )
 
 

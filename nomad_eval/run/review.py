@@ -14,12 +14,13 @@ import json
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from omegaconf import DictConfig
 from rich.markup import escape
 
 from nomad_eval.base.atomic import JsonObject, write_atomic
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.tiers import CorpusTier
 from nomad_eval.data.anchors import Evidence, anchor_goldens, doc_hash, first_match, reanchor_all, sentences
 from nomad_eval.data.corpus import Document
 from nomad_eval.data.golden import Golden, json_lines
@@ -46,16 +47,16 @@ class Proposal(TypedDict):
     note: NotRequired[str]
 
 
-def _baseline(cfg: DictConfig, rt: Runtime) -> tuple[str, Baseline]:
+def _baseline(config: RunConfig, rt: Runtime) -> tuple[str, Baseline]:
     """The baseline compare would use for this corpus and suite (compare.baseline, else the nearest)."""
-    if cfg.compare.get("baseline"):
-        return str(cfg.compare.baseline), load_baseline(Path(str(cfg.compare.baseline)))
+    if config.compare.baseline:
+        return str(config.compare.baseline), load_baseline(Path(str(config.compare.baseline)))
     docs = {d.doc_id: doc_hash(d.text) for d in rt.corpus_documents}
     here = Report(tier="retrieval", identity=Identity(
         fingerprint=rt.fingerprint, goldens_hash=rt.goldens_hash, suite=rt.settings.suite,
-        embedder=str(cfg.embedder.name), pipeline=rt.settings.pipeline_target, distractors=rt.distractor_name),
+        embedder=str(config.embedder.name), pipeline=rt.settings.pipeline_target, distractors=rt.distractor_name),
         subject=Subject(documents=docs), system=system_settings(rt.resolved_config(), "retrieval"))
-    path, base, _ = find_baseline(Path(str(cfg.paths.baselines_dir)), here, None)
+    path, base, _ = find_baseline(Path(str(config.paths.baselines_dir)), here, None)
     return str(path), base
 
 
@@ -105,11 +106,12 @@ def proposal(e: Evidence, g: Golden, line: int, docs: list[Document]) -> Proposa
                    "rewrite it for what the documents now say"}
 
 
-def review(cfg: DictConfig, rt: Runtime) -> int:
-    target = Path(str(cfg.tier.review_file))
-    if cfg.tier.accept:
+def review(config: RunConfig, rt: Runtime) -> int:
+    tier = config.tier_of(CorpusTier)
+    target = Path(tier.review_file)
+    if tier.accept:
         return accept(rt.suite_path, target)
-    where, base = _baseline(cfg, rt)
+    where, base = _baseline(config, rt)
     docs = [d for d in rt.corpus_documents if not d.distractor]
     run = anchor_goldens(rt.all_goldens, docs)
     subject = base.report.subject

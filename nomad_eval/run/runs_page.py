@@ -11,11 +11,10 @@ import json
 import os
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import err_console
 from nomad_eval.base.runfolder import problem
+from nomad_eval.config.sections import BrowseKeys
 from nomad_eval.harness.rundir import multirun
 from nomad_eval.report.browser import MAX_CASES, RunEntry, build_page, headline_k, questions, run_entry
 from nomad_eval.report.io import write_atomic
@@ -24,8 +23,7 @@ HASHED_CASES_BYTES = 64 * 2**20  # far above what MAX_CASES cases take: a larger
 QUESTION_BUDGET = 50_000  # per-question rows embedded over all runs, newest first: the page stays openable
 
 
-def settings(cfg: DictConfig) -> tuple[list[Path], Path, int]:
-    b = cfg.browse
+def settings(b: BrowseKeys) -> tuple[list[Path], Path, int]:
     return [Path(str(r)) for r in b.roots], Path(str(b.out)), int(b.limit)
 
 
@@ -117,13 +115,13 @@ def rebuild(roots: list[Path], out: Path, limit: int) -> tuple[Path, int]:
     return out, len(runs)
 
 
-def after(cfg: DictConfig, where: Path, sweep: bool = False) -> None:
+def after(browse: BrowseKeys, where: Path, sweep: bool = False) -> None:
     """Refresh the page after a run (not a sweep's job: the sweep refreshes once at its end) or sweep whose
     folder lies under the browsed roots; a run written elsewhere (a test's tmp folder) leaves the page alone."""
     try:
-        if not cfg.browse.after_run or (not sweep and multirun()):
+        if not browse.after_run or (not sweep and multirun()):
             return
-        roots, out, limit = settings(cfg)
+        roots, out, limit = settings(browse)
         if any(where.resolve().is_relative_to(r.resolve()) for r in roots):
             rebuild(roots, out, limit)
     except Exception as exc:  # the run's results are written; a page that fails to refresh must not cost them

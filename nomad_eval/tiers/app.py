@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import bootstrap, judge_settings, runtime
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.answers import AppOutput, write_answers
@@ -48,7 +48,6 @@ from nomad_eval.run.generation_cases import (
 )
 from nomad_eval.run.judging import judge_all
 from nomad_eval.run.retrieval_cases import E2E_RETRIEVAL, document_metrics, retrieval_ks
-from nomad_eval.run.settings import judge_settings, runtime
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
 # The harness's own prompt planner's measures: an app's prompt is not the harness's, so they are not measured.
@@ -56,40 +55,40 @@ NOT_APPLICABLE = ("history_elided_rate", "chunks_dropped_rate", "prompt_token_er
 OUTPUTS_FILE = "app_outputs.jsonl"  # the app's outputs as read or received, in the schema app=answers reads
 
 
-def run(cfg: DictConfig) -> int:
+def run(config: RunConfig) -> int:
     t0 = time.perf_counter()
-    app_settings(cfg)  # no app chosen: said before any work
-    modes = [str(m) for m in cfg.mode.modes]
+    app_settings(config)  # no app chosen: said before any work
+    modes = [str(m) for m in config.mode.modes]
     if modes != [MODE]:
         raise NomadError(f"tier=app measures the app end to end: mode=e2e, not {modes} (oracle and noretrieval "
                          "need the harness's own prompt)", 2)
-    check_judge_gates(judge_settings(cfg))
-    rt = runtime(cfg)
+    check_judge_gates(judge_settings(config))
+    rt = runtime(config)
     goldens = rt.goldens
-    out = run_dir(cfg.paths.run_dir)
-    outputs = collect(cfg, rt.data_dir, rt.all_goldens, goldens, out)
+    out = run_dir(config.paths.run_dir)
+    outputs = collect(config, rt.data_dir, rt.all_goldens, goldens, out)
     timings = {"app": time.perf_counter() - t0}
     records = [outputs.records[(g.id, r)] for g in goldens for r in range(outputs.repeats)]
     write_answers(out / OUTPUTS_FILE, records)
     by_id = {g.id: g for g in goldens}
-    ks = retrieval_ks(cfg)
+    ks = retrieval_ks(config)
     cases = [case(by_id[rec.id], rec, ks) for rec in records]
     for c in cases:
         if (source := outputs.cached.get((c["id"], c["repeat"]))) is not None:
             c["answered_from"] = source
     unstable = mark_unstable(cases)
-    judges = _judges(cfg, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
-    faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
+    judges = _judges(config, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
+    faithful = [max(r.scale) for r in rubrics(judge_settings(config)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
-    report = _report(cfg, rt, goldens, cases, outputs, unstable, judges, ks)
+    report = _report(config, rt, goldens, cases, outputs, unstable, judges, ks)
     served_index(report, rt, records)
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     report.warnings += rt.golden_warnings + pattern_timeouts(cases)
-    settings = app_settings(cfg)
+    settings = app_settings(config)
     body = request_settings(settings)["body"] if settings["kind"] == "http" else None
     report.warnings += answer_warnings(cases, body, outputs.unread)
-    return conclude(cfg, out, RunResult(report, cases), ANSWERS)
+    return conclude(config, out, RunResult(report, cases), ANSWERS)
 
 
 def served_index(report: Report, rt: Runtime, records: list[AppOutput]) -> None:
@@ -152,40 +151,40 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
     return case
 
 
-def _judges(cfg: DictConfig, cases: list[Case], passages: list[list[str]], data_dir: Path
+def _judges(config: RunConfig, cases: list[Case], passages: list[list[str]], data_dir: Path
             ) -> dict[str, dict[str, Any]]:
-    cache = ResponseCache(data_dir / "responses.sqlite") if cfg.cache is not False and cfg.judge.rubrics else None
+    cache = ResponseCache(data_dir / "responses.sqlite") if config.cache is not False and config.judge.rubrics else None
     try:
-        return judge_all(cfg, cases, passages, cache)
+        return judge_all(config, cases, passages, cache)
     finally:
         if cache is not None:
             cache.close()
 
 
-def identity(cfg: DictConfig, rt: Runtime) -> Identity:
+def identity(config: RunConfig, rt: Runtime) -> Identity:
     """The task (suite, tags, limit, mode) as any e2e run states it; the system is the app, not our pipeline."""
-    settings = app_settings(cfg)
+    settings = app_settings(config)
     return Identity(
         fingerprint=corpus_fingerprint(rt.documents, None, None), goldens_hash=rt.goldens_hash,
-        suite=str(cfg.suite), tags=[str(t) for t in cfg.get("tags") or []], limit=cfg.get("limit"), mode=MODE,
+        suite=str(config.suite), tags=[str(t) for t in config.tags or []], limit=config.limit, mode=MODE,
         model=str(settings.get("name") or settings["kind"]), embedder="(the app's own)",
-        pipeline=f"app:{settings['kind']}", judges=[r.key for r in rubrics(judge_settings(cfg))],
+        pipeline=f"app:{settings['kind']}", judges=[r.key for r in rubrics(judge_settings(config))],
     )
 
 
-def _report(cfg: DictConfig, rt: Runtime, goldens: list[Golden], cases: list[Case], outputs: Outputs,
+def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[Case], outputs: Outputs,
             unstable: list[str], judges: dict[str, dict[str, Any]], ks: list[int]) -> Report:
     questions = questions_from_cases(cases)
-    if cfg.compare.get("exclude_unstable"):
+    if config.compare.exclude_unstable:
         questions = stable(questions)
     names = mode_metric_names(MODE)
     if any(c["retrieved"] is not None for c in cases):
         names += [f"{MODE}.{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
-    metrics, intervals = summarize_report(questions, names, cfg)
-    config = rt.resolved_config()
+    metrics, intervals = summarize_report(questions, names, bootstrap(config))
+    recorded = rt.resolved_config()
     return Report(
-        tier="generation", identity=identity(cfg, rt), config=config, metrics=metrics, intervals=intervals,
-        system=system_settings(config, "app"),
+        tier="generation", identity=identity(config, rt), config=recorded, metrics=metrics, intervals=intervals,
+        system=system_settings(recorded, "app"),
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": outputs.repeats,
                 "model_calls": outputs.calls, "cache_hits": outputs.cache_hits, "unstable": len(unstable),
                 "with_contexts": sum(c["retrieved"] is not None or bool(c["injected"]) for c in cases)},

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.console import console
+from nomad_eval.config import RunConfig
 from nomad_eval.run.runs_page import rebuild, settings
 
 
-def run(cfg: DictConfig) -> int:
-    roots, out, limit = settings(cfg)
+def run(config: RunConfig) -> int:
+    roots, out, limit = settings(config.browse)
     path, n = rebuild(roots, out, limit)
-    if not cfg.quiet:
+    if not config.quiet:
         console.print(f"run browser: {n} runs → {path}", markup=False, highlight=False)
     return 0

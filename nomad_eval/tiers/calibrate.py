@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from omegaconf import DictConfig
 from rich.table import Table
 
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
@@ -25,6 +24,8 @@ from nomad_eval.base.console import console, progress_bar
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.safe_names import require_safe
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import judge_settings, judging_rules
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.judges import battery
 from nomad_eval.judges.agreement import (
@@ -51,7 +52,6 @@ from nomad_eval.judges.calibration_file import Agreement, Calibration, Label, La
 from nomad_eval.judges.judge import Rubric, judge
 from nomad_eval.judges.run_judges import judge_chat, rubrics
 from nomad_eval.report.io import write_atomic, write_jsonl
-from nomad_eval.run.settings import judge_settings, judging_rules
 
 
 def file_result(source: Path, calibration_dir: Path) -> Path:
@@ -89,15 +89,15 @@ def _costed(chat: CachedChat, cost: dict[str, dict[str, float]], phase: str) -> 
                    "seconds": round(time.monotonic() - start, 1)}
 
 
-def _judge_labels(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], repeats: int
+def _judge_labels(config: RunConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], repeats: int
                   ) -> list[LabelRow]:
     rows: list[LabelRow] = []
-    with progress_bar(f"judging ({rubric.key})", len(labels) * repeats, bool(cfg.quiet)) as prog:
+    with progress_bar(f"judging ({rubric.key})", len(labels) * repeats, bool(config.quiet)) as prog:
         for lab in labels:
             verdicts, rejected = [], []
             for r in range(repeats):
-                j = judge(chat, rubric, lab.question, lab.chunks, lab.answer, int(cfg.seed) + r,
-                          int(cfg.judging.retries), int(cfg.judging.max_tokens), repeat=r)
+                j = judge(chat, rubric, lab.question, lab.chunks, lab.answer, int(config.seed) + r,
+                          int(config.judging.retries), int(config.judging.max_tokens), repeat=r)
                 verdicts.append(j.verdict)
                 rejected.append(j.rejected)
                 prog.advance(prog.task_ids[0])
@@ -106,22 +106,22 @@ def _judge_labels(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: lis
     return rows
 
 
-def _battery(cfg: DictConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], rows: list[LabelRow]
+def _battery(config: RunConfig, chat: CachedChat, rubric: Rubric, labels: list[Label], rows: list[LabelRow]
              ) -> tuple[BatteryFigures, list[BatteryRow]]:
-    size = cfg.calibrate.get("battery_size")
-    chosen = battery.sample(len(labels), None if size is None else int(size), int(cfg.seed))
+    size = config.calibrate.battery_size
+    chosen = battery.sample(len(labels), None if size is None else int(size), int(config.seed))
     examples = [battery.Example(labels[i].id, labels[i].question, labels[i].chunks, labels[i].answer,
                                 rows[i]["verdict"]) for i in chosen]
     pool = list(dict.fromkeys(c for lab in labels for c in lab.chunks))
     abstention = rubric.name == "faithfulness"  # the rubric that says a decline is always faithful
     per_example = 3 + abstention  # at most: two orders, the padded answer, a decline (retries not counted)
-    with progress_bar(f"bias battery ({rubric.key})", len(examples) * per_example, bool(cfg.quiet)) as prog:
+    with progress_bar(f"bias battery ({rubric.key})", len(examples) * per_example, bool(config.quiet)) as prog:
         def ask(question: str, passages: list[str], answer: str) -> Verdict:
             prog.advance(prog.task_ids[0])
-            return judge(chat, rubric, question, passages, answer, int(cfg.seed), int(cfg.judging.retries),
-                         int(cfg.judging.max_tokens)).verdict
+            return judge(chat, rubric, question, passages, answer, int(config.seed), int(config.judging.retries),
+                         int(config.judging.max_tokens)).verdict
 
-        return battery.run(examples, pool, ask, rubric.scale, abstention, int(cfg.seed), int(cfg.stats.resamples))
+        return battery.run(examples, pool, ask, rubric.scale, abstention, int(config.seed), int(config.stats.resamples))
 
 
 def _battery_figures(result: Calibration) -> BatteryFigures | None:
@@ -172,66 +172,66 @@ def _notes(result: Calibration) -> list[str]:
     return notes + [f"warning: {w}" for w in result["warnings"]]
 
 
-def run(cfg: DictConfig) -> int:
-    if cfg.calibrate.get("file"):
-        target = file_result(Path(cfg.calibrate.file), Path(cfg.judging.calibration_dir))
-        console.print(f"filed {cfg.calibrate.file} as {target}; judge gates of that rubric, judge model and labels "
+def run(config: RunConfig) -> int:
+    if config.calibrate.file:
+        target = file_result(Path(config.calibrate.file), Path(config.judging.calibration_dir))
+        console.print(f"filed {config.calibrate.file} as {target}; judge gates of that rubric, judge model and labels "
                       "file read it")
         return 0
-    rubric, labels_path, labels = _rubric_and_labels(cfg)
+    rubric, labels_path, labels = _rubric_and_labels(config)
     ref = labels_ref(labels_path)  # hashed before judging: the labels the verdicts were compared with
-    repeats = max(1, int(cfg.calibrate.repeats))
-    cache = ResponseCache(Path(cfg.paths.data_dir) / "responses.sqlite") if cfg.cache is not False else None
-    chat = judge_chat(judge_settings(cfg), cache)
+    repeats = max(1, int(config.calibrate.repeats))
+    cache = ResponseCache(Path(config.paths.data_dir) / "responses.sqlite") if config.cache is not False else None
+    chat = judge_chat(judge_settings(config), cache)
     judge_id = judge_identity(chat.identity())
     cost: dict[str, dict[str, float]] = {}
     with _costed(chat, cost, "labels"):
-        rows = _judge_labels(cfg, chat, rubric, labels, repeats)
+        rows = _judge_labels(config, chat, rubric, labels, repeats)
     figures: BatteryFigures | NoBattery = NoBattery()
     battery_rows: list[BatteryRow] = []
-    if cfg.calibrate.get("battery_size") != 0:
+    if config.calibrate.battery_size != 0:
         with _costed(chat, cost, "battery"):
-            figures, battery_rows = _battery(cfg, chat, rubric, labels, rows)
-    resamples, seed = int(cfg.stats.resamples), int(cfg.seed)
+            figures, battery_rows = _battery(config, chat, rubric, labels, rows)
+    resamples, seed = int(config.stats.resamples), int(config.seed)
     # Who wrote the labelled answers, where known (labels' `generator`, or calibrate.generator for all of them).
-    named = cfg.calibrate.get("generator")
+    named = config.calibrate.generator
     generators = sorted({lab.generator for lab in labels if lab.generator} | ({str(named)} if named else set()))
     warning = same_family_warning(str(judge_id.get("model")), generators)
     figs = _agreement_figures(rows, len(rubric.scale) > 2, repeats, resamples, seed)
     # As this config's gate would decide; a gate decides again.
     ok, why = gate_rule({"n": figs["n"], "agreement": figs["agreement"], "battery": figures},
-                        judging_rules(cfg.judging))
+                        judging_rules(config.judging))
     result: Calibration = {
         "format": 2, "rubric": rubric.key, "judge": judge_id, "labels": {**ref, "n": len(labels)}, **figs,
         "repeats": repeats, "seed": seed, "resamples": resamples, "cost": cost,
         "battery": figures, "generators": generators, "warnings": [warning] if warning else [],
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "filed_as": filed_name(rubric.key, judge_id, ref["sha256"]),  # where `calibrate.file=<this run>` puts it
-        "min_agreement": float(cfg.judging.min_agreement), "gate_on": str(cfg.judging.gate_on), "calibrated": ok,
+        "min_agreement": float(config.judging.min_agreement), "gate_on": str(config.judging.gate_on), "calibrated": ok,
         "reason": why}
-    out = run_dir(cfg.paths.run_dir)
+    out = run_dir(config.paths.run_dir)
     write_jsonl(out / "calibration_cases.jsonl", rows)
     if battery_rows:
         write_jsonl(out / "calibration_battery.jsonl", battery_rows)
     write_atomic(out / "calibration.json", json.dumps(result, indent=1))
     write_atomic(out / "calibration.md", _markdown(result))
-    if not cfg.quiet:
+    if not config.quiet:
         _print(result, out)
     return 0
 
 
-def _rubric_and_labels(cfg: DictConfig) -> tuple[Rubric, Path, list[Label]]:
+def _rubric_and_labels(config: RunConfig) -> tuple[Rubric, Path, list[Label]]:
     """The one rubric to calibrate and its human labels, refused (exit 2) when either is missing or too few."""
-    if not cfg.calibrate.get("labels"):
+    if not config.calibrate.labels:
         raise NomadError("tier=calibrate needs calibrate.labels=<labels.jsonl> and judge=<rubric> (or "
                          "calibrate.file=<a calibrate run dir> to file its result)", 2)
-    chosen = rubrics(judge_settings(cfg))
+    chosen = rubrics(judge_settings(config))
     if len(chosen) != 1:
         raise NomadError("tier=calibrate calibrates one rubric at a time: judge=faithfulness or judge=relevance", 2)
-    labels_path = Path(cfg.calibrate.labels)
+    labels_path = Path(config.calibrate.labels)
     labels = load_labels(labels_path, chosen[0].scale)
     if len(labels) < 25:
-        raise NomadError(f"{cfg.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
+        raise NomadError(f"{config.calibrate.labels}: {len(labels)} labels; calibration needs at least 25", 2)
     return chosen[0], labels_path, labels
 
 

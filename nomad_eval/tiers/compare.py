@@ -6,17 +6,17 @@ from __future__ import annotations
 import glob
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import sweep_settings
 from nomad_eval.report.baseline import load_run
 from nomad_eval.report.merge import collect, sweep_id
 from nomad_eval.run.finish import announce, decide
 
 
-def merge_runs(cfg: DictConfig) -> int:
+def merge_runs(config: RunConfig) -> int:
     # A pattern that matches nothing stays as given, and is named below when nothing is found.
-    dirs = [Path(hit) for p in map(str, cfg.compare.runs) for hit in sorted(glob.glob(p)) or [p]]
+    dirs = [Path(hit) for p in map(str, config.compare.runs) for hit in sorted(glob.glob(p)) or [p]]
     # A sweep directory given whole: only its latest sweep's jobs, never stale ones from an earlier sweep.
     chosen = []
     for d in dirs:
@@ -26,26 +26,26 @@ def merge_runs(cfg: DictConfig) -> int:
             chosen.extend(collect([x for x in d.iterdir() if x.is_dir()], sweep_id(d)))
     if not chosen:
         raise NomadError(f"no run directories with a report.json in {[str(d) for d in dirs]}", 2)
-    out = Path(cfg.compare.out) if cfg.compare.get("out") else chosen[0].parent
+    out = Path(config.compare.out) if config.compare.out else chosen[0].parent
     from nomad_eval.report.sweep_rank import summarize_sweep
 
-    summarize_sweep(chosen, out, cfg, quiet=bool(cfg.quiet))
+    summarize_sweep(chosen, out, sweep_settings(config), quiet=config.quiet)
     return 0
 
 
-def compare_run(path: Path, cfg: DictConfig, baseline: Path | None = None) -> int:
+def compare_run(path: Path, config: RunConfig, baseline: Path | None = None) -> int:
     """Compare an existing run (a folder or its report.json) with `baseline`, or the one compare would choose."""
     report, cases = load_run(path)
     if report.status != "ok" or report.identity is None:
         raise NomadError(f"{path}: the run failed ({report.error}); nothing to compare; re-run it", 2)
-    outcome = decide(cfg, report, cases, floors=False, compare=True, baseline=baseline)
-    return announce(cfg, outcome, path if path.is_dir() else path.parent)
+    outcome = decide(config, report, cases, floors=False, compare=True, baseline=baseline)
+    return announce(config, outcome, path if path.is_dir() else path.parent)
 
 
-def run(cfg: DictConfig) -> int:
-    if cfg.compare.get("runs"):
-        return merge_runs(cfg)
-    if not cfg.compare.get("run"):
+def run(config: RunConfig) -> int:
+    if config.compare.runs:
+        return merge_runs(config)
+    if not config.compare.run:
         raise NomadError("tier=compare needs compare.run=<run dir or report.json> "
                          "(or compare.runs=[...] to merge runs into one table)", 2)
-    return compare_run(Path(cfg.compare.run), cfg)
+    return compare_run(Path(config.compare.run), config)

@@ -6,14 +6,15 @@ import datetime
 import os
 from collections import Counter
 
-from omegaconf import DictConfig
 from rich.markup import escape
 
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import runtime
+from nomad_eval.config.tiers import CorpusTier
 from nomad_eval.data.golden import Golden, load_goldens
 from nomad_eval.harness.runtime import Runtime
-from nomad_eval.run.settings import runtime
 
 ACTIONS = ("check", "lint", "ingest", "status", "reset", "audit", "review")
 
@@ -170,14 +171,14 @@ def reset(rt: Runtime, which: str) -> int:
     return 0
 
 
-def audit_collection(rt: Runtime, cfg: DictConfig) -> int:
+def audit_collection(rt: Runtime, config: RunConfig) -> int:
     """The collection the app searches (store=server) accounted against the corpus: exit 1 when any kind of
     finding is on more documents than its audit.max_<kind>, 0 when the collection matches."""
     from nomad_eval.harness.audit import KINDS, AuditSettings, ServedPoint, audit, audit_lines, served_collection
 
-    a = cfg.audit
-    s = AuditSettings(str(a.doc_id_key), str(a.text_key), int(a.sample), float(a.min_cosine), int(cfg.seed),
-                      {k: int(a[f"max_{k}"]) for k in KINDS})
+    a = config.audit
+    s = AuditSettings(str(a.doc_id_key), str(a.text_key), int(a.sample), float(a.min_cosine), int(config.seed),
+                      {k: int(getattr(a, f"max_{k}")) for k in KINDS})
     with served_collection(rt) as reader:
         reader.count()  # an absent collection is named before anything is read
         points = (ServedPoint(*p) for p in reader.points())
@@ -190,29 +191,29 @@ def audit_collection(rt: Runtime, cfg: DictConfig) -> int:
     return 1 if over else 0
 
 
-def run(cfg: DictConfig) -> int:
-    action = cfg.get("action") or "status"
+def run(config: RunConfig) -> int:
+    action = config.action or "status"
     if action not in ACTIONS:
         raise NomadError(f"unknown action {action!r} for tier=corpus; choose one of {', '.join(ACTIONS)}", 2)
-    rt = runtime(cfg)
+    rt = runtime(config)
     if action == "reset":
-        return reset(rt, str(cfg.tier.reset))
+        return reset(rt, config.tier_of(CorpusTier).reset)
     if action == "audit":
-        return audit_collection(rt, cfg)
+        return audit_collection(rt, config)
     if action == "lint":
-        return lint_suites(rt, bool(cfg.tier.get("fail_unsourced")))
+        return lint_suites(rt, config.tier_of(CorpusTier).fail_unsourced)
     if action == "review":
         from nomad_eval.run.review import review  # reads baselines (pydantic models, numpy): not for a check
 
-        return review(cfg, rt)
+        return review(config, rt)
     if action != "ingest":
         return {"check": check, "status": status}[action](rt)
     # Here, not at the top: `check` (the one action that must start fast) needs no numpy and no store.
     from nomad_eval.harness.index import embed_chunks, ingest
 
-    vecs = embed_chunks(rt, bool(cfg.quiet))  # before taking the store: the lock is held only to write
+    vecs = embed_chunks(rt, bool(config.quiet))  # before taking the store: the lock is held only to write
     with rt.store() as store:
-        n = ingest(rt, store, bool(cfg.quiet), vecs)
+        n = ingest(rt, store, bool(config.quiet), vecs)
     console.print(f"ingested {n} chunks of {len(rt.documents)} documents, fingerprint {rt.fingerprint}")
     err_console.print(f"embedding model calls: {rt.cached_embedder.model_calls}")
     return 0

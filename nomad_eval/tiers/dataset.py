@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
 from nomad_eval.data.drafts import candidates_path
 from nomad_eval.data.golden import Golden
 from nomad_eval.data.traces import drafts_from_spans, read_spans
@@ -66,12 +65,12 @@ def annotate(drafts: list[JsonObject], read: Any = input) -> list[JsonObject]:
     return done
 
 
-def run(cfg: DictConfig) -> int:
-    ds = cfg.dataset
-    if not ds.get("out"):
+def run(config: RunConfig) -> int:
+    ds = config.dataset
+    if not ds.out:
         raise NomadError("tier=dataset needs dataset.out=<file to write>", 2)
     out = Path(ds.out)
-    if ds.get("from_traces"):
+    if ds.from_traces:
         drafts = drafts_from_spans(read_spans(Path(ds.from_traces)), int(ds.max_candidates))
         # The draft is already in suite format (only relevantDocIds is left to fill, by hand or with the
         # loop below); the candidates sit beside it so the draft never carries a key the loader refuses.
@@ -80,7 +79,7 @@ def run(cfg: DictConfig) -> int:
         console.print(f"wrote {len(drafts)} draft goldens to {out}; annotate them with: python -m nomad_eval "
                       f"tier=dataset dataset.annotate={out} dataset.out=<suite>.jsonl")
         return 0
-    if ds.get("annotate"):
+    if ds.annotate:
         lines = read_jsonl(Path(ds.annotate))
         side = candidates_path(Path(ds.annotate))
         cands = {r["id"]: r["candidates"] for r in read_jsonl(side)} if side.exists() else {}

@@ -7,13 +7,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from omegaconf import DictConfig
-
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import bootstrap, judge_settings, runtime
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
@@ -70,7 +70,6 @@ from nomad_eval.run.retrieval_cases import (
     retrieved_rows,
 )
 from nomad_eval.run.retrieval_cases import identity as retrieval_identity
-from nomad_eval.run.settings import judge_settings, runtime
 
 
 def infra_outcomes(w: _Work, answers: list[tuple[str, str, int | None] | str]
@@ -100,43 +99,43 @@ class _Work:
     tasks: list[tuple[int, str, int]]
 
 
-def run(cfg: DictConfig) -> int:
+def run(config: RunConfig) -> int:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    rt = runtime(cfg)
+    rt = runtime(config)
     goldens = rt.goldens
-    modes = [str(m) for m in cfg.mode.modes]
+    modes = [str(m) for m in config.mode.modes]
     if unknown := set(modes) - set(MODES):
         raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
-    out = run_dir(cfg.paths.run_dir)
-    check_judge_gates(judge_settings(cfg))  # an uncalibrated judge in a gate is refused before any model time is spent
-    s = open_chat(cfg, rt, "generation")
+    out = run_dir(config.paths.run_dir)
+    check_judge_gates(judge_settings(config))  # an uncalibrated judge in a gate: refused before any model call
+    s = open_chat(config, rt, "generation")
     tracer = Tracer()
     # Model calls (token calibration, query rewrites) happen before the store is taken, so parallel jobs
     # sharing the embedded store wait for each other's searches only, never for each other's models.
     est = calibrate_estimator(rt, s.chat, s.options)
-    contexts = _contexts(cfg, rt, modes, s, tracer)
+    contexts = _contexts(config, rt, modes, s, tracer)
     timings["retrieval"] = time.perf_counter() - t0
 
-    plans = {(gi, mode): plan_prompt(goldens[gi], contexts[gi].passages(mode), s, cfg, est)
+    plans = {(gi, mode): plan_prompt(goldens[gi], contexts[gi].passages(mode), s, config, est)
              for gi in range(len(goldens)) for mode in modes}
     w = _Work(goldens, modes, contexts, plans, [])
     t = time.perf_counter()
-    repeats, why, adaptive, results = _ask(cfg, rt, s, w)
+    repeats, why, adaptive, results = _ask(config, rt, s, w)
     asked = len(w.tasks)
     answers, infra = infra_outcomes(w, results)
     timings["generation"] = time.perf_counter() - t
     if not answers:
         raise NomadError(f"every model call failed, e.g. {infra[0]['reason']}" if infra else "nothing to answer")
 
-    cases = _scored_cases(w, answers, retrieval_ks(cfg))
+    cases = _scored_cases(w, answers, retrieval_ks(config))
     unstable = mark_unstable(cases)
-    judges = judge_all(cfg, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
+    judges = judge_all(config, cases, [[x.text for x in w.plans[(gi, mode)].passages] for gi, mode, _ in w.tasks],
                      s.chat.cache)
     # After the judges: a faithfulness verdict is evidence for a cause. Written on every case, counted per question.
-    faithful = [max(r.scale) for r in rubrics(judge_settings(cfg)) if r.name == "faithfulness"]
+    faithful = [max(r.scale) for r in rubrics(judge_settings(config)) if r.name == "faithfulness"]
     label_cases(cases, faithful[0] if faithful else 1)
-    report = _report(cfg, rt, s, est, w, cases, repeats, unstable, judges)
+    report = _report(config, rt, s, est, w, cases, repeats, unstable, judges)
     part = report.generation_part()  # the part _report made
     part.repeats_reason, part.adaptive = why, adaptive
     if adaptive:
@@ -144,24 +143,24 @@ def run(cfg: DictConfig) -> int:
     part.infra = [InfraFailure.model_validate(x) for x in infra]
     report.counts["calls_asked"], report.counts["infra"] = asked, len(infra)
     if judges:
-        part.judge_corrected = corrected_judges(cfg, report, cases, out)
+        part.judge_corrected = corrected_judges(config, report, cases, out)
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     _warn(report, rt, cases)
     s.close()
-    return conclude(cfg, out, RunResult(report, cases, Artifacts(tracer=tracer)), ANSWERS)
+    return conclude(config, out, RunResult(report, cases, Artifacts(tracer=tracer)), ANSWERS)
 
 
-def _ask(cfg: DictConfig, rt: Runtime, s: ChatSetup, w: _Work
+def _ask(config: RunConfig, rt: Runtime, s: ChatSetup, w: _Work
          ) -> tuple[int, str, list[dict[str, Any]], list[tuple[str, str, int | None] | str]]:
     """Every call's result in the order of w.tasks (which it fills): `repeats` answers a prompt, or as many as
     `repeats=auto` decides (run/generation_auto.py); the repeats, why, and auto's per-question table."""
     def answer(tasks: list[tuple[int, str, int]]) -> list[tuple[str, str, int | None] | str]:
         return answer_or_infra(s, [(w.plans[(gi, mode)], r) for gi, mode, r in tasks],
-                               f"generating ({s.model.name})", bool(cfg.quiet))
+                               f"generating ({s.model.name})", bool(config.quiet))
 
-    if not generation_auto.is_auto(cfg):
-        repeats, why = repeats_for(cfg, s.chat, s.options, list(w.plans.values()))
+    if not generation_auto.is_auto(config):
+        repeats, why = repeats_for(config, s.chat, s.options, list(w.plans.values()))
         w.tasks = [(gi, mode, r) for gi in range(len(w.goldens)) for mode in w.modes for r in range(repeats)]
         return repeats, why, [], answer(w.tasks)
 
@@ -171,27 +170,27 @@ def _ask(cfg: DictConfig, rt: Runtime, s: ChatSetup, w: _Work
             w.goldens[task[0]], a[1], prompt_context(p), p.elided_history, p.dropped_passages, p.estimated_tokens,
             a[2])["passed"]
 
-    provisional = Report(tier="generation", identity=_identity(cfg, rt), config=rt.resolved_config(),
+    provisional = Report(tier="generation", identity=_identity(config, rt), config=rt.resolved_config(),
                          system=system_settings(rt.resolved_config(), "generation"),
                          subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)))
     keys = {f"{mode}:{w.goldens[gi].id}": (gi, mode) for gi in range(len(w.goldens)) for mode in w.modes}
-    w.tasks, results, repeats, why, rows = generation_auto.run_auto(cfg, provisional, keys, answer, passed)
+    w.tasks, results, repeats, why, rows = generation_auto.run_auto(config, provisional, keys, answer, passed)
     return repeats, why, rows, results
 
 
-def _identity(cfg: DictConfig, rt: Runtime) -> Identity:
-    return retrieval_identity(rt).model_copy(update={"mode": str(cfg.mode.name), "model": str(cfg.model.name),
-                                                     "judges": [r.key for r in rubrics(judge_settings(cfg))]})
+def _identity(config: RunConfig, rt: Runtime) -> Identity:
+    return retrieval_identity(rt).model_copy(update={"mode": str(config.mode.name), "model": str(config.model.name),
+                                                     "judges": [r.key for r in rubrics(judge_settings(config))]})
 
 
-def _contexts(cfg: DictConfig, rt: Runtime, modes: list[str], s: ChatSetup, tracer: Tracer) -> list[GoldenContext]:
+def _contexts(config: RunConfig, rt: Runtime, modes: list[str], s: ChatSetup, tracer: Tracer) -> list[GoldenContext]:
     """Each golden's retrieved and oracle passages; the store is taken only when a mode retrieves."""
     goldens = rt.goldens
-    queries = formed_queries(goldens, s.pipeline, s.chat, int(cfg.seed))
-    with ready_store(rt, bool(cfg.quiet)) if "e2e" in modes else nullcontext() as store:
+    queries = formed_queries(goldens, s.pipeline, s.chat, int(config.seed))
+    with ready_store(rt, bool(config.quiet)) if "e2e" in modes else nullcontext() as store:
         searcher = None
         if store is not None:
-            searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+            searcher = StoreSearcher(rt.cached_embedder, store, config.threshold, rt.doc_ids, rt.fingerprint)
         elif "oracle" in modes:
             # Oracle ordering reads chunk embeddings from the cache; fill it without touching a store.
             rt.cached_embedder.embed_documents([c.text for c in rt.chunks])
@@ -210,18 +209,18 @@ def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list
     return cases
 
 
-def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[Case],
+def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[Case],
             repeats: int, unstable: list[str], judges: dict[str, dict[str, Any]]) -> Report:
     questions = questions_from_cases(cases)
-    if cfg.compare.get("exclude_unstable"):  # upstream NOMAD's means, for drop-in comparisons with its numbers
+    if config.compare.exclude_unstable:  # upstream NOMAD's means, for drop-in comparisons with its numbers
         questions = stable(questions)
     modes = w.modes
     names = [n for m in modes for n in mode_metric_names(m)]
-    names += [f"e2e.{f}@{k}" for f in E2E_RETRIEVAL for k in retrieval_ks(cfg)] if "e2e" in modes else []
-    metrics, intervals = summarize_report(questions, names, cfg)
+    names += [f"e2e.{f}@{k}" for f in E2E_RETRIEVAL for k in retrieval_ks(config)] if "e2e" in modes else []
+    metrics, intervals = summarize_report(questions, names, bootstrap(config))
     is_mock = isinstance(s.model, MockModel)
     mock_cases = cases if is_mock else _mock_cases(w.goldens, w.contexts, w.plans, modes)
-    ident = _identity(cfg, rt)
+    ident = _identity(config, rt)
     # model.num_ctx: null (model=smollm2) is the model file's own context: the report names the number used.
     system = system_settings(rt.resolved_config(), "generation") | {"model.num_ctx": str(s.model.num_ctx),
                                                                       "repeats": str(repeats)} \
@@ -241,10 +240,11 @@ def _report(cfg: DictConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: 
             chars_per_token=est.chars_per_token, judges=judges,
             position=position_analysis(cases) if "e2e" in modes else None,
             causes=CauseCounts.model_validate(cause_counts(cases)),
-            sizes=sizes(cases, int(cfg.stats.resamples), int(cfg.seed)),
+            sizes=sizes(cases, int(config.stats.resamples), int(config.seed)),
             attacks=attack_rates(cases, mock_cases)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
-        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(), upstream=generation_view(cases, cfg),
+        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        upstream=generation_view(cases, bootstrap(config)),
     )
 
 

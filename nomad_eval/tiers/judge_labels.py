@@ -21,13 +21,15 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
 from rich.markup import escape
 
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import check, reopened
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import saved_runtime
+from nomad_eval.config.tiers import LabelsTier
 from nomad_eval.judges.judge import Rubric, load_rubric
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.baseline import read_cases
@@ -45,7 +47,6 @@ from nomad_eval.run.labels import (
     read_labels,
     text_hash,
 )
-from nomad_eval.run.settings import runtime
 
 
 def _show(i: int, total: int, case: Case, passages: list[str]) -> None:
@@ -89,7 +90,7 @@ def label_loop(items: Sequence[tuple[Case, list[str]]], rubric: Rubric, read: Ca
 def _passage_texts(report: Report, wanted: set[str]) -> dict[str, str]:
     """The injected chunks' text, re-chunked from the run's own config; refused when the corpus or its chunking
     has changed since, because the person would label other text than the judge saw."""
-    rt = runtime(OmegaConf.create(report.config))
+    rt = saved_runtime(report.config)
     then = report.identity.fingerprint if report.identity else None
     if rt.fingerprint != then:
         raise NomadError(f"the corpus fingerprint is {rt.fingerprint} now, {then} in the run: its passages cannot "
@@ -100,24 +101,24 @@ def _passage_texts(report: Report, wanted: set[str]) -> dict[str, str]:
     return {k: texts[k] for k in wanted}
 
 
-def _choose(tier: DictConfig, report: Report) -> tuple[str, str]:
+def _choose(tier: LabelsTier, report: Report) -> tuple[str, str]:
     metrics = sorted(report.answer_part().judges)
     if not metrics:
         raise NomadError("this run has no judge verdicts: run tier=generation with judge=<rubric> first", 2)
     parsed = [MetricName.parse(m) for m in metrics]
     names = sorted({p.family for p in parsed})
     modes = sorted({p.mode or "" for p in parsed})
-    name = str(tier.get("rubric") or (names[0] if len(names) == 1 else ""))
-    mode = str(tier.get("mode") or (modes[0] if len(modes) == 1 else "e2e" if "e2e" in modes else ""))
+    name = str(tier.rubric or (names[0] if len(names) == 1 else ""))
+    mode = str(tier.mode or (modes[0] if len(modes) == 1 else "e2e" if "e2e" in modes else ""))
     if f"{mode}.{name}" not in report.answer_part().judges:
         raise NomadError(f"name the judge metric to label with tier.rubric=<rubric> tier.mode=<mode>; this run has "
                          f"{', '.join(metrics)}", 2)
     return mode, name
 
 
-def run(cfg: DictConfig) -> int:
-    tier = cfg.tier
-    if not tier.get("run"):
+def run(config: RunConfig) -> int:
+    tier = config.tier_of(LabelsTier)
+    if not tier.run:
         raise NomadError("tier=labels needs tier.run=<a judged generation run's directory>", 2)
     size = tier.sample
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
@@ -127,17 +128,17 @@ def run(cfg: DictConfig) -> int:
     report = read_report(Path(tier.run))
     cases = read_cases(run_dir / "cases.jsonl")
     mode, name = _choose(tier, report)
-    rubric = load_rubric(Path(cfg.judging.rubrics_dir), name)
+    rubric = load_rubric(Path(config.judging.rubrics_dir), name)
     then = report.answer_part().judges[f"{mode}.{name}"].get("rubric")
     if rubric.key != then:
         raise NomadError(f"the run was judged with {then} but the rubric is {rubric.key} now: a label would answer "
                          "another question than the judge did", 2)
-    out = Path(tier.out) if tier.get("out") else run_dir / "judge_labels.jsonl"
+    out = Path(tier.out) if tier.out else run_dir / "judge_labels.jsonl"
     labels = read_labels(out) if out.exists() else []
     fingerprint = report.identity.fingerprint if report.identity else ""
     population = judged(cases, rubric, mode)
     done, _ = matching(labels, fingerprint, rubric.key, mode, population)
-    sample = draw_sample(population, int(cfg.seed), size)
+    sample = draw_sample(population, int(config.seed), size)
     todo = [c for c in sample if label_key(fingerprint, rubric.key, c) not in done]
     texts = _passage_texts(report, {cid for c in todo for cid in c.get("injected") or []})
     console.print(f"{len(sample) - len(todo)} of a sample of {len(sample)} already labelled in {out}; "
@@ -147,7 +148,7 @@ def run(cfg: DictConfig) -> int:
     def record(case: Case, label: int | None) -> None:
         labels.append(Label(fingerprint=fingerprint, id=str(case["id"]), mode=mode, repeat=int(case["repeat"]),
                             rubric=rubric.key, text_hash=text_hash(case), population=drawn_from, label=label,
-                            scale=rubric.scale, run=str(run_dir), seed=int(cfg.seed),
+                            scale=rubric.scale, run=str(run_dir), seed=int(config.seed),
                             labelled_at=datetime.now(UTC).isoformat()))
         write_jsonl(out, [lab.model_dump() for lab in labels])
 

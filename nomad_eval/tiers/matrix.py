@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf, open_dict
-
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import seal
+from nomad_eval.config import RunConfig
+from nomad_eval.config.groups import Mode
+from nomad_eval.config.settings import runtime
 from nomad_eval.gate.store import baseline_path
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.matrix import ROW_FILE, MatrixRow, figure, matrix_row
 from nomad_eval.run.registry import tier_run
-from nomad_eval.run.settings import runtime
 
 
 def lookup(rows: list[MatrixRow], model: str, score: float, column: str, margin: float) -> str:
@@ -40,22 +40,28 @@ def lookup(rows: list[MatrixRow], model: str, score: float, column: str, margin:
             "regression in retrieval, prompt or configuration before blaming the model")
 
 
-def run(cfg: DictConfig) -> int:
-    lk = cfg.matrix.lookup
-    if lk.get("score") is not None:
-        rt = runtime(cfg)
-        path = baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, "matrix")
+def answers_config(config: RunConfig) -> RunConfig:
+    """The generation run a matrix column is: every mode, under the generation tier's name."""
+    mode = Mode(name="all", modes=("oracle", "e2e", "noretrieval"))
+    tier = config.tier.model_copy(update={"name": "generation"})
+    recorded = {**config.recorded, "mode": mode.model_dump(mode="json"),
+                "tier": {**config.recorded["tier"], "name": "generation"}}  # type: ignore[dict-item]
+    return config.model_copy(update={"mode": mode, "tier": tier, "recorded": recorded})
+
+
+def run(config: RunConfig) -> int:
+    lk = config.matrix.lookup
+    if lk.score is not None:
+        rt = runtime(config)
+        path = baseline_path(Path(config.paths.baselines_dir), rt.fingerprint, "matrix")
         if not path.exists():
             raise NomadError(f"no matrix baseline at {path}; run tier=matrix model=... -m and promote it", 2)
         rows = json.loads(path.read_text())["rows"]
-        model = str(lk.get("model") or cfg.model.name)
-        console.print(lookup(rows, model, float(lk["score"]), str(lk.column), float(lk.margin)))
+        model = lk.model or config.model.name
+        console.print(lookup(rows, model, lk.score, str(lk.column), float(lk.margin)))
         return 0
-    gen_cfg = OmegaConf.merge(cfg, {"mode": {"name": "all", "modes": ["oracle", "e2e", "noretrieval"]}})
-    with open_dict(gen_cfg):
-        gen_cfg.tier.name = "generation"
-    code = tier_run("generation")(gen_cfg)  # the generation tier, found by name (run/registry.py)
-    out = run_dir(cfg.paths.run_dir)
+    code = tier_run("generation")(answers_config(config))  # the generation tier, found by name (run/registry.py)
+    out = run_dir(config.paths.run_dir)
     report = json.loads((out / "report.json").read_text())
     if report.get("status") == "ok":
         write_atomic(out / ROW_FILE, json.dumps(matrix_row(report), indent=1))

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omegaconf import DictConfig
 from rich.table import Table
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import runtime
 from nomad_eval.core.adaptive import planned_calls
 from nomad_eval.core.planning import PlanRow, plan_rows
 from nomad_eval.core.sequential import Rule
@@ -26,7 +27,6 @@ from nomad_eval.metrics.registry import Tier, headline_names
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.upstream import is_upstream
 from nomad_eval.report.upstream_view import headline
-from nomad_eval.run.settings import runtime
 
 
 def _plan_table(rows: list[PlanRow], metrics: int, path: Path) -> Table:
@@ -49,45 +49,45 @@ def _plan_cells(r: PlanRow) -> tuple[str, ...]:
             f"{r['tolerance']:g}", need, gate80, reps)
 
 
-def _baseline_file(cfg: DictConfig) -> Path:
+def _baseline_file(config: RunConfig) -> Path:
     """plan.baseline, else the baseline this config's runs compare with."""
-    if cfg.plan.get("baseline"):
-        return Path(cfg.plan.baseline)
-    rt = runtime(cfg)
-    variant = cfg.compare.get("variant")
-    return baseline_path(Path(cfg.paths.baselines_dir), rt.fingerprint, str(cfg.plan.tier),
+    if config.plan.baseline:
+        return Path(config.plan.baseline)
+    rt = runtime(config)
+    variant = config.compare.variant
+    return baseline_path(Path(config.paths.baselines_dir), rt.fingerprint, str(config.plan.tier),
                          str(variant) if variant else None)
 
 
-def run(cfg: DictConfig) -> int:
-    path = _baseline_file(cfg)
+def run(config: RunConfig) -> int:
+    path = _baseline_file(config)
     base = load_baseline(path)
     if not base.cases:
         raise NomadError(f"{path}: the baseline holds no per-question records; re-promote it", 2)
     modes = sorted({str(c["mode"]) for c in base.cases if c.get("mode")})
     tier: Tier = "generation" if base.report.tier == "generation" else "retrieval"
-    k = int(cfg.compare.headline_k)
+    k = int(config.compare.headline_k)
     # An upstream NOMAD file holds only the upstream view: plan its gate (report/upstream_view.py).
     default = headline(k, base.report.metrics) if is_upstream(base.report) else headline_names(tier, k, modes)
-    names = [str(n) for n in cfg.compare.get("metrics") or []] or default
-    tolerance = cfg.compare.get("tolerance")
-    drop = cfg.plan.drop
-    rows = plan_rows(base.cases, names, float(cfg.plan.correlation), bool(cfg.compare.exclude_unstable),
+    names = [str(n) for n in config.compare.metrics or []] or default
+    tolerance = config.compare.tolerance
+    drop = config.plan.drop
+    rows = plan_rows(base.cases, names, float(config.plan.correlation), bool(config.compare.exclude_unstable),
                      None if tolerance is None else float(tolerance), None if drop is None else float(drop))
     console.print(_plan_table(rows, len(names), path))
-    console.print(f"in general: assumes a question's value correlates {cfg.plan.correlation} between two "
+    console.print(f"in general: assumes a question's value correlates {config.plan.correlation} between two "
                   "runs (plan.correlation); compare's 'detectable' column is this figure. The gate itself decides "
                   "on run-to-run noise: deterministic metrics need no repeats; for answers that vary, the gate's "
                   "80% drop is what it finds at the baseline's repeats, and 'repeats for drop' what finds "
                   "plan.drop (default twice the tolerance) at 80%")
-    auto = Rule(most=int(cfg.repeats_max), agree=int(cfg.repeats_agree))
-    calls = planned_calls(auto, base.cases, int(cfg.seed)) if tier == "generation" else None
+    auto = Rule(most=int(config.repeats_max), agree=int(config.repeats_agree))
+    calls = planned_calls(auto, base.cases, int(config.seed)) if tier == "generation" else None
     if calls:
         console.print(f"calls per verdict: repeats=auto about {calls['auto_calls']:g} (sd {calls['auto_calls_sd']:g}"
                       f", simulated at this baseline's pass rates) for {calls['questions']} questions; "
                       f"repeats={calls['fixed_repeats']}: {calls['fixed_calls']}", markup=False)
-    if cfg.paths.get("run_dir"):
-        out = Path(cfg.paths.run_dir)
+    if config.paths.run_dir:
+        out = Path(config.paths.run_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "plan.json").write_text(json.dumps({"baseline": str(path), "rows": rows, "calls": calls}, indent=1))
     return 0

@@ -12,14 +12,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import ceiling
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.patterns import search
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import runtime
+from nomad_eval.config.tiers import PositionTier
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
@@ -49,7 +50,6 @@ from nomad_eval.run.generation_cases import repeats_for, score_case
 from nomad_eval.run.generation_context import _passage, oracle_passages
 from nomad_eval.run.queries import formed_queries
 from nomad_eval.run.retrieval_cases import identity as retrieval_identity
-from nomad_eval.run.settings import runtime
 
 SKIP_REFUSAL = "expects a refusal"
 SKIP_DISTRACTORS = "fewer than N-1 distractors retrieved"
@@ -129,32 +129,32 @@ def curve_model(c: Curve, n: int, skipped: dict[str, list[str]], mock: dict[int,
                          points=[PositionPoint(**vars(p), mock=mock.get(p.position)) for p in c.points])
 
 
-def run(cfg: DictConfig) -> int:
+def run(config: RunConfig) -> int:
     t0 = time.perf_counter()
-    rt = runtime(cfg)
-    n = int(cfg.tier.passages)
-    positions = _positions(cfg, n)
-    out = run_dir(cfg.paths.run_dir)
-    s = open_chat(cfg, rt, "position")
+    rt = runtime(config)
+    n = config.tier_of(PositionTier).passages
+    positions = _positions(config, n)
+    out = run_dir(config.paths.run_dir)
+    s = open_chat(config, rt, "position")
     skipped: dict[str, list[str]] = {}
-    est, setups = _prepare(cfg, rt, s, n, skipped)
+    est, setups = _prepare(config, rt, s, n, skipped)
     t_setup = time.perf_counter() - t0
 
-    plans = {(si, pos): plan_prompt(st.golden, place(st.relevant, st.distractors, pos), s, cfg, est)
+    plans = {(si, pos): plan_prompt(st.golden, place(st.relevant, st.distractors, pos), s, config, est)
              for si, st in enumerate(setups) for pos in positions}
-    repeats, _ = repeats_for(cfg, s.chat, s.options, list(plans.values()))
+    repeats, _ = repeats_for(config, s.chat, s.options, list(plans.values()))
     tasks = [(si, pos, r) for si in range(len(setups)) for pos in positions for r in range(repeats)]
     t = time.perf_counter()
     answers = answer_all(s, [(plans[(si, pos)], r) for si, pos, r in tasks], f"position curve ({s.model.name})",
-                         bool(cfg.quiet))
+                         bool(config.quiet))
     t_gen = time.perf_counter() - t
     cases = [_case(setups[si], pos, plans[(si, pos)], r, answers[i]) for i, (si, pos, r) in enumerate(tasks)]
-    c, dropped = _measure(cfg, cases, positions, skipped)
+    c, dropped = _measure(config, cases, positions, skipped)
     kept = set(by_question(cases)) - set(dropped) - set(c.excluded)
     result = curve_model(c, n, skipped, _mock_curve(setups, plans, positions, kept))
     metrics, intervals = _curve_metrics(c)
     ident = retrieval_identity(rt).model_copy(update={
-        "mode": "oracle", "model": str(cfg.model.name), "measures": [f"position {p}/{n}" for p in positions]})
+        "mode": "oracle", "model": str(config.model.name), "measures": [f"position {p}/{n}" for p in positions]})
     report = Report(
         tier="position", identity=ident, config=rt.resolved_config(), metrics=metrics, intervals=intervals,
         system=system_settings(rt.resolved_config(), "generation") | served_settings("model", s.model),
@@ -168,17 +168,17 @@ def run(cfg: DictConfig) -> int:
     )
     report.warnings += rt.golden_warnings + _dropped_warnings(dropped)
     s.close()
-    return conclude(cfg, out, RunResult(report, cases, Artifacts(exports=False)), VIEW)
+    return conclude(config, out, RunResult(report, cases, Artifacts(exports=False)), VIEW)
 
 
-def _positions(cfg: DictConfig, n: int) -> list[int]:
+def _positions(config: RunConfig, n: int) -> list[int]:
     try:
-        return positions_for(n, [int(p) for p in cfg.tier.get("positions") or []])
+        return positions_for(n, [int(p) for p in config.tier_of(PositionTier).positions or []])
     except ValueError as exc:
         raise NomadError(f"tier.positions: {exc}", 2) from None
 
 
-def _measure(cfg: DictConfig, cases: list[Case], positions: list[int], skipped: dict[str, list[str]]
+def _measure(config: RunConfig, cases: list[Case], positions: list[int], skipped: dict[str, list[str]]
              ) -> tuple[Curve, list[str]]:
     """The curve over the questions every order of which ran as planned, and the questions a dropped passage
     took out; what left the curve is listed in `skipped`."""
@@ -188,13 +188,13 @@ def _measure(cfg: DictConfig, cases: list[Case], positions: list[int], skipped: 
     if dropped:
         skipped[SKIP_DROPPED] = dropped
     values = {q: row for q, row in by_question(cases).items() if q not in set(dropped)}
-    c = curve(values, positions, int(cfg.seed), int(cfg.stats.resamples))
+    c = curve(values, positions, int(config.seed), int(config.stats.resamples))
     if c.excluded:
         skipped["a pattern timed out at some position"] = c.excluded
     return c, dropped
 
 
-def _prepare(cfg: DictConfig, rt: Runtime, s: ChatSetup, n: int, skipped: dict[str, list[str]]
+def _prepare(config: RunConfig, rt: Runtime, s: ChatSetup, n: int, skipped: dict[str, list[str]]
              ) -> tuple[TokenEstimator, list[Setup]]:
     """The token estimator and each answerable golden's relevant passage and N-1 distractors; what cannot be set
     up is listed in `skipped`."""
@@ -203,9 +203,9 @@ def _prepare(cfg: DictConfig, rt: Runtime, s: ChatSetup, n: int, skipped: dict[s
     answerable = [g for g in rt.goldens if not g.expect_refusal]
     est = calibrate_estimator(rt, s.chat, s.options)
     # Before the store is taken, as generation does.
-    queries = [q.text for q in formed_queries(answerable, s.pipeline, s.chat, int(cfg.seed))]
-    with ready_store(rt, bool(cfg.quiet)) as store:
-        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+    queries = [q.text for q in formed_queries(answerable, s.pipeline, s.chat, int(config.seed))]
+    with ready_store(rt, bool(config.quiet)) as store:
+        searcher = StoreSearcher(rt.cached_embedder, store, config.threshold, rt.doc_ids, rt.fingerprint)
         return est, _setups(rt, answerable, queries, s.pipeline, searcher, n - 1, skipped)
 
 
@@ -228,8 +228,8 @@ def _dropped_warnings(dropped: list[str]) -> list[str]:
             "raise tier.chunk_share or model.num_ctx, or lower tier.passages"]
 
 
-def _show(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
-    print_position(report, quiet=bool(cfg.quiet), run_dir=out)
+def _show(config: RunConfig, report: Report, cases: list[Case], out: Path) -> None:
+    print_position(report, quiet=bool(config.quiet), run_dir=out)
 
 
 VIEW = View(position_markdown, _show)

@@ -11,17 +11,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omegaconf import DictConfig
 from rich.markup import escape
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, problem
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import gate_settings
 from nomad_eval.gate.promotion import objections
 from nomad_eval.gate.store import promote
 from nomad_eval.run.finish import explainer
 from nomad_eval.run.runs_page import find_reports
-from nomad_eval.run.settings import gate_settings
 
 LATEST = "latest"
 
@@ -45,20 +45,20 @@ def latest(roots: list[Path], tier: str, suite: str) -> Path:
                      "with promote.run=<run dir>", 2)
 
 
-def run(cfg: DictConfig) -> int:
-    if not cfg.promote.get("run"):
+def run(config: RunConfig) -> int:
+    if not config.promote.run:
         raise NomadError("tier=promote needs promote.run=<run dir or report.json> (or promote.run=latest)", 2)
-    run_path = Path(cfg.promote.run)
-    if str(cfg.promote.run) == LATEST:
-        run_path = latest([Path(str(r)) for r in cfg.browse.roots], str(cfg.promote.tier), str(cfg.suite))
+    run_path = Path(config.promote.run)
+    if str(config.promote.run) == LATEST:
+        run_path = latest([Path(str(r)) for r in config.browse.roots], str(config.promote.tier), str(config.suite))
         console.print(f"promote.run=latest: {run_path}", markup=False, highlight=False)
     run_dir = run_path.parent if run_path.name == "report.json" else run_path  # or upstream's file
-    found = objections(run_dir, gate_settings(cfg), explainer(cfg))
-    if found and not cfg.promote.get("force"):
+    found = objections(run_dir, gate_settings(config), explainer(config))
+    if found and not config.promote.force:
         raise NomadError("promote refused: " + "; ".join(found) + "; if this is intended (the drop is accepted), "
                          "promote again with promote.force=true", 1)
-    variant = cfg.promote.get("variant")  # Hydra reads `promote.variant=2` as a number; a name is text
-    target = promote(run_path, Path(cfg.paths.baselines_dir), None if variant is None else str(variant))
+    variant = config.promote.variant  # Hydra reads `promote.variant=2` as a number; a name is text
+    target = promote(run_path, Path(config.paths.baselines_dir), None if variant is None else str(variant))
     for line in found:  # said once the baseline is filed: a promote that then fails (a full disk) promoted nothing
         console.print(f"[yellow]promoted despite:[/] {escape(line)}")
     console.print(f"promoted {run_path} to {target}; commit it to make it the CI baseline")

@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig
 
 from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, progress_bar
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import bootstrap, runtime
 from nomad_eval.core.questions import Question, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import load_model, ready_store
@@ -45,20 +46,19 @@ from nomad_eval.run.retrieval_cases import (
     score_lists,
     separation,
 )
-from nomad_eval.run.settings import runtime
 
 
-def run(cfg: DictConfig) -> int:
+def run(config: RunConfig) -> int:
     t_start = time.perf_counter()
-    ks = check_ks(list(cfg.tier.ks), cfg.pipeline.get("top_k"))  # refused (exit 2) before any work
-    rt = runtime(cfg)
-    out = run_dir(cfg.paths.run_dir)
-    return conclude(cfg, out, measure(cfg, rt, ks, t_start), VIEW, started=t_start)
+    ks = check_ks(config.ks, config.pipeline.top_k)  # refused (exit 2) before any work
+    rt = runtime(config)
+    out = run_dir(config.paths.run_dir)
+    return conclude(config, out, measure(config, rt, ks, t_start), VIEW, started=t_start)
 
 
-def _show(cfg: DictConfig, report: Report, cases: list[Case], out: Path) -> None:
-    print_retrieval(report, cases, verbose=bool(cfg.get("verbose")), quiet=bool(cfg.get("quiet")), run_dir=out)
-    if not cfg.get("quiet") and report.upstream is not None and report.upstream.advice:
+def _show(config: RunConfig, report: Report, cases: list[Case], out: Path) -> None:
+    print_retrieval(report, cases, verbose=bool(config.verbose), quiet=bool(config.quiet), run_dir=out)
+    if not config.quiet and report.upstream is not None and report.upstream.advice:
         console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
                       markup=False, highlight=False)
 
@@ -70,29 +70,29 @@ def _markdown(report: Report) -> str:
 VIEW = View(_markdown, _show)
 
 
-def measure(cfg: DictConfig, rt: Runtime, ks: list[int], t_start: float) -> RunResult:
+def measure(config: RunConfig, rt: Runtime, ks: list[int], t_start: float) -> RunResult:
     """The retrieval run of `ks` (checked): every golden searched and scored; `t_start` when the run began."""
     timings: dict[str, float] = {}
-    pipeline = instantiate(cfg.pipeline)
+    pipeline = instantiate(config.pipeline.spec())
     timings["load"] = time.perf_counter() - t_start
 
     tracer = Tracer()
     rescored: list[str] = []  # questions a custom pipeline's scores contradicted its order for
     ablation: dict[str, dict[str, float | None]] = {}
     if isinstance(pipeline, Pipeline):
-        retrievals, ablation = _search(cfg, rt, pipeline, ks, tracer, timings)
+        retrievals, ablation = _search(config, rt, pipeline, ks, tracer, timings)
     else:
         t = time.perf_counter()
         retrievals = custom_search(pipeline, rt, tracer, rescored)
         timings["search"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    top_k = int(cfg.pipeline.get("top_k") or max(ks))
+    top_k = int(config.pipeline.top_k or max(ks))
     scores = score_lists(retrievals, rt.goldens, rt if isinstance(pipeline, Pipeline) else None)
     up_ks = view_ks(ks)
     rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(rt.goldens, retrievals, strict=True)]
     cases = [c.row for c in rows]
-    report = _report(cfg, rt, isinstance(pipeline, Pipeline), cases, metric_names(ks), up_ks, scores)
+    report = _report(config, rt, isinstance(pipeline, Pipeline), cases, metric_names(ks), up_ks, scores)
     report.retrieval_part().ablation = ablation  # the part _report made
     if warning := custom_order_warning(rescored, len(rt.goldens)):
         report.warnings.append(warning)
@@ -103,13 +103,13 @@ def measure(cfg: DictConfig, rt: Runtime, ks: list[int], t_start: float) -> RunR
                                               scores=scores))
 
 
-def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], names: list[str], up_ks: list[int],
+def _report(config: RunConfig, rt: Runtime, harness: bool, cases: list[Case], names: list[str], up_ks: list[int],
             scores: Scores) -> Report:
     """The run's report before its timings and verdict: means, intervals (one bootstrap for both views), tags,
     counts, separation, the subject and where the run came from."""
     goldens = rt.goldens
     per_case = [row["metrics"] for row in cases]
-    questions, metrics, intervals, view_intervals = _summaries(cases, names, upstream_names(up_ks), cfg)
+    questions, metrics, intervals, view_intervals = _summaries(cases, names, upstream_names(up_ks), config)
     resolved = rt.resolved_config()
     report = Report(
         tier="retrieval",
@@ -137,7 +137,7 @@ def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], name
         overrides=overrides(),
         sweep_id=sweep_id(),
     )
-    report.intervals_by_tag = tag_intervals(questions, tag_columns(report), cfg)
+    report.intervals_by_tag = tag_intervals(questions, tag_columns(report), bootstrap(config))
     report.upstream = retrieval_view(cases, up_ks, view_intervals)
     report.warnings += rt.golden_warnings
     return report
@@ -146,36 +146,36 @@ def _report(cfg: DictConfig, rt: Runtime, harness: bool, cases: list[Case], name
 Intervals = dict[str, MetricInterval]
 
 
-def _summaries(cases: list[Case], names: list[str], view_names: list[str], cfg: DictConfig
+def _summaries(cases: list[Case], names: list[str], view_names: list[str], config: RunConfig
                ) -> tuple[list[Question], dict[str, float | None], Intervals, Intervals]:
     """The questions; this project's means and intervals of `names`; the upstream view's intervals of `view_names`.
     One resampling of the questions serves both views (one bootstrap per set of questions a metric is measured on)."""
     questions = questions_from_cases(with_view_metrics(cases))
-    means, every = summarize_report(questions, [*names, *view_names], cfg)
+    means, every = summarize_report(questions, [*names, *view_names], bootstrap(config))
     ours = set(names)
     return (questions, {n: means[n] for n in names}, {n: iv for n, iv in every.items() if n in ours},
             {n: iv for n, iv in every.items() if n not in ours})
 
 
-def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tracer: Tracer,
+def _search(config: RunConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tracer: Tracer,
             timings: dict[str, float]) -> tuple[list[Retrieval], dict[str, dict[str, float | None]]]:
     """Every golden through the harness pipeline, searching for the query its history rule forms."""
     goldens = rt.goldens
     t = time.perf_counter()
     # Model calls (rewrites) and one batched embedding call before the store is taken: per-question lookups
     # then cost no model time, and parallel jobs do not hold the store while a model loads.
-    with rewrite_chat(cfg, rt, needs_chat(goldens, pipeline)) as chat:
-        queries = [q.text for q in formed_queries(goldens, pipeline, chat, int(cfg.seed))]
-    _embed_questions(rt, [pipeline.expand(q) for q in queries], bool(cfg.quiet))
+    with rewrite_chat(config, rt, needs_chat(goldens, pipeline)) as chat:
+        queries = [q.text for q in formed_queries(goldens, pipeline, chat, int(config.seed))]
+    _embed_questions(rt, [pipeline.expand(q) for q in queries], bool(config.quiet))
     timings["embed_queries"] = time.perf_counter() - t
     retrievals: list[Retrieval] = []
     ablation: dict[str, dict[str, float | None]] = {}
     t = time.perf_counter()
-    with ready_store(rt, bool(cfg.quiet)) as store:
+    with ready_store(rt, bool(config.quiet)) as store:
         timings["store_ready"] = time.perf_counter() - t  # open; cold: embed, reopen and write
-        searcher = StoreSearcher(rt.cached_embedder, store, cfg.get("threshold"), rt.doc_ids, rt.fingerprint)
+        searcher = StoreSearcher(rt.cached_embedder, store, config.threshold, rt.doc_ids, rt.fingerprint)
         t = time.perf_counter()
-        with progress_bar("searching", len(goldens), bool(cfg.quiet)) as prog:
+        with progress_bar("searching", len(goldens), bool(config.quiet)) as prog:
             for g, query in zip(goldens, queries, strict=True):
                 with timed() as clock:
                     r = pipeline.retrieve(query, searcher)
@@ -185,7 +185,7 @@ def _search(cfg: DictConfig, rt: Runtime, pipeline: Pipeline, ks: list[int], tra
                                  messages=[*g.history, {"role": "user", "content": g.final_query}])
                 prog.advance(prog.task_ids[0])
         timings["search"] = time.perf_counter() - t
-        if cfg.get("ablate"):
+        if config.ablate:
             ablation = _ablate(pipeline, searcher, goldens, queries, ks)
     return retrievals, ablation
 

@@ -17,12 +17,13 @@ import random
 from pathlib import Path
 from typing import TypedDict
 
-from omegaconf import DictConfig
-
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.console import console, map_in_order
 from nomad_eval.base.errors import NomadError
+from nomad_eval.config import RunConfig
+from nomad_eval.config.settings import runtime
+from nomad_eval.config.tiers import SynthesizeTier
 from nomad_eval.data.drafts import (
     CHECKS,
     KINDS,
@@ -42,7 +43,6 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.chunking import Chunk, chunk_corpus
 from nomad_eval.report.io import write_atomic, write_jsonl
 from nomad_eval.run.queries import rewrite_chat
-from nomad_eval.run.settings import runtime
 
 OPENING = 800  # characters of a document a refusal question is asked near
 
@@ -102,10 +102,11 @@ def review_candidates(d: Draft, documents: dict[str, str], titles: dict[str, str
                       excerpt=" ".join(documents[doc][:240].split())) for doc in near[:3]]
 
 
-def _out_path(cfg: DictConfig, goldens_dir: Path, run: Path) -> Path:
+def _out_path(config: RunConfig, goldens_dir: Path, run: Path) -> Path:
     """Where the drafts go: never over an existing file, never a suite of the goldens folder (drafts are
     reviewed first)."""
-    out = Path(cfg.tier.out) if cfg.tier.get("out") else run / "drafts.jsonl"
+    tier = config.tier_of(SynthesizeTier)
+    out = Path(tier.out) if tier.out else run / "drafts.jsonl"
     if out.exists():
         raise NomadError(f"tier.out={out}: the file exists; choose a new name (drafts never overwrite a file)", 2)
     goldens = goldens_dir.resolve()
@@ -115,31 +116,31 @@ def _out_path(cfg: DictConfig, goldens_dir: Path, run: Path) -> Path:
     return out
 
 
-def run(cfg: DictConfig) -> int:
-    t = cfg.tier
-    rt = runtime(cfg)
-    run = run_dir(cfg.paths.run_dir)
-    out = _out_path(cfg, rt.settings.data.goldens_dir, run)
+def run(config: RunConfig) -> int:
+    t = config.tier_of(SynthesizeTier)
+    rt = runtime(config)
+    run = run_dir(config.paths.run_dir)
+    out = _out_path(config, rt.settings.data.goldens_dir, run)
     counts = {"answerable": int(t.questions), "follow-up": int(t.follow_ups), "refusal": int(t.refusals)}
-    sources = sample_sources(rt, counts, int(cfg.seed))
-    with rewrite_chat(cfg, rt, needed=True) as chat:
+    sources = sample_sources(rt, counts, int(config.seed))
+    with rewrite_chat(config, rt, needed=True) as chat:
         assert chat is not None
-        drafts = draft_all(chat, ChatOptions(float(t.temperature), int(cfg.seed), int(t.max_tokens)), sources,
-                           bool(cfg.quiet))
+        drafts = draft_all(chat, ChatOptions(float(t.temperature), int(config.seed), int(t.max_tokens)), sources,
+                           bool(config.quiet))
     documents = {d.doc_id: d.text for d in rt.corpus_documents}
     titles = {d.doc_id: d.title for d in rt.corpus_documents}
     kept = verify(drafts, documents, Limits(float(t.max_doc_share), float(t.max_overlap)))
     write_jsonl(out, [d.golden() for d in kept])
     write_jsonl(candidates_path(out), [{"id": d.golden()["id"], "candidates": review_candidates(d, documents, titles)}
                                        for d in kept])
-    summary = Summary(model=str(cfg.model.name), out=str(out), drafted=len(drafts),
+    summary = Summary(model=str(config.model.name), out=str(out), drafted=len(drafts),
                       rejected={check: sum(d.problem == check for d in drafts) for check in CHECKS}, kept=len(kept),
                       by_kind={k: {"drafted": sum(d.kind == k for d in drafts), "kept": sum(d.kind == k for d in kept)}
                                for k in KINDS},
                       dropped=[{"kind": d.kind, "source": d.source.chunk_id, "query": d.query, "why": d.problem,
                                 "reply": d.reply[:400]} for d in drafts if d.problem])
     write_atomic(run / "synthesize.json", json.dumps(summary, indent=2))
-    _print(summary, out, bool(cfg.quiet))
+    _print(summary, out, bool(config.quiet))
     return 0
 
 

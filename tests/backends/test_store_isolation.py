@@ -16,8 +16,8 @@ from nomad_eval.backends.edge import EdgeStore
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import build
 from nomad_eval.harness.index import ingest, store_state
-from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
+from tests.typed_config import runtime
 
 
 def _edge(tmp_path: Path) -> Any:

@@ -19,9 +19,9 @@ from nomad_eval.data.golden import load_goldens
 from nomad_eval.gate.compare import Verdict, compare_questions
 from nomad_eval.gate.floors import floor_rows
 from nomad_eval.gate.record import gate_record
-from nomad_eval.run.settings import runtime
 from nomad_eval.tiers.corpus import check, lint_suites
 from tests.conftest import FIXTURES, compose_cfg, run_cli
+from tests.typed_config import runtime
 
 GOOD = {"id": "u1", "query": "How long does the vinegar stand?", "turns": [], "relevantDocIds": ["kettle-descaling"],
         "mustInclude": ["40 minutes"], "mustNotInclude": [], "expectRefusal": False, "tags": []}

@@ -15,9 +15,9 @@ from omegaconf import DictConfig
 
 from nomad_eval.core.ppi import MIN_LABELS, NULL_SCORE, corrected_mean
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
-from nomad_eval.run.settings import judge_settings
 from tests.conftest import FIXTURES
 from tests.servers import openai_compat
+from tests.typed_config import judge_settings
 
 PASSAGES = [p.read_text() for p in sorted((FIXTURES / "corpus").glob("*.md"))]
 

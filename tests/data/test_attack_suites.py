@@ -15,8 +15,8 @@ from nomad_eval.base.patterns import search
 from nomad_eval.data.golden import Golden, goldens_hash, load_goldens
 from nomad_eval.data.lint import lint
 from nomad_eval.metrics.answer.attack import FAMILIES, attack_succeeded
-from nomad_eval.run.settings import runtime
 from nomad_eval.tiers.corpus import check
+from tests.typed_config import runtime
 
 BASE_FINGERPRINT = "97e4f1ecb706302b"  # the core suite's committed baselines (baselines/<fingerprint>/)
 GOOD = {"id": "g", "query": "How long?", "relevantDocIds": ["real"], "mustInclude": ["40 minutes"],

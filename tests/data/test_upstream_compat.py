@@ -9,8 +9,8 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES
+from tests.typed_config import runtime
 
 SENTENCE = "Keep the {w} dry and check its seals every {n} days before a long trip. "
 

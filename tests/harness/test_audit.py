@@ -14,8 +14,8 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
+from tests.typed_config import runtime
 
 SMALL = (*MINI, "pipeline.chunk_size=160", "pipeline.chunk_overlap=20")  # several chunks per document
 

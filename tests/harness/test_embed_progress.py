@@ -9,8 +9,8 @@ import pytest
 from omegaconf import DictConfig
 
 from nomad_eval.harness.index import embed_chunks
-from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
+from tests.typed_config import runtime
 
 
 def test_the_model_load_is_a_line_of_its_own_and_only_when_a_vector_is_missing(

@@ -19,9 +19,9 @@ from nomad_eval.backends.response_cache import CachedChat, ResponseCache
 from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES, MINI
 from tests.servers.ollama_compat import serve
+from tests.typed_config import runtime
 
 MINI_CORPUS = FIXTURES / "corpus"
 # Every key of each embedder config, by whether it changes a stored vector. A key added to conf/embedder/ without

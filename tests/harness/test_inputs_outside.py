@@ -14,8 +14,8 @@ from omegaconf import DictConfig
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES
+from tests.typed_config import runtime
 
 
 def test_a_suite_linked_from_outside_the_goldens_folder_is_refused(

@@ -24,6 +24,7 @@ from nomad_eval.run.runs_page import rebuild
 from nomad_eval.tiers.compare import compare_run
 from nomad_eval.tiers.promote import run as promote
 from tests.conftest import FIXTURES
+from tests.typed_config import typed
 
 pytestmark = pytest.mark.slow  # real retrieval runs on the fixture corpus
 
@@ -86,7 +87,7 @@ def test_a_rerun_that_fails_part_way_leaves_one_run_and_a_failure_record(
     # no temporary file; the lock stays, the mark went with the seal
     assert [p.name for p in run.iterdir() if p.name.startswith(".") and p.is_file()] == [".lock"]
     with pytest.raises(NomadError) as refused:
-        promote(make_cfg(*own_data, f"promote.run={run}"))
+        promote(typed(make_cfg(*own_data, f"promote.run={run}")))
     assert "a failed run cannot become a baseline" in str(refused.value)
     assert not (tmp_path / "baselines").exists()
 
@@ -112,8 +113,8 @@ def test_every_reader_refuses_a_folder_that_does_not_match_its_manifest(
     (run / "cases.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # a case fewer: another run's, or damage
     named = f"{run / 'cases.jsonl'}: does not match the run's manifest"
     for read in (lambda: load_run(run), lambda: load_baseline(run),
-                 lambda: compare_run(run, make_cfg(*own_data)),
-                 lambda: promote(make_cfg(*own_data, f"promote.run={run}"))):
+                 lambda: compare_run(run, typed(make_cfg(*own_data))),
+                 lambda: promote(typed(make_cfg(*own_data, f"promote.run={run}")))):
         with pytest.raises(NomadError) as exc:
             read()
         assert exc.value.exit_code == 2 and named in str(exc.value)

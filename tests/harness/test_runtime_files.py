@@ -13,8 +13,8 @@ from omegaconf import DictConfig
 from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.rag.chunking import chunk_corpus
 from nomad_eval.rag.pipeline import load_glossary
-from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES, MINI
+from tests.typed_config import runtime
 
 
 def _fresh(rt: Runtime) -> tuple[str, int]:

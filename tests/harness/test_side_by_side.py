@@ -19,9 +19,9 @@ from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.index import ingest, store_state
 from nomad_eval.harness.search import StoreSearcher
-from nomad_eval.run.settings import runtime
 from tests.backends.test_store_isolation import write_raw
 from tests.conftest import MINI, run_cli
+from tests.typed_config import runtime
 
 pytestmark = pytest.mark.slow  # each test ingests and searches real stores, one a parallel sweep in subprocesses
 

@@ -25,10 +25,10 @@ from nomad_eval.judges.calibration import (
 )
 from nomad_eval.judges.judge import load_rubric
 from nomad_eval.judges.run_judges import calibration_status, check_judge_gates
-from nomad_eval.run.settings import judge_settings, judging_rules
 from nomad_eval.tiers.calibrate import file_result
 from tests.conftest import REPO
 from tests.servers import openai_compat
+from tests.typed_config import judge_settings, judging_rules
 
 N = 30
 

@@ -14,8 +14,8 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
-from nomad_eval.run.settings import judge_settings
 from tests.servers import openai_compat
+from tests.typed_config import judge_settings
 
 N = 9
 DELAY = 0.15  # seconds per request: long enough for requests sent together to be seen together

@@ -21,9 +21,9 @@ from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, load_rubric, weighted_score
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
-from nomad_eval.run.settings import judge_settings
 from tests.servers import openai_compat
 from tests.servers._http import JsonHandler, running
+from tests.typed_config import judge_settings
 
 RUBRICS = REPO / "nomad_eval" / "conf" / "rubrics"
 # The judge's probabilities at the verdict token: verdict 1 is what it wrote (a grammar can force a token that

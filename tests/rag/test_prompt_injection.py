@@ -27,8 +27,8 @@ from nomad_eval.cli.entry import run_tier
 from nomad_eval.judges.judge import judge_messages, load_rubric
 from nomad_eval.rag.budget import TokenEstimator, plan
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, escape, read_passages, unescape, user_message
-from nomad_eval.run.settings import runtime
 from tests.servers import openai_compat
+from tests.typed_config import runtime
 
 EST = TokenEstimator(4.0)
 TRAP = "trap-injected-instructions"

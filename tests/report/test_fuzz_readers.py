@@ -24,9 +24,9 @@ from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.io import read_report
 from nomad_eval.report.merge import collect, merge, sweep_id, write_summary
 from nomad_eval.report.schema import Identity, Report
-from nomad_eval.run.settings import compare_settings
 from tests.conftest import compose_cfg
 from tests.fuzz_support import fuzz_settings, run, tried
+from tests.typed_config import compare_settings
 
 # The shipped config, as a run composes it (a hand-built one breaks whenever compare reads a new key), with fewer
 # resamples: each fuzzed example runs a whole compare.

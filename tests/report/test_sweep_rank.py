@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
+from nomad_eval.config.settings import sweep_settings
 from nomad_eval.report.sweep_rank import rank_sweep
+from tests.typed_config import typed
 
 
 def _job(sweep: Path, name: str, empty_on_refusal: list[int]) -> Path:
@@ -27,7 +29,7 @@ def test_a_lower_is_better_binary_metric_is_ranked(tmp_path: Path, make_cfg: Cal
     base = [0] * 30
     worse = [1] * 10 + [0] * 20
     jobs = [_job(tmp_path, "0_a", base), _job(tmp_path, "1_b", worse)]
-    result = rank_sweep(jobs, tmp_path, make_cfg(), quiet=True)
+    result = rank_sweep(jobs, tmp_path, sweep_settings(typed(make_cfg())), quiet=True)
     assert result is not None
     row = result["metrics"]["nonEmptyRateOnRefusal"]["rows"][0]
     assert result["metrics"]["nonEmptyRateOnRefusal"]["n"] == 30
@@ -40,7 +42,7 @@ def test_a_job_that_cannot_be_ranked_is_named_not_dropped(tmp_path: Path, make_c
     jobs = [_job(tmp_path, "0_a", [0] * 30), _job(tmp_path, "1_b", [1] * 10 + [0] * 20),
             _job(tmp_path, "2_c", [0] * 30)]
     (jobs[2] / "cases.jsonl").unlink()  # its files went missing after it finished
-    result = rank_sweep(jobs, tmp_path, make_cfg())
+    result = rank_sweep(jobs, tmp_path, sweep_settings(typed(make_cfg())))
     assert result is not None and result["left_out"] == {"2_c": f"{jobs[2] / 'cases.jsonl'} is missing"}
     assert f"ranking: 2_c left out: {jobs[2] / 'cases.jsonl'} is missing" in capsys.readouterr().err
     assert f"Left out: 2_c: {jobs[2] / 'cases.jsonl'} is missing" in (tmp_path / "ranking.md").read_text()
@@ -70,7 +72,7 @@ def test_a_gated_sweep_is_ranked_against_its_baseline_and_names_the_best_passing
     jobs = [_gated(sweep, "0_t-0.2", better, "regression", baseline, ["threshold=0.2"]),
             _gated(sweep, "1_t-0.3", [1.0] * 22 + [0.0] * 8, "pass", baseline, ["threshold=0.3", "quiet=true"]),
             _gated(sweep, "2_t-0.4", [1.0] * 10 + [0.0] * 20, "regression", baseline, ["threshold=0.4"])]
-    result = rank_sweep(jobs, sweep, make_cfg(), quiet=True)
+    result = rank_sweep(jobs, sweep, sweep_settings(typed(make_cfg())), quiet=True)
     assert result is not None and result["reference"] == f"baseline {baseline}"
     rows = {r["job"]: r for r in result["metrics"]["recall@5"]["rows"]}
     assert set(rows) == {"0_t-0.2", "1_t-0.3", "2_t-0.4"}  # every job, none of them the reference
@@ -82,7 +84,7 @@ def test_a_gated_sweep_is_ranked_against_its_baseline_and_names_the_best_passing
     assert "best setting: job 1 (threshold=0.3), verdict pass: recall@5 +0.0667" in md
     assert "| 2_t-0.4 | regression | -0.3333 |" in md
     # compare.reference names a job: ranked against it instead, and it is a candidate itself (delta 0).
-    named = rank_sweep(jobs, sweep, make_cfg("compare.reference=1"), quiet=True)
+    named = rank_sweep(jobs, sweep, sweep_settings(typed(make_cfg("compare.reference=1"))), quiet=True)
     assert named is not None and named["reference"] == "1_t-0.3" and named["best"]["job"] == "1_t-0.3"
 
 

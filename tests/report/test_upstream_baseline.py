@@ -18,8 +18,8 @@ from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.upstream import is_upstream
-from nomad_eval.run.settings import compare_settings
 from tests.conftest import MINI, run_cli, run_in_process
+from tests.typed_config import compare_settings
 
 KS = (1, 3, 5, 10)
 

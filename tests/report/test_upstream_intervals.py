@@ -6,14 +6,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.upstream.retrieval import case_values, metric_names
-from nomad_eval.report.intervals import summarize_report
+from nomad_eval.report.intervals import Bootstrap, summarize_report
 from nomad_eval.report.upstream_view import as_view_cases, retrieval_view, view_ks, with_view_metrics
 
-CFG = OmegaConf.create({"seed": 3, "stats": {"cluster": False, "resamples": 500}})
+CFG = Bootstrap(cluster=False, seed=3, resamples=500)
 OURS = ["recall@5", "ndcg@5", "returned", "nonEmptyRateOnRefusal"]
 
 

@@ -12,8 +12,8 @@ from omegaconf import DictConfig
 from statsmodels.stats.proportion import proportion_confint
 
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.run.settings import runtime
 from tests.conftest import FIXTURES
+from tests.typed_config import runtime
 
 KETTLE = (FIXTURES / "corpus" / "kettle-descaling.md").read_text()
 # A copy of a real fixture document with an instruction planted beside its figures: retrieved for kettle questions.

@@ -91,7 +91,7 @@ def test_the_readme_cluster_recipe_shares_one_server_store(tmp_path: Path,
                                                           basic: tuple[pl.DataFrame, Path]) -> None:
     from qdrant_client import QdrantClient, models
 
-    from nomad_eval.run.settings import runtime
+    from tests.typed_config import runtime
 
     args = _recipe()
     assert args[:3] == ["python", "-m", "nomad_eval"] and args[-1] == "-m"

@@ -260,7 +260,7 @@ def test_compare_metrics_refuses_a_descriptive_metric(make_cfg: Any) -> None:
     from nomad_eval.base.errors import NomadError
     from nomad_eval.gate.verdict import gated_metrics
     from nomad_eval.report.schema import Report
-    from nomad_eval.run.settings import compare_settings
+    from tests.typed_config import compare_settings
 
     base = Report(tier="retrieval", metrics={"returned": 3.0, "recall@5": 1.0})
     assert gated_metrics(compare_settings(make_cfg("compare.metrics=[recall@5]")), base, base, []) == ["recall@5"]

@@ -27,6 +27,7 @@ from nomad_eval.tiers.compare import compare_run
 from tests.conftest import FIXTURES, run_cli
 from tests.report.test_html_in_browser import ARTIFACTS, CHROMIUM, chromium
 from tests.servers import openai_compat
+from tests.typed_config import typed
 
 CAUSES = [f"data.corpus_dir={FIXTURES / 'causes' / 'corpus'}", f"data.goldens_dir={FIXTURES / 'causes' / 'goldens'}",
           "suite=causes", "tier=generation", "model=mock", "mode=all"]
@@ -99,7 +100,7 @@ def test_compare_lists_the_questions_whose_cause_changed(make_cfg: Callable[...,
     _, cases = run(run_cfg)
     assert {(c["mode"], c["id"]): c["cause"] for c in cases}[("e2e", "c-budget")] is None
     capsys.readouterr()
-    compare_run(tmp_path / "roomy", run_cfg, tmp_path / "tiny")
+    compare_run(tmp_path / "roomy", typed(run_cfg), tmp_path / "tiny")
     out = capsys.readouterr().out
     assert "failure causes changed for 2 question(s)" in out
     assert "e2e:c-budget: dropped_by_budget → —" in out and "oracle:c-budget: dropped_by_budget → —" in out
@@ -111,7 +112,7 @@ def test_compare_lists_the_questions_whose_cause_changed(make_cfg: Callable[...,
             for x in old.read_text().splitlines()]
     old.write_text("".join(json.dumps(r) + "\n" for r in rows))
     seal(old.parent)  # as such an older run would have left it (an edited folder is refused)
-    compare_run(tmp_path / "roomy", run_cfg, tmp_path / "tiny")
+    compare_run(tmp_path / "roomy", typed(run_cfg), tmp_path / "tiny")
     assert "the baseline carries no failure causes" in capsys.readouterr().out
 
 

@@ -13,8 +13,8 @@ from scipy import stats
 from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import Baseline, load_run
 from nomad_eval.report.sweep_rank import PREDICTORS_FILE
-from nomad_eval.run.settings import compare_settings
 from tests.conftest import MINI, run_cli
+from tests.typed_config import compare_settings
 
 pytestmark = pytest.mark.slow  # its fixture runs a generation sweep
 

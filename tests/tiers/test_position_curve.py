@@ -17,6 +17,7 @@ from nomad_eval.cli.config_check import check_config
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.tiers import position_curve
 from tests.conftest import MINI
+from tests.typed_config import typed
 
 # No cosine cutoff: the five-document fixture then retrieves every other document as a distractor.
 POSITION = (*MINI, "tier=position", "model=mock", "repeats=1", "threshold=null")
@@ -83,7 +84,7 @@ def test_too_few_distractors_and_bad_positions(make_cfg: Callable[..., DictConfi
     assert len(curve["skipped"]["fewer than N-1 distractors retrieved"]) == 7
     assert report["metrics"]["position.worst_minus_best"] is None
     with pytest.raises(NomadError, match=r"tier.positions: positions \[9\] are outside 1..5") as exc:
-        position_curve.run(make_cfg(*POSITION, "tier.positions=[1,9]"))
+        position_curve.run(typed(make_cfg(*POSITION, "tier.positions=[1,9]")))
     assert exc.value.exit_code == 2
     with pytest.raises(NomadError, match="tier.passages=0"):
         check_config(make_cfg(*POSITION, "tier.passages=0"))

@@ -13,9 +13,9 @@ from omegaconf import DictConfig
 from nomad_eval.base.shipped import build
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.harness.search import LeakError, StoreSearcher
-from nomad_eval.run.settings import runtime
 from tests.conftest import MINI, run_cli
 from tests.tiers.trec_check import trec_metrics
+from tests.typed_config import runtime
 
 
 def run(cfg: DictConfig) -> dict:  # type: ignore[type-arg]

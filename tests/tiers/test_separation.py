@@ -26,8 +26,8 @@ from nomad_eval.report.markdown import retrieval_markdown
 from nomad_eval.report.schema import Report
 from nomad_eval.run.queries import formed_queries
 from nomad_eval.run.retrieval_cases import separation
-from nomad_eval.run.settings import runtime
 from tests.conftest import MINI
+from tests.typed_config import runtime
 
 # Small chunks, so documents span several chunks and "relevant chunk" differs from "relevant document".
 SMALL = ["pipeline.chunk_size=200", "pipeline.chunk_overlap=30"]

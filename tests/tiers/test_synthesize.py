@@ -30,6 +30,7 @@ from nomad_eval.tiers.dataset import annotate
 from nomad_eval.tiers.synthesize import run as synthesize_run
 from tests.conftest import FIXTURES, MINI
 from tests.servers import openai_compat
+from tests.typed_config import typed
 
 SAME = "What should I check on it every few days?"
 # By the passage's title: what the scripted model replies, every label present so that each kind of prompt reads
@@ -112,12 +113,12 @@ def test_drafts_go_through_the_review_loop(make_cfg: Callable[..., DictConfig]) 
 
 def test_drafts_never_land_in_a_suite_or_over_a_file(make_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     with pytest.raises(NomadError, match="drafts are reviewed first") as e:
-        synthesize_run(make_cfg(*MINI, "tier=synthesize", f"tier.out={FIXTURES / 'goldens' / 'drafted.jsonl'}"))
+        synthesize_run(typed(make_cfg(*MINI, "tier=synthesize", f"tier.out={FIXTURES / 'goldens' / 'drafted.jsonl'}")))
     assert e.value.exit_code == 2
     taken = tmp_path / "taken.jsonl"
     taken.write_text("keep me\n")
     with pytest.raises(NomadError, match="the file exists"):
-        synthesize_run(make_cfg(*MINI, "tier=synthesize", f"tier.out={taken}"))
+        synthesize_run(typed(make_cfg(*MINI, "tier=synthesize", f"tier.out={taken}")))
     assert taken.read_text() == "keep me\n"
 
 
