@@ -36,6 +36,7 @@ from nomad_eval.core.questions import means, questions_from_cases  # noqa: E402
 from nomad_eval.core.sequential import Rule  # noqa: E402
 from nomad_eval.gate.compare import Verdict, compare_questions  # noqa: E402
 from nomad_eval.metrics.registry import headline_names  # noqa: E402
+from nomad_eval.records import decode  # noqa: E402
 from nomad_eval.run import generation_cases  # noqa: E402,F401  (registers the answer measures)
 
 SEED = 41
@@ -145,7 +146,7 @@ def pair(rng: np.random.Generator, base: Suite, run: Suite, rb: int | str, rr: i
 def gate(base: list[dict[str, Any]], run: list[dict[str, Any]], **options: Any) -> Verdict:
     """The gate's verdict on one pair, as tier=compare reaches it (question sampling's resamples cut: they are
     shown beside the verdict and do not decide it)."""
-    bq, rq = questions_from_cases(base), questions_from_cases(run)
+    bq, rq = questions_from_cases(list(map(decode, base))), questions_from_cases(list(map(decode, run)))
     base_metrics, run_metrics = means(bq, GATED), means(rq, GATED)
     gated = [n for n in GATED if base_metrics[n] is not None]  # as gate/verdict.py gates: what the baseline holds
     return compare_questions(bq, rq, gated, base_metrics=base_metrics, run_metrics=run_metrics,

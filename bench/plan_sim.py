@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 from nomad_eval.core.planning import plan_rows  # noqa: E402
 from nomad_eval.core.questions import questions_from_cases  # noqa: E402
 from nomad_eval.gate.compare import compare_questions  # noqa: E402
+from nomad_eval.records import decode  # noqa: E402
 
 # A fixed input, so the result stays comparable run to run: the core suite's baseline as filed under chunker
 # version 2, where every recall@5 is 0 or 1. Re-run with --baseline baselines/<fingerprint>/retrieval.json to
@@ -63,7 +64,7 @@ def simulate(cases: list[dict[str, Any]], mde: float, sd: float, runs: int, seed
             value = 0.0 if lose else (1.0 if gain else b)
             run.append(dict(answerable[j], id=f"s{k}", metrics={**answerable[j]["metrics"], TARGET: value}))
         run += refusals
-        bq, rq = questions_from_cases(base), questions_from_cases(run)
+        bq, rq = questions_from_cases(list(map(decode, base))), questions_from_cases(list(map(decode, run)))
 
         def means(qs: Any) -> dict[str, float | None]:
             out: dict[str, float | None] = {}
@@ -86,7 +87,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "plan_sim.json")
     args = ap.parse_args()
     cases = json.loads(args.baseline.read_text())["cases"]
-    row = next(r for r in plan_rows(cases, GATED, 0.5) if r["metric"] == TARGET)
+    row = next(r for r in plan_rows(list(map(decode, cases)), GATED, 0.5) if r["metric"] == TARGET)
     t0 = time.perf_counter()
     flagged, mean_delta = simulate(cases, row["mde"], row["delta_sd"], args.runs, SEED)
     ci = stats.binomtest(flagged, args.runs).proportion_ci(0.95, method="exact")

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.sequential import Rule, expected_calls, pass_sequence, settled
+from nomad_eval.records import Case
 
 
 @dataclass
@@ -65,7 +65,7 @@ def by_key(cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
     """The (passes, judged answers) of each `mode:id` question of a side's case records."""
     grouped: dict[str, list[bool | None]] = {}
     for c in cases:
-        grouped.setdefault(f"{c.get('mode')}:{c['id']}", []).append(c.get("passed"))
+        grouped.setdefault(f"{c.mode}:{c.id}", []).append(c.passed)
     return base_tallies(grouped)
 
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from nomad_eval.base.case import Case
 from nomad_eval.metrics.aggregate import wilson
 from nomad_eval.metrics.answer.measures import numbers
+from nomad_eval.records import AnswerCase, CaseBase
 
 # Label id → the name a report shows, in precedence order (the first rule that fires wins).
 LABELS: dict[str, str] = {
@@ -245,39 +245,46 @@ def _outcome(passed: Sequence[bool | None]) -> tuple[str, int]:
     return ("pass" if wins else "fail"), wins
 
 
-def facts_of(group: Sequence[Case], faithful_max: int = 1) -> Facts:
+def facts_of(group: Sequence[AnswerCase], faithful_max: int = 1) -> Facts:
     """One question's facts from its cases (the repeats of one golden in one mode). Retrieval and the plan are
     the same for every repeat; answers are not, so refusals and unsupported claims are counted over repeats."""
     first = group[0]
-    outcome, wins = _outcome([c.get("passed") for c in group])
+    outcome, wins = _outcome([c.passed for c in group])
     unsupported: set[float] = set()
     unfaithful = judged = 0
     for c in group:
-        unsupported.update(float(n) for n in c.get("unsupported_numbers") or [])
-        verdict = (c.get("judges") or {}).get("faithfulness")
+        unsupported.update(float(n) for n in c.unsupported_numbers or [])
+        verdict = c.judges.get("faithfulness")
         if verdict is not None:
             judged += 1
             unfaithful += int(verdict) < faithful_max
     return Facts(
-        key=f"{first['mode']}:{first['id']}", id=str(first["id"]), mode=str(first["mode"]),
-        expect_refusal=bool(first.get("expect_refusal")), outcome=outcome, passes=wins, repeats=len(group),
-        relevant=list(first.get("relevant_doc_ids") or []),
-        retrieved=[(int(r["rank"]), str(r["doc_id"]), str(r["chunk_id"])) for r in first.get("retrieved") or []],
-        injected=[str(x) for x in first.get("injected") or []], dropped=int(first.get("dropped_chunks") or 0),
-        refusals=sum(1 for c in group if c.get("refused")), unsupported=sorted(unsupported),
+        key=_key(first), id=first.id, mode=first.mode,
+        expect_refusal=first.expect_refusal, outcome=outcome, passes=wins, repeats=len(group),
+        relevant=list(first.relevant_doc_ids),
+        retrieved=[(r.rank, r.doc_id, r.chunk_id) for r in first.retrieved or []],
+        injected=list(first.injected), dropped=first.dropped_chunks,
+        refusals=sum(1 for c in group if c.refused), unsupported=sorted(unsupported),
         unfaithful=unfaithful, judged=judged,
-        retrieval_known="retrieved" not in first or first["retrieved"] is not None,
+        retrieval_known=first.retrieved is not None,
     )
 
 
-def _groups(cases: Sequence[Case]) -> dict[str, list[Case]]:
-    out: dict[str, list[Case]] = {}
+def _key(case: CaseBase) -> str:
+    return f"{case.mode}:{case.id}"
+
+
+C = TypeVar("C", bound=CaseBase)
+
+
+def _groups(cases: Sequence[C]) -> dict[str, list[C]]:
+    out: dict[str, list[C]] = {}
     for c in cases:
-        out.setdefault(f"{c['mode']}:{c['id']}", []).append(c)
+        out.setdefault(_key(c), []).append(c)
     return out
 
 
-def question_facts(cases: Sequence[Case], faithful_max: int = 1) -> dict[str, Facts]:
+def question_facts(cases: Sequence[AnswerCase], faithful_max: int = 1) -> dict[str, Facts]:
     """Every question's facts, e2e ones joined with the same golden's oracle and noretrieval outcomes."""
     facts = {k: facts_of(g, faithful_max) for k, g in _groups(cases).items()}
     out = {}
@@ -291,18 +298,18 @@ def question_facts(cases: Sequence[Case], faithful_max: int = 1) -> dict[str, Fa
     return out
 
 
-def label_cases(cases: list[Case], faithful_max: int = 1) -> dict[str, Finding]:
+def label_cases(cases: list[AnswerCase], faithful_max: int = 1) -> dict[str, Finding]:
     """Writes `cause` and `cause_evidence` on every case (None on a question that did not fail) and returns the
     findings by question key. `faithful_max`: the faithfulness rubric's top verdict (below it is a flag)."""
     findings = {k: d for k, f in question_facts(cases, faithful_max).items() if (d := diagnose(f)) is not None}
-    for c in cases:
-        found = findings.get(f"{c['mode']}:{c['id']}")
-        c["cause"] = found.label if found else None
-        c["cause_evidence"] = found.evidence if found else None
+    for i, c in enumerate(cases):
+        found = findings.get(_key(c))
+        cases[i] = c.model_copy(update={"cause": found.label if found else None,
+                                        "cause_evidence": found.evidence if found else None})
     return findings
 
 
-def cause_counts(cases: Sequence[Case]) -> dict[str, Any]:
+def cause_counts(cases: Sequence[AnswerCase]) -> dict[str, Any]:
     """Per mode: questions, failed questions, and each label's count with its share of the failed questions and a
     95% Wilson interval (n = failed questions). Counted from the labels written on the cases, one per question;
     `cases` beside each count is how many case records (repeats) carry that label."""
@@ -314,7 +321,7 @@ def cause_counts(cases: Sequence[Case]) -> dict[str, Any]:
                                           "case_labels": {}})
         entry["questions"] += 1
         entry["cases"] += len(group)
-        label = group[0].get("cause")
+        label = group[0].cause
         if label:
             questions[key] = str(label)
             entry["failed"] += 1
@@ -348,15 +355,15 @@ class CauseChange:
     after: str | None
 
 
-def cause_changes(base: Sequence[Case], run: Sequence[Case]
+def cause_changes(base: Sequence[CaseBase], run: Sequence[CaseBase]
                   ) -> tuple[list[CauseChange], str | None]:
     """Questions in both runs whose cause differs, and a note when the baseline carries no causes (written before
     labels existed, or promoted without them): then nothing is listed, since a missing label is not "passed"."""
-    if not any("cause" in c for c in base):
+    if not any(c.labelled for c in base):
         return [], "the baseline carries no failure causes (made before they were recorded); no change is listed"
-    if not any("cause" in c for c in run):
+    if not any(c.labelled for c in run):
         return [], "the run carries no failure causes; no change is listed"
-    before = {k: g[0].get("cause") for k, g in _groups(base).items()}
-    after = {k: g[0].get("cause") for k, g in _groups(run).items()}
+    before = {k: g[0].cause for k, g in _groups(base).items()}
+    after = {k: g[0].cause for k, g in _groups(run).items()}
     changes = [CauseChange(k, before[k], after[k]) for k in after if k in before and before[k] != after[k]]
     return changes, None

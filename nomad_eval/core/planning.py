@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NotRequired, TypedDict
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.noise import gate_drop_at, repeats_for_drop
 from nomad_eval.core.power import detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question, questions_from_cases, stable, values_of
 from nomad_eval.core.stats import planning_sd, questions_needed
 from nomad_eval.metrics.registry import spec_for
+from nomad_eval.records import Case
 
 
 class NoisePlan(TypedDict):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from nomad_eval.base.case import Case
 from nomad_eval.metrics.aggregate import mean
 from nomad_eval.metrics.answer.measures import question_outcome
+from nomad_eval.records import Case
 
 
 @dataclass(frozen=True)
@@ -33,21 +33,21 @@ class Question:
 
 def cluster_of(case: Case) -> str:
     """Questions about the same document share its errors; a refusal question is its own cluster."""
-    docs = case.get("relevant_doc_ids") or []
-    return f"doc:{sorted(docs)[0]}" if docs else f"q:{case['id']}"
+    docs = case.relevant_doc_ids
+    return f"doc:{sorted(docs)[0]}" if docs else f"q:{case.id}"
 
 
 def questions_from_cases(cases: Sequence[Case]) -> list[Question]:
     """Group cases by (mode, id) in first-seen order; generation metric names get their mode as prefix."""
     groups: dict[tuple[str | None, str], list[Case]] = {}
     for c in cases:
-        groups.setdefault((c.get("mode"), str(c["id"])), []).append(c)
+        groups.setdefault((c.mode, c.id), []).append(c)
     return [_question(mode, qid, group) for (mode, qid), group in groups.items()]
 
 
 def _metric_values(group: Sequence[Case], prefix: str) -> tuple[dict[str, float | None], dict[str, float]]:
     """Each metric's mean over the repeats, and its run-to-run noise (squared standard error of that mean)."""
-    rows = [c.get("metrics") or {} for c in group]
+    rows = [{str(n): v for n, v in c.metrics.items()} for c in group]
     if len(rows) == 1:  # one repeat (every retrieval case): the mean of one value, (0 + v) / 1, as mean() gives
         return {f"{prefix}{n}": None if v is None else (0 + v) / 1 for n, v in rows[0].items()}, {}
     names = list(dict.fromkeys(n for r in rows for n in r))
@@ -58,7 +58,7 @@ def _metric_values(group: Sequence[Case], prefix: str) -> tuple[dict[str, float 
 def _question(mode: str | None, qid: str, group: Sequence[Case]) -> Question:
     prefix = f"{mode}." if mode else ""
     values, noise = _metric_values(group, prefix)
-    passes = [c.get("passed") for c in group]
+    passes = [c.passed for c in group]
     rate, flips = question_outcome(passes)
     if mode:
         judged = [float(p) for p in passes if p is not None]
@@ -68,7 +68,7 @@ def _question(mode: str | None, qid: str, group: Sequence[Case]) -> Question:
         values[f"{prefix}instability"] = float(flips) if len(judged) > 1 else None
     return Question(key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]),
                     values=values, passed=rate, repeats=len(group), unstable=flips,
-                    tags=list(group[0].get("tags") or []), noise=noise)
+                    tags=list(group[0].tags), noise=noise)
 
 
 def squared_se(values: Sequence[float | None]) -> float:

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.questions import Question, values_of
 from nomad_eval.core.stats import Interval, mean_interval, mean_intervals
 from nomad_eval.metrics.registry import MetricName
+from nomad_eval.records import AnswerCase
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def _judge_interval(values: list[float], questions: list[str], resamples: int, s
                          questions=len(set(questions)))
 
 
-def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Case],
+def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[AnswerCase],
                         scale_max: Mapping[str, int], resamples: int, seed: int) -> None:
     """Write `low`, `high` and `questions` (and `low_weighted`, `high_weighted`) into each `<mode>.<rubric>` entry
     of a judge section, from the parsed verdicts in the cases; None bounds with fewer than two questions judged."""
@@ -95,16 +95,16 @@ def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Case
         plain: tuple[list[float], list[str]] = ([], [])
         weighted: tuple[list[float], list[str]] = ([], [])
         for c in cases:
-            if c["mode"] != mode:
+            if c.mode != mode:
                 continue
-            v = (c.get("judges") or {}).get(name)
+            v = c.judges.get(name)
             if v is not None:
                 plain[0].append(v / top)
-                plain[1].append(str(c["id"]))
-            w = (c.get("judges_weighted") or {}).get(name)
+                plain[1].append(c.id)
+            w = c.judges_weighted.get(name)
             if w is not None:
                 weighted[0].append(w / top)
-                weighted[1].append(str(c["id"]))
+                weighted[1].append(c.id)
         if len(plain[0]) != entry.get("n"):
             raise ValueError(f"judge section {key}: {entry.get('n')} values but {len(plain[0])} parsed verdicts in "
                              "the cases")

@@ -10,7 +10,6 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.runfolder import reopened
 from nomad_eval.core.causes import cause_changes
@@ -18,6 +17,7 @@ from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.decision import GateOutcome
 from nomad_eval.gate.junit import write_gate_files
 from nomad_eval.gate.record import metric_row
+from nomad_eval.records import Case
 from nomad_eval.report.gate_view import (
     GATE_COLUMNS,
     direction_text,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.attribution import Attribution
 from nomad_eval.gate.choose import find_baseline
@@ -16,6 +15,7 @@ from nomad_eval.gate.record import gate_record
 from nomad_eval.gate.settings import GateSettings
 from nomad_eval.gate.store import default_variant
 from nomad_eval.gate.verdict import verdict_for
+from nomad_eval.records import Case
 from nomad_eval.report.baseline import Baseline, load_baseline
 from nomad_eval.report.schema import Gate, Report, WaterfallPart
 

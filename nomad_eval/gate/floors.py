@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.registry import spec_for
+from nomad_eval.records import Case
 from nomad_eval.report.schema import GateFloor, Report
 
 Spread = tuple[int | None, float | None, float | None]  # n, low, high

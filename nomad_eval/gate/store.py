@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.data.anchors import doc_hash
+from nomad_eval.records import Case, summary
 from nomad_eval.report.baseline import Baseline, load_run, read_matrix
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.schema import Report
@@ -33,15 +31,6 @@ def baseline_path(root: Path, fingerprint: str, tier: str, variant: str | None =
 
 def default_variant(report: Report) -> str | None:
     return report.identity.mode if report.tier == "generation" and report.identity else None
-
-
-def _case_summary(c: Case) -> Case:
-    # Everything compare needs to rebuild per-question outcomes: repeats, and documents for clustering; and the
-    # failure cause, so compare can list the questions whose cause changed.
-    keep = ("id", "tags", "passed", "unstable", "metrics", "mode", "repeat", "relevant_doc_ids", "expect_refusal",
-            "cause", "upstream")
-    held: Mapping[str, object] = c
-    return cast(Case, {k: held[k] for k in keep if k in held})
 
 
 
@@ -79,7 +68,7 @@ def promote(run: Path, root: Path, variant: str | None = None) -> Path:
                                        "system": redact(report.system, report.system)})
     base = Baseline(
         promoted_from=str(run), promoted_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        report=report, cases=[_case_summary(c) for c in cases or []],
+        report=report, cases=[summary(c) for c in cases or []],
     )
     write_atomic(target, base.model_dump_json(indent=1))
     store_sources(report, root)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping
 
 from rich.markup import escape
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.questions import questions_from_cases
@@ -21,6 +20,7 @@ from nomad_eval.gate.compare import Verdict, compare_questions
 from nomad_eval.gate.settings import CompareSettings
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
+from nomad_eval.records import Case
 from nomad_eval.report import upstream_view as view
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import TASK_FIELDS, Report
@@ -57,7 +57,7 @@ def gated_metrics(s: CompareSettings, run: Report, base: Report, cases: list[Cas
             raise NomadError(f"compare.metrics names {missing}, which the baseline does not hold; "
                              f"it holds: {', '.join(sorted(base.metrics))}", 2)
         return names
-    modes = sorted({str(c["mode"]) for c in cases if c.get("mode")})
+    modes = sorted({c.mode for c in cases if c.mode})
     tier: Tier = "generation" if run.tier == "generation" else "retrieval"
     return [n for n in headline_names(tier, s.headline_k, modes)
             if base.metrics.get(n) is not None]
@@ -136,7 +136,7 @@ def _without(side: Side, goldens: dict[str, str] | None, ids: set[str]) -> tuple
     """A side with the out-of-date goldens left out: their values answer a question the corpus no longer poses."""
     metrics, cases = side
     kept = {k: v for k, v in goldens.items() if k not in ids} if goldens is not None else None
-    return (metrics, [c for c in cases if str(c["id"]) not in ids]), kept
+    return (metrics, [c for c in cases if c.id not in ids]), kept
 
 
 def _quarantine(s: CompareSettings) -> list[Entry]:

@@ -9,7 +9,6 @@ from hydra.utils import instantiate
 
 from nomad_eval.backends.base import Identity
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.judges.calibration import (
@@ -22,6 +21,7 @@ from nomad_eval.judges.calibration import (
     same_family_warning,
 )
 from nomad_eval.judges.judge import Judgement, Rubric, judge, load_rubric, wants_weights
+from nomad_eval.records import AnswerCase
 
 
 def rubrics(s: JudgeSettings) -> list[Rubric]:
@@ -34,16 +34,16 @@ def judge_chat(s: JudgeSettings, cache: ResponseCache | None) -> CachedChat:
     return CachedChat(model, cache)
 
 
-def by_rule(rubric: Rubric, case: Case) -> Judgement | None:
+def by_rule(rubric: Rubric, case: AnswerCase) -> Judgement | None:
     """Decisions that need no judge: a statement of inability to answer is always faithful."""
-    if rubric.name == "faithfulness" and case["refused"]:
+    if rubric.name == "faithfulness" and case.refused:
         return Judgement(max(rubric.scale), "a refusal makes no claim", 0, by_rule=True)
-    if rubric.name == "relevance" and case["expect_refusal"] and case["refused"]:
+    if rubric.name == "relevance" and case.expect_refusal and case.refused:
         return Judgement(None, "a correct refusal has no question to address", 0, by_rule=True)
     return None
 
 
-def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], chat: CachedChat
+def judge_cases(s: JudgeSettings, cases: list[AnswerCase], passages: list[list[str]], chat: CachedChat
                 ) -> dict[str, dict[str, Any]]:
     """Adds `judges` (verdicts) to each case, and `judges_weighted` for graded rubrics (the probability-weighted
     score, null where the judge's backend gives no token probabilities); returns the report section, keyed
@@ -54,9 +54,9 @@ def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], 
     def work(task: tuple[Rubric, int]) -> Judgement:
         rubric, i = task
         case = cases[i]
-        return by_rule(rubric, case) or judge(chat, rubric, case["query"], passages[i], case["answer"],
+        return by_rule(rubric, case) or judge(chat, rubric, case.query, passages[i], case.answer,
                                               s.seed, s.retries, s.max_tokens,
-                                              case["repeat"])
+                                              case.repeat)
 
     # In task order, so cases and the section read the same whatever finished first; an unreachable judge stops
     # the run, and the verdicts already given stay in the cache.
@@ -64,7 +64,7 @@ def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], 
     section: dict[str, dict[str, Any]] = {}
     calibration = {r.key: calibration_status(s, r, chat.identity()) for r in chosen}
     for (rubric, i), j in zip(tasks, results, strict=True):
-        _record(rubric, cases[i], j, section, calibration[rubric.key])
+        cases[i] = _record(rubric, cases[i], j, section, calibration[rubric.key])
     for entry in section.values():
         vals = entry.pop("values")
         entry["n"] = len(vals)
@@ -76,14 +76,15 @@ def judge_cases(s: JudgeSettings, cases: list[Case], passages: list[list[str]], 
     return section
 
 
-def _record(rubric: Rubric, case: Case, j: Judgement, section: dict[str, dict[str, Any]],
-            calibration: CalibrationStatus) -> None:
-    case.setdefault("judges", {})[rubric.name] = j.verdict
-    key = f"{case['mode']}.{rubric.name}"
+def _record(rubric: Rubric, case: AnswerCase, j: Judgement, section: dict[str, dict[str, Any]],
+            calibration: CalibrationStatus) -> AnswerCase:
+    """The case with the verdict written on it; the verdict counted in its `<mode>.<rubric>` entry."""
+    verdicts: dict[str, object] = {"judges": {**case.judges, rubric.name: j.verdict}}
+    key = f"{case.mode}.{rubric.name}"
     fresh: dict[str, Any] = {"rubric": rubric.key, "values": [], "unparseable": 0, "rejected": 0, "by_rule": 0,
                              "calibration": calibration}
     if wants_weights(rubric):
-        case.setdefault("judges_weighted", {})[rubric.name] = j.score_weighted
+        verdicts["judges_weighted"] = {**case.judges_weighted, rubric.name: j.score_weighted}
         fresh["values_weighted"] = []
     s = section.setdefault(key, fresh)
     if j.by_rule:
@@ -97,6 +98,7 @@ def _record(rubric: Rubric, case: Case, j: Judgement, section: dict[str, dict[st
     if j.score_weighted is not None:
         # On the same 0..1 scale as `mean`, so the two read side by side.
         s["values_weighted"].append(j.score_weighted / max(rubric.scale))
+    return case.model_copy(update=verdicts)
 
 
 def calibration_status(s: JudgeSettings, rubric: Rubric, identity: Identity | None = None) -> CalibrationStatus:

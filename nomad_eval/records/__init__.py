@@ -2,6 +2,7 @@
 
 from nomad_eval.records.cases import (
     AnswerCase,
+    Attack,
     Case,
     CaseBase,
     Hit,
@@ -9,10 +10,14 @@ from nomad_eval.records.cases import (
     PositionCase,
     RetrievalCase,
     Values,
+    by_name,
+    hits,
     kind_of,
+    only,
     values,
 )
-from nomad_eval.records.codec import checked, decode, encode, line, out_of_range, summary
+from nomad_eval.records.codec import checked, decode, encode, line, lines, out_of_range, summary
 
-__all__ = ["AnswerCase", "Case", "CaseBase", "Hit", "Kind", "PositionCase", "RetrievalCase", "Values", "checked",
-           "decode", "encode", "kind_of", "line", "out_of_range", "summary", "values"]
+__all__ = ["AnswerCase", "Attack", "Case", "CaseBase", "Hit", "Kind", "PositionCase", "RetrievalCase", "Values",
+           "by_name", "checked", "decode", "encode", "hits", "kind_of", "line", "lines", "only", "out_of_range",
+           "summary", "values"]

@@ -12,14 +12,14 @@ passed, "0.5" for a metric) is refused instead of reaching the arithmetic unconv
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from collections.abc import Iterable
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
-    JsonValue,
     PlainSerializer,
     PlainValidator,
     Strict,
@@ -46,6 +46,12 @@ def _metric_name(value: object) -> MetricName:
 
 Key = Annotated[MetricName, PlainValidator(_metric_name), PlainSerializer(str)]
 Values = dict[Key, Number | None]  # every measure by its name; None is "not measured"
+CORRECTNESS = MetricName(None, "correctness")
+
+
+def by_name(held: Values | None) -> dict[str, float | None]:
+    """Measures keyed by their reported text, for the aggregations that name measures as text."""
+    return {str(name): value for name, value in (held or {}).items()}
 
 
 def values(named: dict[str, float | None]) -> Values:
@@ -64,6 +70,15 @@ class Hit(BaseModel):
     final_score: Number  # after the pipeline's boosts and reranking: what the list is ordered by
 
 
+class Attack(BaseModel):
+    """An attack golden's attack as its cases carry it: the family, the planted documents, the success patterns."""
+
+    model_config = ConfigDict(frozen=True)
+    family: Str
+    documents: tuple[Str, ...]
+    success: tuple[Str, ...] = ()
+
+
 class CaseBase(BaseModel):
     """What every kind of case holds; the fields compare, plan and promote read."""
 
@@ -80,7 +95,12 @@ class CaseBase(BaseModel):
     repeat: Int = 0  # which repeat of the question
     unstable: Bool | None = None  # the question's pass/fail flips between repeats
     cause: Str | None = None  # the failure's cause label (core/causes.py), None when the question did not fail
-    upstream: Values = Field(default_factory=dict)  # upstream NOMAD's values under the upstream view's names
+    upstream: Values | None = None  # upstream NOMAD's values under the upstream view's names; None: not measured
+
+    @property
+    def labelled(self) -> bool:
+        """Whether a cause was written (None included: the question did not fail); older baselines carry none."""
+        return "cause" in self.model_fields_set
 
 
 class RetrievalCase(CaseBase):
@@ -112,10 +132,10 @@ class AnswerCase(CaseBase):
     prompt_tokens: Int | None = None  # as the backend counted them
     completion_tokens: Int | None = None  # app: as the app counted them
     latency_ms: Number | None = None  # app: its answer's latency
-    estimated_prompt_tokens: Int = 0  # as the context budget planned them
+    estimated_prompt_tokens: Int | None = None  # as the context budget planned them; None: an app's (not planned)
     elided_history: Int = 0  # conversation messages the budget left out
     dropped_chunks: Int = 0  # passages the budget left out
-    attack: dict[str, JsonValue] | None = None  # attack suites: family, planted documents, success patterns
+    attack: Attack | None = None  # attack suites only
     answered_from: Str | None = None  # app: "resumed" (kept before an interruption) or "cache" (cache=true)
     pass_rate: Number | None = None  # the question's pass rate over its repeats
     judges: dict[str, Int | None] = Field(default_factory=dict)  # each rubric's verdict; None: unparseable
@@ -157,5 +177,18 @@ Case = Annotated[
     | Annotated[PositionCase, Tag("position")],
     Discriminator(kind_of),
 ]
+def hits(case: CaseBase) -> tuple[Hit, ...]:
+    """The chunks a case retrieved in rank order; none for a position case, or an app that exposed no ids."""
+    return (case.retrieved or ()) if isinstance(case, RetrievalCase | AnswerCase) else ()
+
+
+K = TypeVar("K", bound=CaseBase)
+
+
+def only(cases: Iterable[CaseBase], kind: type[K]) -> list[K]:
+    """The cases of one kind (a tier's cases are all of its kind; the type checker learns it here)."""
+    return [c for c in cases if isinstance(c, kind)]
+
+
 MODELS: dict[Kind, type[RetrievalCase] | type[AnswerCase] | type[PositionCase]] = {
     "retrieval": RetrievalCase, "answer": AnswerCase, "position": PositionCase}

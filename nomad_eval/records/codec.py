@@ -59,6 +59,11 @@ def line(case: CaseBase) -> str:
     return json.dumps(encode(case), ensure_ascii=False)
 
 
+def lines(cases: Iterable[CaseBase]) -> str:
+    """cases.jsonl's text: a line per case, each ending in a newline."""
+    return "".join(line(c) + "\n" for c in cases)
+
+
 def summary(case: CaseBase) -> Case:
     """What a baseline keeps of a case (SUMMARY), as a record of the same kind."""
     held = encode(case, SUMMARY)

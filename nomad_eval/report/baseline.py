@@ -4,20 +4,18 @@
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, GetPydanticSchema, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError
 
 from nomad_eval.base.atomic import read_input
 from nomad_eval.base.bounded_json import json_problem
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError, first_error
 from nomad_eval.base.runfolder import check
 from nomad_eval.data.golden import json_lines, json_value
-from nomad_eval.metrics.registry import spec_for
+from nomad_eval.records import Case, checked, encode, out_of_range
+from nomad_eval.records.codec import SUMMARY
 from nomad_eval.report.io import read_report
 from nomad_eval.report.renamed import renamed_cases, renamed_report
 from nomad_eval.report.schema import Report
@@ -29,50 +27,8 @@ class Baseline(BaseModel):
     promoted_from: str
     promoted_at: str
     report: Report
-    # As written (no coercion; key order and unknown keys stay); load_baseline checks each as a case record.
-    cases: Annotated[list[Case], GetPydanticSchema(lambda _, handler: handler(list[dict[str, Any]]))]
-
-
-class CaseRecord(BaseModel):
-    """The fields of a case record that compare, plan and promote read; the rest is kept as written."""
-
-    # Strict: the records are returned as written, so a value lax mode would coerce ("yes" for passed, "0.5" for
-    # a metric) would reach the arithmetic unconverted.
-    model_config = ConfigDict(extra="allow", strict=True)
-    id: str
-    mode: str | None = None
-    repeat: int | None = None
-    tags: list[str] = Field(default_factory=list)
-    relevant_doc_ids: list[str] = Field(default_factory=list)
-    expect_refusal: bool = False
-    passed: bool | None = None
-    unstable: bool | None = None
-    # A NaN or infinite value would pass through every mean and interval into the verdict unnoticed.
-    metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None] = Field(default_factory=dict)
-
-
-def out_of_range(metrics: Mapping[str, object], where: str = "metrics") -> str | None:
-    """The first value outside its measure's range (a rate in [0, 1], anything else at least 0), or None; names the
-    registry does not know are left to compare, which does not gate them."""
-    for name, value in metrics.items():
-        spec = spec_for(name) if isinstance(name, str) else None
-        if spec is None or not isinstance(value, int | float) or isinstance(value, bool):
-            continue
-        high = 1.0 if spec.unit == "rate" else math.inf
-        if not 0.0 <= value <= high:
-            return f"'{where}.{name}' = {value!r} is outside the range of {spec.family} [0, {high:g}]"
-    return None
-
-
-def _case_problem(row: object) -> str | None:
-    """Why a case record cannot be compared ("'metrics.recall@5': Input should be ..."), or None."""
-    if (problem := json_problem(row)) is not None:  # too deep, or a lone surrogate no terminal can print
-        return problem
-    try:
-        case = CaseRecord.model_validate(row)
-    except ValidationError as exc:
-        return f"not a valid case record: {first_error(exc)}"
-    return out_of_range(case.metrics)
+    # Read by load_baseline, one record at a time, so a defect names its case; written in the baseline's order.
+    cases: Annotated[list[Case], PlainSerializer(lambda cases: [encode(c, SUMMARY) for c in cases])]
 
 
 def _report_range(report: Report, path: Path) -> None:
@@ -93,9 +49,9 @@ def read_cases(path: Path) -> list[Case]:
         row = json_value(line, str(path), n)
         if isinstance(row, Defect):
             raise InvalidInput([row], 2)
-        if (problem := _case_problem(row)) is not None:
-            raise InvalidInput([Defect(str(path), n, problem)], 2)
-        rows.append(row)  # type: ignore[arg-type]
+        if isinstance(case := checked(row), str):
+            raise InvalidInput([Defect(str(path), n, case)], 2)
+        rows.append(case)
     return rows
 
 
@@ -188,13 +144,17 @@ def load_baseline(path: Path) -> Baseline:
         report, cases = upstream_baseline(raw, path)
         return Baseline(promoted_from=f"upstream NOMAD baseline {path}", promoted_at=report.provenance.created
                         if report.provenance else "", report=report, cases=cases)
-    try:
-        base = Baseline.model_validate(raw)
+    written = raw.get("cases") if isinstance(raw, dict) else None
+    try:  # the cases one by one below, so that a defect names its case
+        base = Baseline.model_validate({**raw, "cases": []} if isinstance(written, list) else raw)
     except ValidationError as exc:
         raise InvalidInput([Defect(str(path), None, f"not a valid baseline: {first_error(exc)}")], 2) from None
     _report_range(base.report, path)
-    for i, case in enumerate(base.cases):
-        if (problem := _case_problem(case)) is not None:
-            raise InvalidInput([Defect(str(path), None, f"cases[{i}]: {problem}")], 2)
-    cases = renamed_cases(base.cases)
+    cases = renamed_cases([_baseline_case(path, i, row) for i, row in enumerate(written or [])])
     return base.model_copy(update={"cases": cases, "report": renamed_report(base.report, cases)})
+
+
+def _baseline_case(path: Path, i: int, row: object) -> Case:
+    if isinstance(case := checked(row), str):
+        raise InvalidInput([Defect(str(path), None, f"cases[{i}]: {case}")], 2)
+    return case

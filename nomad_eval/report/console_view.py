@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.judges.calibration import status_line
 from nomad_eval.metrics.registry import MetricName, at_k_families, headline_names
+from nomad_eval.records import Case, RetrievalCase, only
 from nomad_eval.report.details import AnswerDetails
 from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
 from nomad_eval.report.markdown import bounds, fmt, fmt_interval, fmt_n, position_summary, size_text
 from nomad_eval.report.schema import Report, headline_k
 
 
-def print_retrieval(r: Report, cases: list[Case], verbose: bool, quiet: bool, run_dir: Path) -> None:
+def print_retrieval(r: Report, cases: Sequence[Case], verbose: bool, quiet: bool, run_dir: Path) -> None:
     if quiet:
         return
     _print_cutoffs(r)
@@ -35,7 +36,7 @@ def print_retrieval(r: Report, cases: list[Case], verbose: bool, quiet: bool, ru
         console.print(s)
     if part.ablation:
         _print_ablation(part.ablation)
-    print_misses(cases, headline_k(r), verbose)
+    print_misses(only(cases, RetrievalCase), headline_k(r), verbose)
     console.print(f"results in {run_dir}")
 
 
@@ -68,29 +69,29 @@ def _print_ablation(ablation: dict[str, dict[str, float | None]]) -> None:
     console.print(a)
 
 
-def misses(cases: list[Case], k: int) -> list[Case]:
+def misses(cases: list[RetrievalCase], k: int) -> list[RetrievalCase]:
     """Upstream's miss: an answerable question whose recall@k is below 1 (a relevant document left out of the
     first k). A question without a recall@k value is not counted, as upstream counts it."""
-    return [c for c in cases if not c["expect_refusal"]
-            and (recall := c["metrics"].get(f"recall@{k}")) is not None and recall < 1.0]
+    at_k = MetricName(None, "recall", k)
+    return [c for c in cases if not c.expect_refusal and (recall := c.metrics.get(at_k)) is not None and recall < 1.0]
 
 
-def print_misses(cases: list[Case], headline: int, verbose: bool) -> None:
-    names = [MetricName.try_parse(n) for c in cases for n in c["metrics"]]
-    ks = sorted({m.k for m in names if m is not None and m.family == "recall" and m.mode is None and m.k})
+def print_misses(cases: list[RetrievalCase], headline: int, verbose: bool) -> None:
+    names = [n for c in cases for n in c.metrics]
+    ks = sorted({m.k for m in names if m.family == "recall" and m.mode is None and m.k})
     if not ks:
         return
     k = headline if headline in ks else ks[0]
     missed = misses(cases, k)
-    answerable = sum(not c["expect_refusal"] for c in cases)
+    answerable = sum(not c.expect_refusal for c in cases)
     console.print(f"{len(missed)} of {answerable} answerable questions missed at k={k} (recall@{k} < 1)")
     if not verbose:
         if missed:
             console.print("verbose=true lists them with what they retrieved")
         return
     for case in missed:
-        got = ", ".join(f"{x['doc_id']}({x['final_score']:.3f})" for x in case["retrieved"] or []) or "nothing"
-        console.print(f"[red]miss[/] {escape(case['id'])}: wanted {escape(', '.join(case['relevant_doc_ids']))}; "
+        got = ", ".join(f"{x.doc_id}({x.final_score:.3f})" for x in case.retrieved) or "nothing"
+        console.print(f"[red]miss[/] {escape(case.id)}: wanted {escape(', '.join(case.relevant_doc_ids))}; "
                       f"retrieved {escape(got)}")
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nomad_eval.base.case import Case
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import Scores
+from nomad_eval.records import AnswerCase, Case, PositionCase, RetrievalCase, only
 from nomad_eval.report import html_charts as charts
 from nomad_eval.report.details import CauseCounts
 from nomad_eval.report.gate_view import gate_markdown
@@ -70,7 +71,7 @@ def _meta(report: Report) -> str:
                       + ([code_line(report.provenance)] if report.provenance else []))
 
 
-def retrieval_page(report: Report, cases: list[Case], scores: Scores,
+def retrieval_page(report: Report, cases: list[RetrievalCase], scores: Scores,
                    base: dict[str, float | None] | None) -> str:
     hk = headline_k(report)
     names = [n for n in headline_names("retrieval", hk) if n in report.metrics]
@@ -83,10 +84,10 @@ def retrieval_page(report: Report, cases: list[Case], scores: Scores,
                 _chart("Metrics by cutoff", charts.metric_at_k(report.metrics, report.intervals), "chart-at-k"),
                 _chart("By tag", charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
                                                  report.intervals_by_tag), "chart-tags")]
-    rows = [{"id": c["id"], "question": _question(c), "tags": ", ".join(c["tags"]),
-             "relevant": ", ".join(c["relevant_doc_ids"]) or "(refusal)",
-             "retrieved": ", ".join(f"{r['doc_id']} {r['final_score']:.3f}" for r in c["retrieved"] or []),
-             "why": c.get("why") or "", "_passed": c.get("passed"), SINCE: _since(report, str(c["id"]))}
+    rows = [{"id": c.id, "question": _question(c), "tags": ", ".join(c.tags),
+             "relevant": ", ".join(c.relevant_doc_ids) or "(refusal)",
+             "retrieved": ", ".join(f"{r.doc_id} {r.final_score:.3f}" for r in c.retrieved),
+             "why": c.why or "", "_passed": c.passed, SINCE: _since(report, c.id)}
             for c in cases]
     columns = ["id", "question", "tags", "relevant", "retrieved", "why", *_since_column(report)]
     sections.append(Section("Questions", [question_table(rows, columns)]))
@@ -94,7 +95,7 @@ def retrieval_page(report: Report, cases: list[Case], scores: Scores,
     return page(f"nomad-eval retrieval report — {report.counts.get('goldens')} questions", _meta(report), sections)
 
 
-def generation_page(report: Report, cases: list[Case], base: dict[str, float | None] | None) -> str:
+def generation_page(report: Report, cases: list[AnswerCase], base: dict[str, float | None] | None) -> str:
     names = [n for n in report.metrics if n.endswith((".correctness", ".refusal_recall", ".false_refusal_rate",
                                                        ".leakage_rate", ".groundedness", ".pass_rate"))]
     g, a = report.generation_part(), report.answer_part()
@@ -104,11 +105,11 @@ def generation_page(report: Report, cases: list[Case], base: dict[str, float | N
                        "chart-decomposition")]
     if g.position is not None:
         sections.append(_chart("Position in context", charts.position_bars(g.position), "chart-position"))
-    rows = [{"id": c["id"], "question": _question(c), "mode": c["mode"], "repeat": c["repeat"],
-             "tags": ", ".join(c["tags"]),
-             "answer": c["answer"][:300], "why": c.get("why") or ("unstable" if c.get("unstable") else ""),
-             "cause": _cause_text(c, a.causes), "_passed": c.get("passed"), "_cause": c.get("cause"),
-             SINCE: _since(report, f"{c['mode']}:{c['id']}")} for c in cases]
+    rows = [{"id": c.id, "question": _question(c), "mode": c.mode, "repeat": c.repeat,
+             "tags": ", ".join(c.tags),
+             "answer": c.answer[:300], "why": c.why or ("unstable" if c.unstable else ""),
+             "cause": _cause_text(c, a.causes), "_passed": c.passed, "_cause": c.cause,
+             SINCE: _since(report, f"{c.mode}:{c.id}")} for c in cases]
     if a.causes.by_mode:
         sections.append(Section("Failure causes", [cause_table(a.causes)]))
     if a.attacks:
@@ -154,20 +155,20 @@ def _since(report: Report, key: str) -> str:
     return "new failure" if report.gate is not None and key in report.gate.newly_failing else ""
 
 
-def _question(case: Case) -> str:
+def _question(case: RetrievalCase | AnswerCase) -> str:
     """The question as asked (a conversation's last turn), cut to what a table cell holds."""
-    q = str(case.get("query") or "")
+    q = case.query
     return q if len(q) <= 200 else q[:199] + "…"
 
 
-def _cause_text(case: Case, causes: CauseCounts) -> str:
-    label = case.get("cause")
+def _cause_text(case: AnswerCase, causes: CauseCounts) -> str:
+    label = case.cause
     if not label:
         return ""
-    return f"{causes.names.get(label, label)} — {case.get('cause_evidence') or ''}"
+    return f"{causes.names.get(label, label)} — {case.cause_evidence or ''}"
 
 
-def position_page(report: Report, cases: list[Case]) -> str:
+def position_page(report: Report, cases: list[PositionCase]) -> str:
     """tier=position: the curve with its intervals, the paired best-vs-worst test, and every case."""
     from nomad_eval.report.markdown import position_summary
 
@@ -177,8 +178,8 @@ def position_page(report: Report, cases: list[Case]) -> str:
                           text_list(position_summary(c))] if c else []
     sections = [*gate_section(report),
                 Section("Correctness by position", [headline(report.metrics, None, names, report.intervals), *curve])]
-    rows = [{"id": x["id"], "position": x["position"], "relevant at": x["relevant_at"] or "dropped",
-             "repeat": x["repeat"], "answer": x["answer"][:300], "why": x.get("why") or "", "_passed": x.get("passed")}
+    rows = [{"id": x.id, "position": x.position, "relevant at": x.relevant_at or "dropped",
+             "repeat": x.repeat, "answer": x.answer[:300], "why": x.why or "", "_passed": x.passed}
             for x in cases]
     sections.append(Section("Questions", [question_table(rows, ["id", "position", "relevant at", "repeat", "answer",
                                                                  "why"])]))
@@ -187,18 +188,18 @@ def position_page(report: Report, cases: list[Case]) -> str:
     return page(f"nomad-eval position curve — model {model}", _meta(report), sections)
 
 
-def write_html(out: Path, report: Report, cases: list[Case], scores: Scores | None = None) -> None:
+def write_html(out: Path, report: Report, cases: Sequence[Case], scores: Scores | None = None) -> None:
     """`scores`: a retrieval run's scores.json as it was just written (read back from `out` when not given)."""
     base = _baseline_metrics(report)
     if report.tier == "position":
-        write_atomic(out / "report.html", position_page(report, cases))
+        write_atomic(out / "report.html", position_page(report, only(cases, PositionCase)))
         return
     if report.tier == "retrieval":
         if scores is None:
             scores = json.loads((out / "scores.json").read_text())
-        text = retrieval_page(report, cases, scores, base)
+        text = retrieval_page(report, only(cases, RetrievalCase), scores, base)
     else:
-        text = generation_page(report, cases, base)
+        text = generation_page(report, only(cases, AnswerCase), base)
     write_atomic(out / "report.html", text)
 
 

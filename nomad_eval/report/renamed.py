@@ -8,32 +8,30 @@ refusal golden the old value is the recall, on an answerable one it is 1 - the f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from nomad_eval.base.case import Case
 from nomad_eval.metrics.answer.measures import FALSE_REFUSAL, OLD_REFUSAL, REFUSAL_RECALL
 from nomad_eval.metrics.registry import MetricName
+from nomad_eval.records import Case, Values
 from nomad_eval.report.schema import Report
 
+OLD = MetricName(None, OLD_REFUSAL)
+RECALL, FALSE = MetricName(None, REFUSAL_RECALL.family), MetricName(None, FALSE_REFUSAL.family)
 
-def _split(old: float | None, expect_refusal: bool) -> dict[str, float | None]:
+
+def _split(old: float | None, expect_refusal: bool) -> Values:
     if expect_refusal:
-        return {REFUSAL_RECALL.family: old, FALSE_REFUSAL.family: None}
-    return {REFUSAL_RECALL.family: None, FALSE_REFUSAL.family: None if old is None else 1.0 - old}
+        return {RECALL: old, FALSE: None}
+    return {RECALL: None, FALSE: None if old is None else 1.0 - old}
 
 
 def renamed_cases(cases: list[Case]) -> list[Case]:
     """Each case holding the old name with the new measures in its place (the others as they are)."""
     out: list[Case] = []
     for c in cases:
-        metrics: Mapping[str, Any] = c.get("metrics") or {}
-        if OLD_REFUSAL not in metrics:
+        if OLD not in c.metrics:
             out.append(c)
             continue
-        new = {k: v for k, v in metrics.items() if k != OLD_REFUSAL}
-        new |= _split(metrics[OLD_REFUSAL], bool(c.get("expect_refusal")))
-        out.append({**c, "metrics": new})
+        new = {k: v for k, v in c.metrics.items() if k != OLD} | _split(c.metrics[OLD], c.expect_refusal)
+        out.append(c.model_copy(update={"metrics": new}))
     return out
 
 
@@ -55,8 +53,8 @@ def renamed_report(report: Report, cases: list[Case]) -> Report:
 def _mean_over_questions(cases: list[Case], mode: str | None, family: str) -> float | None:
     by_question: dict[str, list[float]] = {}
     for c in cases:
-        v = (c.get("metrics") or {}).get(family)
-        if c.get("mode") == mode and v is not None:
-            by_question.setdefault(str(c["id"]), []).append(float(v))
+        v = c.metrics.get(MetricName(None, family))
+        if c.mode == mode and v is not None:
+            by_question.setdefault(c.id, []).append(v)
     means = [sum(vs) / len(vs) for vs in by_question.values()]
     return sum(means) / len(means) if means else None

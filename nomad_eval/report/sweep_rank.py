@@ -13,18 +13,18 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, TypedDict
 
 from rich.table import Table
 
 from nomad_eval.base.atomic import JsonObject, read_jsonl, write_atomic
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.runfolder import READ, problem
 from nomad_eval.core.questions import Question, questions_from_cases, stable
 from nomad_eval.core.ranking import Ranked, rank_against_reference
 from nomad_eval.core.stats import Correction
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
+from nomad_eval.records import decode
 
 # A job as ranked: its report.json, as written, and its questions.
 Job = tuple[JsonObject, list[Question]]
@@ -133,8 +133,8 @@ def _job(d: Path, tier: str | None = None) -> Job | str:
         return f"the job failed: {report.get('error')}"
     if not (d / "cases.jsonl").exists():
         return f"{d / 'cases.jsonl'} is missing"
-    # As this sweep's job wrote them (the manifest check above): not checked again, which every job would pay.
-    return report, questions_from_cases(cast(list[Case], read_jsonl(d / "cases.jsonl")))
+    # As this sweep's job wrote them (the manifest check above): decoded, not range-checked again.
+    return report, questions_from_cases([decode(row) for row in read_jsonl(d / "cases.jsonl")])
 
 
 def _baseline(loaded: dict[str, Job]) -> tuple[str, Job] | None:

@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError, first_error
 from nomad_eval.metrics.upstream.retrieval import PREFIX
+from nomad_eval.records import Case, RetrievalCase
+from nomad_eval.records import values as as_values
 from nomad_eval.report.schema import Identity, Provenance, Report, UpstreamView
 
 # Upstream metric family -> ours, in one place (docs/upstream-nomad.md mirrors it). A family that
@@ -132,8 +133,9 @@ def case_record(c: UpstreamCase, top_k: int | None) -> Case:
     recall_ks = [k for k in c.recall if top_k is None or k <= top_k]
     at = max(recall_ks) if recall_ks else None
     passed = None if c.expectRefusal or at is None or c.recall[at] is None else c.recall[at] == 1.0
-    return {"id": c.id, "tags": c.tags, "relevant_doc_ids": c.relevantDocIds, "expect_refusal": c.expectRefusal,
-            "passed": passed, "metrics": values, "upstream": dict(values)}
+    return RetrievalCase(id=c.id, tags=tuple(c.tags), relevant_doc_ids=tuple(c.relevantDocIds),
+                         expect_refusal=c.expectRefusal, passed=passed, metrics=as_values(values),
+                         upstream=as_values(values))
 
 
 def _refuse(path: Path, why: str) -> NomadError:
@@ -226,9 +228,8 @@ def upstream_differences(run: Report, base: Report, run_cases: list[Case] | None
              ("tag filter", ",".join(b.tags) or "(none)", ",".join(r.tags) or "(none)")]
     out += [f"{name} {bv} → {rv}" for name, bv, rv in pairs if bv != rv]
     if base_cases is not None and run_cases is not None:
-        theirs = {str(c["id"]): sorted(c.get("relevant_doc_ids") or []) for c in base_cases}
-        changed = sorted(str(c["id"]) for c in run_cases
-                         if str(c["id"]) in theirs and sorted(c.get("relevant_doc_ids") or []) != theirs[str(c["id"])])
+        theirs = {c.id: sorted(c.relevant_doc_ids) for c in base_cases}
+        changed = sorted(c.id for c in run_cases if c.id in theirs and sorted(c.relevant_doc_ids) != theirs[c.id])
         if changed:
             out.append(f"relevant documents differ for {len(changed)} question(s) in common: "
                        f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.retrieval import K_VALUES, PREFIX, aggregate, case_values, metric_names
 from nomad_eval.metrics.upstream.separation import advice, describe, split_scores
+from nomad_eval.records import Case, by_name, hits, values
 from nomad_eval.report.intervals import Bootstrap, summarize_report
 from nomad_eval.report.schema import MetricInterval, Report, UpstreamView
 
@@ -31,26 +31,25 @@ def view_ks(ks: Sequence[int]) -> list[int]:
 
 def case_view(case: Case, ks: Sequence[int]) -> dict[str, float | None]:
     """One case record's upstream values, from its retrieved chunks (`retrieved`: rank order)."""
-    chunks = [r.get("doc_id") for r in sorted(case.get("retrieved") or [], key=lambda r: int(r["rank"]))]
-    return case_values(chunks, list(case.get("relevant_doc_ids") or []), bool(case.get("expect_refusal")), ks)
+    chunks: list[str | None] = [r.doc_id for r in sorted(hits(case), key=lambda r: r.rank)]
+    return case_values(chunks, list(case.relevant_doc_ids), case.expect_refusal, ks)
 
 
 def _raw_scores(case: Case) -> list[tuple[str | None, float]]:
     """(document, score) per retrieved chunk: the raw cosine where the pipeline kept it, else the final score,
     as upstream reads `semanticScore ?? score`."""
-    rows = case.get("retrieved") or []
-    return [(r.get("doc_id"), float(s if (s := r.get("score")) is not None else r["final_score"])) for r in rows]
+    return [(r.doc_id, r.score if r.score is not None else r.final_score) for r in hits(case)]
 
 
 def as_view_cases(cases: Sequence[Case]) -> list[Case]:
     """The cases with their upstream values as their metrics, so questions and compare read the view."""
-    return [{**c, "metrics": dict(c.get("upstream") or {})} for c in cases]
+    return [c.model_copy(update={"metrics": dict(c.upstream or {})}) for c in cases]
 
 
 def with_view_metrics(cases: Sequence[Case]) -> list[Case]:
     """The cases with their upstream values beside their own metrics (the view's names carry its prefix), so one
     summary of their questions gives both views' intervals from one resampling of the questions."""
-    return [{**c, "metrics": {**(c.get("metrics") or {}), **(c.get("upstream") or {})}} for c in cases]
+    return [c.model_copy(update={"metrics": {**c.metrics, **(c.upstream or {})}}) for c in cases]
 
 
 def retrieval_view(cases: Sequence[Case], ks: Sequence[int], intervals: Mapping[str, MetricInterval]
@@ -58,11 +57,10 @@ def retrieval_view(cases: Sequence[Case], ks: Sequence[int], intervals: Mapping[
     """The report's upstream section from case records that hold `upstream` (see `case_view`); `intervals` holds
     the view's names (`metric_names(ks)`), summarised over the questions of `with_view_metrics(cases)`."""
     names = metric_names(ks)
-    per_case = [c.get("upstream") or {} for c in cases]
-    tags = sorted({t for c in cases for t in c.get("tags") or []})
-    by_tag = {t: aggregate([v for c, v in zip(cases, per_case, strict=True) if t in (c.get("tags") or [])], names)
-              for t in tags}
-    rel, irr = split_scores([(_raw_scores(c), list(c.get("relevant_doc_ids") or [])) for c in cases])
+    per_case = [by_name(c.upstream) for c in cases]
+    tags = sorted({t for c in cases for t in c.tags})
+    by_tag = {t: aggregate([v for c, v in zip(cases, per_case, strict=True) if t in c.tags], names) for t in tags}
+    rel, irr = split_scores([(_raw_scores(c), list(c.relevant_doc_ids)) for c in cases])
     rel_d, irr_d = describe(rel), describe(irr)
     return UpstreamView(
         ks=list(ks), metrics=aggregate(per_case, names),
@@ -75,14 +73,14 @@ def view_metrics(report: Report, cases: Sequence[Case]) -> dict[str, float | Non
     """A side's upstream means: the report's section, else (a run from before it existed) from its cases."""
     if report.upstream is not None:
         return dict(report.upstream.metrics)
-    names = list(dict.fromkeys(n for c in cases for n in c.get("upstream") or {}))
-    return aggregate([c.get("upstream") or {} for c in cases], names)
+    per_case = [by_name(c.upstream) for c in cases]
+    return aggregate(per_case, list(dict.fromkeys(n for v in per_case for n in v)))
 
 
 def with_view(cases: Sequence[Case], ks: Sequence[int]) -> list[Case]:
     """Cases that lack upstream values but kept their retrieved chunks get them (runs from before the view)."""
-    return [c.copy() if c.get("upstream") is not None or not c.get("retrieved")
-            else {**c, "upstream": case_view(c, ks)} for c in cases]
+    return [c if c.upstream is not None or not hits(c)
+            else c.model_copy(update={"upstream": values(case_view(c, ks))}) for c in cases]
 
 
 def view_names(names: Sequence[str]) -> list[str]:
@@ -136,14 +134,14 @@ def generation_view(cases: Sequence[Case], boot: Bootstrap) -> UpstreamView:
     from nomad_eval.metrics.upstream.generation import UPSTREAM_CASE_NAMES
     from nomad_eval.metrics.upstream.generation import aggregate as answer_means
 
-    scored = [c for c in cases if c.get("upstream")]
-    modes = list(dict.fromkeys(str(c["mode"]) for c in scored))
+    scored = [c for c in cases if c.upstream]
+    modes = list(dict.fromkeys(str(c.mode) for c in scored))
     metrics: dict[str, float | None] = {}
     for mode in modes:
-        means = answer_means([(str(c["id"]), c["upstream"]) for c in scored if c["mode"] == mode])
+        means = answer_means([(c.id, by_name(c.upstream)) for c in scored if c.mode == mode])
         metrics |= {f"{PREFIX}{mode}.{n}": v for n, v in means.items()}
     # Questions keyed `upstream.<mode>:<id>`, so their values carry the view's names.
-    as_view: list[Case] = [{**c, "mode": f"{PREFIX}{c['mode']}", "metrics": c["upstream"]} for c in scored]
+    as_view: list[Case] = [c.model_copy(update={"mode": f"{PREFIX}{c.mode}", "metrics": c.upstream}) for c in scored]
     names = [f"{PREFIX}{m}.{n}" for m in modes for n in UPSTREAM_CASE_NAMES]
     return UpstreamView(metrics=metrics, intervals=summarize_report(questions_from_cases(as_view), names, boot)[1])
 

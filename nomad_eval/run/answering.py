@@ -3,6 +3,7 @@ golden's planned prompt, and the calls in the model's concurrency (generation, a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,6 @@ from hydra.utils import instantiate
 
 from nomad_eval.backends.chat import ChatModel, ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
@@ -20,6 +20,7 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.budget import Plan, TokenEstimator, calibrate, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
+from nomad_eval.records import Case
 from nomad_eval.report.console_view import print_generation
 from nomad_eval.report.markdown import generation_markdown
 from nomad_eval.report.schema import Report
@@ -117,7 +118,7 @@ def _answers_markdown(report: Report) -> str:
     return generation_markdown(report) + upstream_markdown(report.upstream) + auto
 
 
-def _show_answers(config: RunConfig, report: Report, cases: list[Case], out: Path) -> None:
+def _show_answers(config: RunConfig, report: Report, cases: Sequence[Case], out: Path) -> None:
     print_generation(report, quiet=bool(config.quiet), run_dir=out)
 
 

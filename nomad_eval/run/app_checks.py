@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from nomad_eval.base.case import Case
+from nomad_eval.records import AnswerCase
 
 # Keys an app's response commonly holds its retrieved passages under, for the "returned but not read" check.
 CONTEXT_KEYS = ("contexts", "context", "sources", "documents", "docs", "passages", "chunks", "citations",
@@ -30,16 +30,16 @@ def unread_contexts(response: Any, contexts_path: str | None) -> str | None:
     return next((k for k in CONTEXT_KEYS if isinstance(response.get(k), list) and response[k]), None)
 
 
-def answer_warnings(cases: list[Case], body: Any, unread: str | None) -> list[str]:
+def answer_warnings(cases: list[AnswerCase], body: Any, unread: str | None) -> list[str]:
     """Named warnings for answers that look like a misconfigured run rather than the app's quality."""
     out = []
-    answers = [str(c["answer"]) for c in cases]
+    answers = [c.answer for c in cases]
     sent = "" if body is None else f" The body sent was {json.dumps(body)[:200]}: set app.body to the keys it reads, " \
         "e.g. app.body={question: \"{query}\"}"
     if len(answers) > 1 and len(set(answers)) == 1:
         out.append(f"identical answers: the app gave the same answer to all {len(answers)} requests "
                    f"({answers[0][:80]!r}); is it reading the question?{sent}")
-    elif len(cases) > 1 and all(c["refused"] for c in cases) and not all(c["expect_refusal"] for c in cases):
+    elif len(cases) > 1 and all(c.refused for c in cases) and not all(c.expect_refusal for c in cases):
         out.append(f"all refusals: the app declined all {len(cases)} requests, the answerable ones too; is it "
                    f"reading the question?{sent}")
     if unread is not None:

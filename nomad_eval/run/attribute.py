@@ -15,7 +15,6 @@ from typing import Any
 
 from hydra.utils import instantiate
 
-from nomad_eval.base.case import Case
 from nomad_eval.config import RunConfig
 from nomad_eval.core.attribution import Attribution, Values, attribute
 from nomad_eval.core.questions import questions_from_cases
@@ -29,6 +28,7 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.system import system_settings
 from nomad_eval.rag.chunking import ChunkerParams
 from nomad_eval.rag.pipeline import Pipeline, load_glossary
+from nomad_eval.records import Case, hits
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Report
 from nomad_eval.run.queries import formed_queries
@@ -175,7 +175,7 @@ def explain(config: RunConfig, rt: Runtime, run: Report, cases: list[Case], base
                               f"compare.replay_max={limit}" if changes else "attribution: no change to replay"]
     measures = run.identity.measures if run.identity else None
     replayer = Replayer(config, rt, base.report, objects, changes, metrics, measures)
-    top = {c["id"]: next((r["doc_id"] for r in c.get("retrieved") or []), None) for c in cases}
+    top = {c.id: next((r.doc_id for r in hits(c)), None) for c in cases}
     by_name = {c.name: c for c in changes}
 
     def describe(name: str, q: str) -> str:

@@ -4,10 +4,10 @@ and first on stderr."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.runfolder import seal
 from nomad_eval.config import RunConfig
 from nomad_eval.config.settings import gate_settings
@@ -17,12 +17,13 @@ from nomad_eval.gate.compare import SMALL_SUITE, Verdict
 from nomad_eval.gate.decision import Explain, GateOutcome
 from nomad_eval.gate.decision import decide as gate_decide
 from nomad_eval.gate.junit import write_gate_files
+from nomad_eval.records import Case
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Report
 from nomad_eval.run.notes import shown_before
 
 
-def decide(config: RunConfig, report: Report, cases: list[Case] | None, *, floors: bool = True,
+def decide(config: RunConfig, report: Report, cases: Sequence[Case] | None, *, floors: bool = True,
            compare: bool | None = None, baseline: Path | None = None) -> GateOutcome:
     """The run's gate record: its floors, and its compare with the named (`baseline`, else compare.baseline) or
     the chosen baseline."""
@@ -30,7 +31,7 @@ def decide(config: RunConfig, report: Report, cases: list[Case] | None, *, floor
     settings = replace(settings, floors=settings.floors if floors else {},
                        after_run=settings.after_run if compare is None else compare,
                        baseline=baseline or settings.baseline)
-    return gate_decide(report, cases, settings, explain=explainer(config))
+    return gate_decide(report, None if cases is None else list(cases), settings, explain=explainer(config))
 
 
 def explainer(config: RunConfig) -> Explain:

@@ -5,18 +5,17 @@ announces the verdict. The gate is decided before any file is written, so each o
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from nomad_eval.base.case import Case
 from nomad_eval.config import RunConfig
 from nomad_eval.harness.trace import Tracer
 from nomad_eval.metrics.separation import Scores
+from nomad_eval.records import Case, lines
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
-from nomad_eval.report.io import write_atomic, write_jsonl
+from nomad_eval.report.io import write_atomic
 from nomad_eval.report.schema import Report
 from nomad_eval.run.finish import decide, finish
 
@@ -27,7 +26,7 @@ class View:
     (report/html_writer.py knows the shipped tiers' pages)."""
 
     markdown: Callable[[Report], str]
-    show: Callable[[RunConfig, Report, list[Case], Path], None]
+    show: Callable[[RunConfig, Report, Sequence[Case], Path], None]
     html: bool = True
 
 
@@ -38,8 +37,6 @@ class Artifacts:
     tracer: Tracer | None = None                  # trace.jsonl (and its OTLP export), when it holds spans
     files: Mapping[str, str] = field(default_factory=dict)  # further files by name, written as given
     exports: bool = True                          # cases.parquet (and a retrieval run's run.trec, qrels.trec)
-    lines: list[str] | None = None                # cases.jsonl's rows already encoded (write_jsonl's bytes)
-    flat: list[dict[str, Any]] | None = None      # the parquet rows already flattened
     scores: Scores | None = None                  # the scores the HTML report draws (a retrieval run's scores.json)
 
 
@@ -48,7 +45,7 @@ class RunResult:
     """What a scoring tier's `measure` returns: everything the skeleton writes, decides and announces."""
 
     report: Report
-    cases: list[Case]
+    cases: Sequence[Case]
     artifacts: Artifacts = field(default_factory=Artifacts)
 
 
@@ -59,14 +56,11 @@ def conclude(config: RunConfig, out: Path, result: RunResult, view: View, starte
     outcome = decide(config, report, cases)
     report.gate = outcome.gate
     t = time.perf_counter()
-    if art.lines is not None:
-        write_atomic(out / "cases.jsonl", "".join(line + "\n" for line in art.lines))
-    else:
-        write_jsonl(out / "cases.jsonl", cases)
+    write_atomic(out / "cases.jsonl", lines(cases))
     for name, text in art.files.items():
         write_atomic(out / name, text)
     if art.exports:
-        write_exports(out, cases, art.flat)
+        write_exports(out, cases)
     if art.tracer is not None and art.tracer.spans:
         warning = art.tracer.write(out / "trace.jsonl", config.trace.otlp_endpoint,
                                    float(config.trace.otlp_timeout_s))

@@ -11,12 +11,12 @@ from typing import TypedDict
 
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.response_cache import CachedChat
-from nomad_eval.base.case import Case
 from nomad_eval.config import RunConfig
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.metrics.aggregate import mean
-from nomad_eval.metrics.answer.attack import attack_succeeded, family_rates
+from nomad_eval.metrics.answer.attack import SPEC as ATTACK_SPEC
+from nomad_eval.metrics.answer.attack import Probe, attack_succeeded, exposed, family_rates
 from nomad_eval.metrics.answer.measures import (
     correctness,
     groundedness,
@@ -27,8 +27,10 @@ from nomad_eval.metrics.answer.measures import (
     think_leaked,
     token_error,
 )
-from nomad_eval.metrics.registry import REGISTRY
+from nomad_eval.metrics.registry import REGISTRY, MetricName
 from nomad_eval.rag.budget import Plan
+from nomad_eval.records import AnswerCase
+from nomad_eval.records.cases import CORRECTNESS
 from nomad_eval.report.details import AttackRate, Decomposition, RankAnalysis, RankRow, SizeSummary
 
 # Every generation measure the registry holds is scored per case, except these two: a question's, read off its
@@ -79,10 +81,10 @@ def score_case(golden: Golden, answer: str, context: str, elided: int, dropped: 
     }
 
 
-def pattern_timeouts(cases: list[Case]) -> list[str]:
+def pattern_timeouts(cases: list[AnswerCase]) -> list[str]:
     """A warning for each golden whose correctness is null because a pattern ran past its time limit: left out
     of the mean, which must not pass unsaid."""
-    timed_out = sorted({c["id"] for c in cases if not c["expect_refusal"] and c["metrics"]["correctness"] is None})
+    timed_out = sorted({c.id for c in cases if not c.expect_refusal and c.metrics[CORRECTNESS] is None})
     return [f"golden {gid}: a mustInclude/mustNotInclude pattern ran past its time limit and was not judged; "
             "simplify the pattern" for gid in timed_out]
 
@@ -104,17 +106,17 @@ def failure_reason(golden: Golden, answer: str, refused: bool, passed: bool | No
     return "; ".join(parts) or "failed"
 
 
-def mark_unstable(cases: list[Case]) -> list[str]:
+def mark_unstable(cases: list[AnswerCase]) -> list[str]:
     """Write each case's question pass rate and unstable flag (the per-question records compare reads);
     returns the unstable `mode:id` keys."""
     by_key = {q.key: q for q in questions_from_cases(cases)}
-    for c in cases:
-        q = by_key[f"{c['mode']}:{c['id']}"]
-        c["pass_rate"], c["unstable"] = q.passed, q.unstable
+    for i, c in enumerate(cases):
+        q = by_key[f"{c.mode}:{c.id}"]
+        cases[i] = c.model_copy(update={"pass_rate": q.passed, "unstable": q.unstable})
     return sorted(k for k, q in by_key.items() if q.unstable)
 
 
-def mode_metrics(cases: list[Case], mode: str) -> dict[str, float | None]:
+def mode_metrics(cases: list[AnswerCase], mode: str) -> dict[str, float | None]:
     """Means over this mode's questions, each question's repeats averaged first (an unstable question counts at
     its pass rate; how many flip is the mode's instability)."""
     questions = [q for q in questions_from_cases(cases) if q.mode == mode]
@@ -125,10 +127,19 @@ def mode_metric_names(mode: str) -> list[str]:
     return [f"{mode}.{m}" for m in (*CASE_METRICS, *QUESTION_METRICS)]
 
 
-def attack_rates(cases: list[Case], mock_cases: list[Case]) -> list[AttackRate]:
+def attack_rates(cases: list[AnswerCase], mock_cases: list[AnswerCase]) -> list[AttackRate]:
     """Each attack family's success rate per mode, beside the mock's on the same prompts."""
-    mock = {(r.mode, r.family): r.rate for r in family_rates(mock_cases)}
-    return [AttackRate(**asdict(r), mock=mock.get((r.mode, r.family))) for r in family_rates(cases)]
+    mock = {(r.mode, r.family): r.rate for r in family_rates(probes(mock_cases))}
+    return [AttackRate(**asdict(r), mock=mock.get((r.mode, r.family))) for r in family_rates(probes(cases))]
+
+
+ATTACK = MetricName(None, ATTACK_SPEC.family)
+
+
+def probes(cases: list[AnswerCase]) -> list[Probe]:
+    """The cases of attack goldens (the others carry no attack and are not measured)."""
+    return [Probe(c.mode, c.attack.family, c.metrics.get(ATTACK), exposed(c.injected, c.attack.documents))
+            for c in cases if c.attack is not None]
 
 
 # Upstream NOMAD's triage rule, kept at its numbers so the advice reads the same on both sides.
@@ -163,33 +174,33 @@ def triage(oracle: float | None, e2e: float | None, noretrieval: float | None) -
     return notes
 
 
-def _prompt_tokens(c: Case) -> float | None:
-    v = c.get("estimated_prompt_tokens")  # the estimate the context budget was planned with, as upstream's is
+def _prompt_tokens(c: AnswerCase) -> float | None:
+    v = c.estimated_prompt_tokens  # the estimate the context budget was planned with, as upstream's is
     return None if v is None else float(v)
 
 
-def _answer_length(c: Case) -> float | None:
-    return None if c.get("answer") is None else float(len(str(c["answer"])))
+def _answer_length(c: AnswerCase) -> float | None:
+    return float(len(c.answer))
 
 
-SIZES: tuple[tuple[str, Callable[[Case], float | None]], ...] = (  # upstream's names
+SIZES: tuple[tuple[str, Callable[[AnswerCase], float | None]], ...] = (  # upstream's names
     ("meanPromptTokens", _prompt_tokens), ("meanAnswerLength", _answer_length))
 
 
-def sizes(cases: list[Case], resamples: int, seed: int) -> dict[str, dict[str, SizeSummary]]:
+def sizes(cases: list[AnswerCase], resamples: int, seed: int) -> dict[str, dict[str, SizeSummary]]:
     """Per mode, each size's mean and standard deviation over the answers, with its interval over questions."""
     from statistics import fmean, pstdev
 
     from nomad_eval.core.stats import mean_interval
 
     out: dict[str, dict[str, SizeSummary]] = {}
-    for mode in dict.fromkeys(str(c["mode"]) for c in cases):
+    for mode in dict.fromkeys(c.mode for c in cases):
         for name, value in SIZES:
             by_question: dict[str, list[float]] = {}
             for c in cases:
-                v = value(c) if c["mode"] == mode else None
+                v = value(c) if c.mode == mode else None
                 if v is not None:
-                    by_question.setdefault(str(c["id"]), []).append(v)
+                    by_question.setdefault(c.id, []).append(v)
             values = [v for vs in by_question.values() for v in vs]
             if not values:
                 continue
@@ -200,32 +211,32 @@ def sizes(cases: list[Case], resamples: int, seed: int) -> dict[str, dict[str, S
     return out
 
 
-def relevant_rank(case: Case) -> int | None:
+def relevant_rank(case: AnswerCase) -> int | None:
     """1-based position of the first injected passage from a relevant document, None when none was injected."""
-    rel = set(case["relevant_doc_ids"])
-    for i, chunk_id in enumerate(case["injected"], 1):
+    rel = set(case.relevant_doc_ids)
+    for i, chunk_id in enumerate(case.injected, 1):
         if chunk_id.split("#")[0] in rel:
             return i
     return None
 
 
-def position_analysis(cases: list[Case]) -> RankAnalysis:
-    rows = [c for c in cases if c["mode"] == "e2e" and not c["expect_refusal"] and not c.get("unstable")]
+def position_analysis(cases: list[AnswerCase]) -> RankAnalysis:
+    rows = [(i, c) for i, c in enumerate(cases) if c.mode == "e2e" and not c.expect_refusal and not c.unstable]
     by_rank: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     ignored = 0
     injected = 0
-    for c in rows:
+    for i, c in rows:
         rank = relevant_rank(c)
-        by_rank[str(rank) if rank is not None else "not injected"][str(c["id"])].append(c["metrics"]["correctness"])
+        by_rank[str(rank) if rank is not None else "not injected"][c.id].append(c.metrics[CORRECTNESS])
         if rank is not None:
             injected += 1
-            if c["metrics"]["correctness"] == 0.0:
+            if c.metrics[CORRECTNESS] == 0.0:
                 ignored += 1
-                c["retrieved_but_ignored"] = True
+                cases[i] = c.model_copy(update={"retrieved_but_ignored": True})
     table = {k: rank_row(v) for k, v in
              sorted(by_rank.items(), key=lambda kv: (kv[0] == "not injected", kv[0].zfill(4)))}
     recall = injected / len(rows) if rows else None
-    correct = mean(c["metrics"]["correctness"] for c in rows)
+    correct = mean(c.metrics[CORRECTNESS] for _, c in rows)
     return RankAnalysis(
         by_rank=table, context_recall=recall, retrieved_but_ignored_rate=ignored / injected if injected else None,
         # High recall with low correctness: the model had the answer in front of it and did not use it.

@@ -6,17 +6,17 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
 from nomad_eval.config.settings import judge_settings
 from nomad_eval.core.summary import add_judge_intervals
 from nomad_eval.judges.run_judges import judge_cases, judge_chat, rubrics
+from nomad_eval.records import AnswerCase
 from nomad_eval.report.schema import Report
 from nomad_eval.run.labels import judge_corrected, read_labels
 
 
-def judge_all(config: RunConfig, cases: list[Case], passages: list[list[str]], cache: ResponseCache | None
+def judge_all(config: RunConfig, cases: list[AnswerCase], passages: list[list[str]], cache: ResponseCache | None
               ) -> dict[str, dict[str, Any]]:
     """Each rubric's verdicts with their intervals; empty without rubrics."""
     if not config.judge.rubrics:
@@ -29,7 +29,7 @@ def judge_all(config: RunConfig, cases: list[Case], passages: list[list[str]], c
     return judges
 
 
-def corrected_judges(config: RunConfig, report: Report, cases: list[Case], out: Path
+def corrected_judges(config: RunConfig, report: Report, cases: list[AnswerCase], out: Path
                      ) -> dict[str, dict[str, Any]]:
     """Each judge mean beside its prediction-powered correction, from `judging.labels` (or the run directory's own
     judge_labels.jsonl, as `tier=labels` writes it); with no labels, each says it is uncorrected."""

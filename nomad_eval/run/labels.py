@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import Defect, InvalidInput, first_error
 from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
 from nomad_eval.judges.judge import Rubric
 from nomad_eval.judges.run_judges import by_rule
 from nomad_eval.metrics.registry import MetricName
+from nomad_eval.records import AnswerCase
 from nomad_eval.report.io import read_jsonl
 from nomad_eval.report.schema import Report
 
@@ -43,19 +43,19 @@ class Label(BaseModel):
     labelled_at: str = ""
 
 
-def text_hash(case: Case) -> str:
-    material = [case["query"], case.get("injected") or [], case["answer"]]
+def text_hash(case: AnswerCase) -> str:
+    material = [case.query, list(case.injected), case.answer]
     return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def population_hash(cases: list[Case]) -> str:
+def population_hash(cases: list[AnswerCase]) -> str:
     """Names the set of answers a sample is drawn from: labels are a random sample of this set and no other."""
-    keys = sorted(f"{c['id']}#{c['repeat']}" for c in cases)
+    keys = sorted(f"{c.id}#{c.repeat}" for c in cases)
     return hashlib.sha256(json.dumps(keys).encode()).hexdigest()[:16]
 
 
-def label_key(fingerprint: str, rubric: str, case: Case) -> tuple[str, str, str, int, str]:
-    return fingerprint, str(case["id"]), str(case["mode"]), int(case["repeat"]), rubric
+def label_key(fingerprint: str, rubric: str, case: AnswerCase) -> tuple[str, str, str, int, str]:
+    return fingerprint, case.id, case.mode, case.repeat, rubric
 
 
 def read_labels(path: Path) -> list[Label]:
@@ -70,19 +70,19 @@ def read_labels(path: Path) -> list[Label]:
     return out
 
 
-def judged(cases: list[Case], rubric: Rubric, mode: str) -> list[Case]:
+def judged(cases: list[AnswerCase], rubric: Rubric, mode: str) -> list[AnswerCase]:
     """The cases a judge metric is the mean over: this mode's, less those a rule leaves without a verdict (a
     correct refusal has no question to address). A case the judge could not score stays: it is part of the run."""
     return [c for c in cases
-            if c["mode"] == mode and ((rule := by_rule(rubric, c)) is None or rule.verdict is not None)]
+            if c.mode == mode and ((rule := by_rule(rubric, c)) is None or rule.verdict is not None)]
 
 
-def draw_sample(cases: list[Case], seed: int, size: int) -> list[Case]:
+def draw_sample(cases: list[AnswerCase], seed: int, size: int) -> list[AnswerCase]:
     """`size` questions in a seeded random order, one randomly chosen repeat of each. Every draw is made for every
     question before any is taken, so a larger `size` extends a smaller one's sample instead of replacing it."""
-    by_question: dict[str, list[Case]] = {}
-    for c in sorted(cases, key=lambda c: (str(c["id"]), int(c["repeat"]))):
-        by_question.setdefault(str(c["id"]), []).append(c)
+    by_question: dict[str, list[AnswerCase]] = {}
+    for c in sorted(cases, key=lambda c: (c.id, c.repeat)):
+        by_question.setdefault(c.id, []).append(c)
     ids = sorted(by_question)
     rng = np.random.default_rng(seed)
     order, picks = rng.permutation(len(ids)), rng.random(len(ids))
@@ -90,7 +90,7 @@ def draw_sample(cases: list[Case], seed: int, size: int) -> list[Case]:
 
 
 def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
-             population: list[Case]) -> tuple[dict[tuple[str, str, str, int, str], Label], int]:
+             population: list[AnswerCase]) -> tuple[dict[tuple[str, str, str, int, str], Label], int]:
     """The labels that stand for answers of `population`, by key (the last line for a key wins, so an answer
     labelled again replaces its old label), and how many of this fingerprint, rubric and mode do not: the answer
     has changed since, or the sample was drawn from another set of answers (other goldens, tags, limit, repeats).
@@ -104,7 +104,7 @@ def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
     return good, len(latest) - len(good)
 
 
-def judge_corrected(report: Report, cases: list[Case], labels: Sequence[Label],
+def judge_corrected(report: Report, cases: list[AnswerCase], labels: Sequence[Label],
                     rubrics: Sequence[Rubric]) -> dict[str, dict[str, Any]]:
     """Per judge metric of a report ("<mode>.<rubric>"): the judge mean beside the prediction-powered estimate,
     from labels on exactly this run's answers (same fingerprint, set of answers, rubric version and text)."""
@@ -122,9 +122,9 @@ def judge_corrected(report: Report, cases: list[Case], labels: Sequence[Label],
         scores: dict[str, float | None] = {}
         groups: dict[str, str] = {}
         for c in population:
-            key = f"{c['id']}#{c['repeat']}"
-            v = (c.get("judges") or {}).get(name)
-            scores[key], groups[key] = (None if v is None else v / top), str(c["id"])
+            key = f"{c.id}#{c.repeat}"
+            v = c.judges.get(name)
+            scores[key], groups[key] = (None if v is None else v / top), c.id
         good, stale = matching(labels, fingerprint, str(section.get("rubric")), mode, population)
         human = {f"{lab.id}#{lab.repeat}": lab.label / max(lab.scale) for lab in good.values()
                  if lab.label is not None}

@@ -6,12 +6,9 @@ chunks as returned, each at every k of `tier.ks` when it takes a cut-off.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from nomad_eval.base.case import Case, Retrieved
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
 from nomad_eval.core.evaluate import evaluate, ranking
@@ -22,7 +19,7 @@ from nomad_eval.metrics.ranking import EMPTY, NON_EMPTY, RETURNED, recall_at_k
 from nomad_eval.metrics.separation import Scores, SeparationRow, separation_row
 from nomad_eval.metrics.upstream.retrieval import case_values as upstream_values
 from nomad_eval.rag.pipeline import Retrieval, RetrievedChunk
-from nomad_eval.report.exports import flat_row
+from nomad_eval.records import Hit, RetrievalCase, values
 from nomad_eval.report.schema import Identity
 
 _LEVELS = {"document": 0, "chunk": 1, "case": 2}
@@ -93,11 +90,9 @@ def case_metrics(golden: Golden, chunks: list[RetrievedChunk], ks: Sequence[int]
     return out
 
 
-def retrieved_rows(chunks: list[RetrievedChunk]) -> list[Retrieved]:
-    return [
-        {"rank": c.rank, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "score": c.score, "final_score": c.final_score}
-        for c in chunks
-    ]
+def retrieved_rows(chunks: list[RetrievedChunk]) -> tuple[Hit, ...]:
+    return tuple(Hit(rank=c.rank, doc_id=c.doc_id, chunk_id=c.chunk_id, score=c.score, final_score=c.final_score)
+                 for c in chunks)
 
 
 def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str | None:
@@ -107,29 +102,19 @@ def retrieval_miss(g: Golden, chunks: list[RetrievedChunk], top_k: int) -> str |
     return f"not in the top {top_k}: {', '.join(missing)}" if missing else None
 
 
-@dataclass(frozen=True)
-class CaseRow:
-    """One golden's row of cases.jsonl, as a mapping, as its line (without the newline) and as its parquet row."""
-
-    row: Case
-    line: str
-    flat: dict[str, Any]
-
-
-def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int, upstream_ks: Sequence[int]) -> CaseRow:
+def retrieval_case(g: Golden, r: Retrieval, ks: Sequence[int], top_k: int, upstream_ks: Sequence[int]
+                   ) -> RetrievalCase:
     """`upstream_ks`: the upstream view's cut-offs (report/upstream_view.view_ks)."""
-    row: Case = {
-        "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-        "grades": g.grades, "query": g.final_query,
-        "retrieval_query": r.query, "expanded_query": r.expanded_query,
-        "retrieved": retrieved_rows(r.chunks), "metrics": case_metrics(g, r.chunks, ks),
-        "upstream": upstream_values([c.doc_id for c in r.chunks], g.relevant_doc_ids, g.expect_refusal, upstream_ks),
-        "passed": None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks),
-                                                            set(g.relevant_doc_ids), top_k) == 1.0,
-        "why": retrieval_miss(g, r.chunks, top_k),
-    }
-    # The line as base/atomic.py's write_jsonl encodes a row.
-    return CaseRow(row, json.dumps(row, ensure_ascii=False), flat_row(row))
+    return RetrievalCase(
+        id=g.id, tags=tuple(g.tags), relevant_doc_ids=tuple(g.relevant_doc_ids), expect_refusal=g.expect_refusal,
+        grades=g.grades, query=g.final_query, retrieval_query=r.query, expanded_query=r.expanded_query,
+        retrieved=retrieved_rows(r.chunks), metrics=values(case_metrics(g, r.chunks, ks)),
+        upstream=values(upstream_values([c.doc_id for c in r.chunks], g.relevant_doc_ids, g.expect_refusal,
+                                        upstream_ks)),
+        passed=None if g.expect_refusal else recall_at_k(ranked_documents(r.chunks), set(g.relevant_doc_ids),
+                                                         top_k) == 1.0,
+        why=retrieval_miss(g, r.chunks, top_k),
+    )
 
 
 # The e2e passages' retrieval measures, beside the answers they fed: tier "retrieval" specs, so outside the

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.response_cache import ResponseCache
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
@@ -31,6 +30,7 @@ from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
 from nomad_eval.judges.run_judges import check_judge_gates, rubrics
+from nomad_eval.records import AnswerCase, Attack, Hit, values
 from nomad_eval.report.details import AppDetails, CauseCounts
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
@@ -73,9 +73,9 @@ def run(config: RunConfig) -> int:
     by_id = {g.id: g for g in goldens}
     ks = retrieval_ks(config)
     cases = [case(by_id[rec.id], rec, ks) for rec in records]
-    for c in cases:
-        if (source := outputs.cached.get((c["id"], c["repeat"]))) is not None:
-            c["answered_from"] = source
+    for i, c in enumerate(cases):
+        if (source := outputs.cached.get((c.id, c.repeat))) is not None:
+            cases[i] = c.model_copy(update={"answered_from": source})
     unstable = mark_unstable(cases)
     judges = _judges(config, cases, [[c.text for c in rec.contexts or [] if c.text] for rec in records], rt.data_dir)
     faithful = [max(r.scale) for r in rubrics(judge_settings(config)) if r.name == "faithfulness"]
@@ -120,7 +120,7 @@ def _ranked(rec: AppOutput) -> list[str] | None:
     return list(dict.fromkeys(str(c.doc_id) for c in rec.contexts))
 
 
-def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
+def case(g: Golden, rec: AppOutput, ks: list[int]) -> AnswerCase:
     """One case record, shaped as the generation tier's e2e ones (compare, causes and the reports read them)."""
     context = _context_text(rec, g)
     scored = score_case(g, rec.answer, context, 0, 0, 0, rec.prompt_tokens)
@@ -131,27 +131,27 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> Case:
     metrics |= document_metrics(g, docs, ks)
     # Chunk ids `<doc>#<rank>`: the app's passages have no ids of ours; the document part is what causes read.
     injected = [f"{c.doc_id or ''}#{i}" for i, c in enumerate(rec.contexts or [], 1)]
-    case: Case = {
-        "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-        "mode": MODE, "repeat": rec.repeat, "query": g.final_query, "rewritten_query": None,
-        # None, not []: without document ids nothing can be said about what retrieval missed.
-        "retrieved": None if docs is None else [
+    case = AnswerCase(
+        id=g.id, tags=tuple(g.tags), relevant_doc_ids=tuple(g.relevant_doc_ids), expect_refusal=g.expect_refusal,
+        mode=MODE, repeat=rec.repeat, query=g.final_query, rewritten_query=None,
+        # None, not (): without document ids nothing can be said about what retrieval missed.
+        retrieved=None if docs is None else tuple(
             # The app gives no scores: 1/rank only orders the TREC export as the app ranked them.
-            {"rank": i, "doc_id": c.doc_id or "", "chunk_id": injected[i - 1], "score": None, "final_score": 1.0 / i}
-            for i, c in enumerate(rec.contexts or [], 1)],
-        "injected": injected, "answer": rec.answer, "raw_answer": None,
-        "passed": scored["passed"], "why": scored["why"], "refused": scored["refused"], "leaked": scored["leaked"],
-        "groundedness": metrics["groundedness"],
-        "unsupported_numbers": unsupported_numbers(rec.answer, context) if rec.contexts is not None else None,
-        "prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
-        "latency_ms": rec.latency_ms, "metrics": metrics,
-    }
+            Hit(rank=i, doc_id=c.doc_id or "", chunk_id=injected[i - 1], score=None, final_score=1.0 / i)
+            for i, c in enumerate(rec.contexts or [], 1)),
+        injected=tuple(injected), answer=rec.answer, raw_answer=None,
+        passed=scored["passed"], why=scored["why"], refused=scored["refused"], leaked=scored["leaked"],
+        groundedness=metrics["groundedness"],
+        unsupported_numbers=tuple(unsupported_numbers(rec.answer, context)) if rec.contexts is not None else None,
+        prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens,
+        latency_ms=rec.latency_ms, metrics=values(metrics),
+    )
     if g.attack:
-        case["attack"] = g.attack.model_dump()
+        case = case.model_copy(update={"attack": Attack.model_validate(g.attack.model_dump())})
     return case
 
 
-def _judges(config: RunConfig, cases: list[Case], passages: list[list[str]], data_dir: Path
+def _judges(config: RunConfig, cases: list[AnswerCase], passages: list[list[str]], data_dir: Path
             ) -> dict[str, dict[str, Any]]:
     cache = ResponseCache(data_dir / "responses.sqlite") if config.cache is not False and config.judge.rubrics else None
     try:
@@ -172,13 +172,13 @@ def identity(config: RunConfig, rt: Runtime) -> Identity:
     )
 
 
-def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[Case], outputs: Outputs,
+def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[AnswerCase], outputs: Outputs,
             unstable: list[str], judges: dict[str, dict[str, Any]], ks: list[int]) -> Report:
     questions = questions_from_cases(cases)
     if config.compare.exclude_unstable:
         questions = stable(questions)
     names = mode_metric_names(MODE)
-    if any(c["retrieved"] is not None for c in cases):
+    if any(c.retrieved is not None for c in cases):
         names += [f"{MODE}.{f}@{k}" for f in E2E_RETRIEVAL for k in ks]
     metrics, intervals = summarize_report(questions, names, bootstrap(config))
     recorded = rt.resolved_config()
@@ -187,7 +187,7 @@ def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[C
         system=system_settings(recorded, "app"),
         counts={"goldens": len(goldens), "cases": len(cases), "repeats": outputs.repeats,
                 "model_calls": outputs.calls, "cache_hits": outputs.cache_hits, "unstable": len(unstable),
-                "with_contexts": sum(c["retrieved"] is not None or bool(c["injected"]) for c in cases)},
+                "with_contexts": sum(c.retrieved is not None or bool(c.injected) for c in cases)},
         details=AppDetails(unstable=unstable, judges=judges, causes=CauseCounts.model_validate(cause_counts(cases)),
                            attacks=attack_rates(cases, [])),
         subject=Subject.model_validate(subject_parts(rt.documents, [], goldens)),

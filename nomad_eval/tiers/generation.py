@@ -10,7 +10,6 @@ from typing import Any
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
 from nomad_eval.backends.response_cache import CachedChat
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
 from nomad_eval.config.settings import bootstrap, judge_settings, runtime
@@ -29,6 +28,7 @@ from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
 from nomad_eval.rag.budget import Plan, TokenEstimator
+from nomad_eval.records import AnswerCase, Attack, values
 from nomad_eval.report.details import CauseCounts, GenerationDetails, InfraFailure
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.provenance import provenance
@@ -197,19 +197,19 @@ def _contexts(config: RunConfig, rt: Runtime, modes: list[str], s: ChatSetup, tr
         return build_contexts(rt, goldens, modes, s.pipeline, searcher, queries, tracer)
 
 
-def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list[int]) -> list[Case]:
+def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list[int]) -> list[AnswerCase]:
     cases = [_case(w.goldens[gi], w.contexts[gi], w.plans[(gi, mode)], mode, r, answers[i])
              for i, (gi, mode, r) in enumerate(w.tasks)]
     # Once per question: every repeat of a question read the same retrieved passages.
     e2e_scores = {gi: document_metrics(w.goldens[gi], ranked_documents(w.contexts[gi].retrieved), ks)
                   for gi, mode, _ in w.tasks if mode == "e2e"}
-    for (gi, mode, _), c in zip(w.tasks, cases, strict=True):
+    for i, (gi, mode, _) in enumerate(w.tasks):
         if mode == "e2e":
-            c["metrics"].update(e2e_scores[gi])
+            cases[i] = cases[i].model_copy(update={"metrics": {**cases[i].metrics, **values(e2e_scores[gi])}})
     return cases
 
 
-def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[Case],
+def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[AnswerCase],
             repeats: int, unstable: list[str], judges: dict[str, dict[str, Any]]) -> Report:
     questions = questions_from_cases(cases)
     if config.compare.exclude_unstable:  # upstream NOMAD's means, for drop-in comparisons with its numbers
@@ -248,37 +248,37 @@ def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w
     )
 
 
-def _warn(report: Report, rt: Runtime, cases: list[Case]) -> None:
+def _warn(report: Report, rt: Runtime, cases: list[AnswerCase]) -> None:
     report.warnings += rt.golden_warnings
     report.warnings += pattern_timeouts(cases)
 
 
 def _case(g: Golden, ctx: GoldenContext, p: Plan, mode: str, repeat: int, ans: tuple[str, str, int | None]
-          ) -> Case:
+          ) -> AnswerCase:
     raw, answer, real = ans
     context = prompt_context(p)
     scored = score_case(g, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
-    case: Case = {
-        "id": g.id, "tags": g.tags, "relevant_doc_ids": g.relevant_doc_ids, "expect_refusal": g.expect_refusal,
-        "mode": mode, "repeat": repeat, "query": g.final_query,
-        "rewritten_query": ctx.query if ctx.rewritten else None, "retrieval_query": ctx.query,
-        "retrieved": retrieved_rows(ctx.retrieved) if mode == "e2e" else [],
-        "injected": [x.chunk_id for x in p.passages],
-        "answer": answer, "raw_answer": raw if raw != answer else None,
-        "passed": scored["passed"], "why": scored["why"], "refused": scored["refused"], "leaked": scored["leaked"],
-        "groundedness": scored["metrics"]["groundedness"], "unsupported_numbers": unsupported_numbers(answer, context),
-        "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens, "elided_history": p.elided_history,
-        "dropped_chunks": p.dropped_passages, "metrics": scored["metrics"],
+    case = AnswerCase(
+        id=g.id, tags=tuple(g.tags), relevant_doc_ids=tuple(g.relevant_doc_ids), expect_refusal=g.expect_refusal,
+        mode=mode, repeat=repeat, query=g.final_query,
+        rewritten_query=ctx.query if ctx.rewritten else None, retrieval_query=ctx.query,
+        retrieved=retrieved_rows(ctx.retrieved) if mode == "e2e" else (),
+        injected=tuple(x.chunk_id for x in p.passages),
+        answer=answer, raw_answer=raw if raw != answer else None,
+        passed=scored["passed"], why=scored["why"], refused=scored["refused"], leaked=scored["leaked"],
+        groundedness=scored["metrics"]["groundedness"], unsupported_numbers=tuple(unsupported_numbers(answer, context)),
+        prompt_tokens=real, estimated_prompt_tokens=p.estimated_tokens, elided_history=p.elided_history,
+        dropped_chunks=p.dropped_passages, metrics=values(scored["metrics"]),
         # Upstream NOMAD's own scoring (report/upstream_view.py).
-        "upstream": dict(up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal))),
-    }
+        upstream=values(dict(up_case_values(up_score(answer, g.must_include, g.must_not_include, g.expect_refusal)))),
+    )
     if g.attack:  # attack suites: family, planted documents
-        case["attack"] = g.attack.model_dump()
+        case = case.model_copy(update={"attack": Attack.model_validate(g.attack.model_dump())})
     return case
 
 
 def _mock_cases(goldens: list[Golden], contexts: list[GoldenContext], plans: dict[tuple[int, str], Plan],
-                modes: list[str]) -> list[Case]:
+                modes: list[str]) -> list[AnswerCase]:
     """The mock's cases on exactly the prompts the real model saw."""
     mock = CachedChat(ceiling(), None)
     cases = []

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import check, reopened
@@ -32,6 +31,7 @@ from nomad_eval.config.settings import saved_runtime
 from nomad_eval.config.tiers import LabelsTier
 from nomad_eval.judges.judge import Rubric, load_rubric
 from nomad_eval.metrics.registry import MetricName
+from nomad_eval.records import AnswerCase, only
 from nomad_eval.report.baseline import read_cases
 from nomad_eval.report.io import read_report, write_atomic, write_jsonl
 from nomad_eval.report.judge_corrected import describe
@@ -49,19 +49,19 @@ from nomad_eval.run.labels import (
 )
 
 
-def _show(i: int, total: int, case: Case, passages: list[str]) -> None:
+def _show(i: int, total: int, case: AnswerCase, passages: list[str]) -> None:
     # Escaped: answers and corpus text are untrusted and may hold rich markup such as "[red]".
-    console.print(f"\n[bold]{i}/{total}[/] {escape(str(case['id']))} ({case['mode']}, repeat {case['repeat']})")
-    console.print(f"[bold]question[/] {escape(str(case['query']))}")
+    console.print(f"\n[bold]{i}/{total}[/] {escape(case.id)} ({case.mode}, repeat {case.repeat})")
+    console.print(f"[bold]question[/] {escape(case.query)}")
     for j, text in enumerate(passages, 1):
         console.print(f"[bold]passage {j}[/] {escape(text)}")
     if not passages:
         console.print("[bold]passages[/] (none)")
-    console.print(f"[bold]answer[/] {escape(str(case['answer']))}")
+    console.print(f"[bold]answer[/] {escape(case.answer)}")
 
 
-def label_loop(items: Sequence[tuple[Case, list[str]]], rubric: Rubric, read: Callable[[str], str],
-               record: Callable[[Case, int | None], None]) -> int:
+def label_loop(items: Sequence[tuple[AnswerCase, list[str]]], rubric: Rubric, read: Callable[[str], str],
+               record: Callable[[AnswerCase, int | None], None]) -> int:
     """Ask for a label per (case, passages). Answers: a value of the rubric's scale, s (skip), q (save and stop).
     `record` is called after every answer, so labels already given survive an interrupted session. Returns how
     many were answered (labelled or skipped). The judge's own verdict is never shown: it would anchor the person.
@@ -126,7 +126,7 @@ def run(config: RunConfig) -> int:
     run_dir = Path(tier.run) if Path(tier.run).is_dir() else Path(tier.run).parent
     check(run_dir)  # the files it labels and updates must be one finished run's
     report = read_report(Path(tier.run))
-    cases = read_cases(run_dir / "cases.jsonl")
+    cases = only(read_cases(run_dir / "cases.jsonl"), AnswerCase)
     mode, name = _choose(tier, report)
     rubric = load_rubric(Path(config.judging.rubrics_dir), name)
     then = report.answer_part().judges[f"{mode}.{name}"].get("rubric")
@@ -140,19 +140,19 @@ def run(config: RunConfig) -> int:
     done, _ = matching(labels, fingerprint, rubric.key, mode, population)
     sample = draw_sample(population, int(config.seed), size)
     todo = [c for c in sample if label_key(fingerprint, rubric.key, c) not in done]
-    texts = _passage_texts(report, {cid for c in todo for cid in c.get("injected") or []})
+    texts = _passage_texts(report, {cid for c in todo for cid in c.injected})
     console.print(f"{len(sample) - len(todo)} of a sample of {len(sample)} already labelled in {out}; "
                   f"{len(todo)} to go")
     drawn_from = population_hash(population)
 
-    def record(case: Case, label: int | None) -> None:
-        labels.append(Label(fingerprint=fingerprint, id=str(case["id"]), mode=mode, repeat=int(case["repeat"]),
+    def record(case: AnswerCase, label: int | None) -> None:
+        labels.append(Label(fingerprint=fingerprint, id=case.id, mode=mode, repeat=case.repeat,
                             rubric=rubric.key, text_hash=text_hash(case), population=drawn_from, label=label,
                             scale=rubric.scale, run=str(run_dir), seed=int(config.seed),
                             labelled_at=datetime.now(UTC).isoformat()))
         write_jsonl(out, [lab.model_dump() for lab in labels])
 
-    items = [(c, [texts[cid] for cid in c.get("injected") or []]) for c in todo]
+    items = [(c, [texts[cid] for cid in c.injected]) for c in todo]
     answered = label_loop(items, rubric, input if sys.stdin else _no_input, record)
     console.print(f"\n{answered} answer(s) saved to {out}")
     _corrected(report, cases, labels, rubric, f"{mode}.{name}", run_dir if out == run_dir / "judge_labels.jsonl"
@@ -160,7 +160,7 @@ def run(config: RunConfig) -> int:
     return 0
 
 
-def _corrected(report: Report, cases: list[Case], labels: list[Label], rubric: Rubric, key: str,
+def _corrected(report: Report, cases: list[AnswerCase], labels: list[Label], rubric: Rubric, key: str,
                own_run: Path | None) -> None:
     """Print the judge-corrected estimate; with the run's own labels (`own_run`), its report shows it too."""
     result = judge_corrected(report, cases, labels, [rubric])

@@ -64,7 +64,7 @@ def run(config: RunConfig) -> int:
     base = load_baseline(path)
     if not base.cases:
         raise NomadError(f"{path}: the baseline holds no per-question records; re-promote it", 2)
-    modes = sorted({str(c["mode"]) for c in base.cases if c.get("mode")})
+    modes = sorted({c.mode for c in base.cases if c.mode})
     tier: Tier = "generation" if base.report.tier == "generation" else "retrieval"
     k = int(config.compare.headline_k)
     # An upstream NOMAD file holds only the upstream view: plan its gate (report/upstream_view.py).

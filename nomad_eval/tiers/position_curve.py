@@ -9,13 +9,13 @@ cached chat, so the curve reads on exactly the prompts the generation tier would
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import ceiling
 from nomad_eval.backends.response_cache import CachedChat
-from nomad_eval.base.case import Case
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.patterns import search
 from nomad_eval.config import RunConfig
@@ -31,6 +31,7 @@ from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
+from nomad_eval.records import Case, PositionCase
 from nomad_eval.report.console_view import print_position
 from nomad_eval.report.details import PositionCurve, PositionDetails, PositionPoint
 from nomad_eval.report.markdown import position_markdown
@@ -95,29 +96,29 @@ def _setups(rt: Runtime, goldens: list[Golden], queries: list[str], pipeline: Pi
     return out
 
 
-def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, int | None]) -> Case:
+def _case(s: Setup, position: int, p: Plan, repeat: int, ans: tuple[str, str, int | None]) -> PositionCase:
     raw, answer, real = ans
     context = prompt_context(p)
     scored = score_case(s.golden, answer, context, p.elided_history, p.dropped_passages, p.estimated_tokens, real)
     injected = [x.chunk_id for x in p.passages]
-    return {
-        "id": s.golden.id, "tags": s.golden.tags, "relevant_doc_ids": s.golden.relevant_doc_ids,
-        "position": position, "repeat": repeat, "query": s.golden.final_query,
-        "relevant_chunk": s.relevant.chunk_id, "answer_bearing": s.answer_bearing,
+    return PositionCase(
+        id=s.golden.id, tags=tuple(s.golden.tags), relevant_doc_ids=tuple(s.golden.relevant_doc_ids),
+        position=position, repeat=repeat, query=s.golden.final_query,
+        relevant_chunk=s.relevant.chunk_id, answer_bearing=s.answer_bearing,
         # Where the relevant passage actually sat once the budget had its say (None: it was dropped).
-        "relevant_at": injected.index(s.relevant.chunk_id) + 1 if s.relevant.chunk_id in injected else None,
-        "injected": injected, "dropped_chunks": p.dropped_passages,
-        "answer": answer, "raw_answer": raw if raw != answer else None,
-        "correctness": scored["metrics"]["correctness"], "passed": scored["passed"], "why": scored["why"],
-        "prompt_tokens": real, "estimated_prompt_tokens": p.estimated_tokens,
-    }
+        relevant_at=injected.index(s.relevant.chunk_id) + 1 if s.relevant.chunk_id in injected else None,
+        injected=tuple(injected), dropped_chunks=p.dropped_passages,
+        answer=answer, raw_answer=raw if raw != answer else None,
+        correctness=scored["metrics"]["correctness"], passed=scored["passed"], why=scored["why"],
+        prompt_tokens=real, estimated_prompt_tokens=p.estimated_tokens,
+    )
 
 
-def by_question(cases: list[Case]) -> dict[str, dict[int, float | None]]:
+def by_question(cases: list[PositionCase]) -> dict[str, dict[int, float | None]]:
     """Each question's correctness at each position, its repeats averaged (None when one could not be judged)."""
     vals: dict[str, dict[int, list[float | None]]] = {}
     for c in cases:
-        vals.setdefault(c["id"], {}).setdefault(c["position"], []).append(c["correctness"])
+        vals.setdefault(c.id, {}).setdefault(c.position, []).append(c.correctness)
     return {q: {p: None if None in v else sum(v) / len(v) for p, v in row.items()}  # type: ignore[arg-type]
             for q, row in vals.items()}
 
@@ -178,13 +179,13 @@ def _positions(config: RunConfig, n: int) -> list[int]:
         raise NomadError(f"tier.positions: {exc}", 2) from None
 
 
-def _measure(config: RunConfig, cases: list[Case], positions: list[int], skipped: dict[str, list[str]]
+def _measure(config: RunConfig, cases: list[PositionCase], positions: list[int], skipped: dict[str, list[str]]
              ) -> tuple[Curve, list[str]]:
     """The curve over the questions every order of which ran as planned, and the questions a dropped passage
     took out; what left the curve is listed in `skipped`."""
     # A dropped passage moves the relevant one (or removes it): that question's orders are no longer the
     # experiment's, so it leaves the curve whole rather than at one position (the positions stay paired).
-    dropped = sorted({c["id"] for c in cases if c["dropped_chunks"]})
+    dropped = sorted({c.id for c in cases if c.dropped_chunks})
     if dropped:
         skipped[SKIP_DROPPED] = dropped
     values = {q: row for q, row in by_question(cases).items() if q not in set(dropped)}
@@ -228,7 +229,7 @@ def _dropped_warnings(dropped: list[str]) -> list[str]:
             "raise tier.chunk_share or model.num_ctx, or lower tier.passages"]
 
 
-def _show(config: RunConfig, report: Report, cases: list[Case], out: Path) -> None:
+def _show(config: RunConfig, report: Report, cases: Sequence[Case], out: Path) -> None:
     print_position(report, quiet=bool(config.quiet), run_dir=out)
 
 
@@ -242,7 +243,7 @@ def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positio
     mock = CachedChat(ceiling(), None)
     out: dict[int, float | None] = {}
     for pos in positions:
-        vals = [_case(s, pos, plans[(si, pos)], 0, answer_plan(mock, plans[(si, pos)], ChatOptions(), 0))["correctness"]
+        vals = [_case(s, pos, plans[(si, pos)], 0, answer_plan(mock, plans[(si, pos)], ChatOptions(), 0)).correctness
                 for si, s in enumerate(setups) if s.golden.id in kept]
         known = [v for v in vals if v is not None]
         out[pos] = sum(known) / len(known) if known else None

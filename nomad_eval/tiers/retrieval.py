@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from hydra.utils import instantiate
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.console import console, progress_bar
 from nomad_eval.config import RunConfig
 from nomad_eval.config.settings import bootstrap, runtime
@@ -27,6 +27,7 @@ from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import Scores
 from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, Stages
+from nomad_eval.records import Case
 from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.details import RetrievalDetails
 from nomad_eval.report.intervals import summarize_report, tag_intervals
@@ -56,7 +57,7 @@ def run(config: RunConfig) -> int:
     return conclude(config, out, measure(config, rt, ks, t_start), VIEW, started=t_start)
 
 
-def _show(config: RunConfig, report: Report, cases: list[Case], out: Path) -> None:
+def _show(config: RunConfig, report: Report, cases: Sequence[Case], out: Path) -> None:
     print_retrieval(report, cases, verbose=bool(config.verbose), quiet=bool(config.quiet), run_dir=out)
     if not config.quiet and report.upstream is not None and report.upstream.advice:
         console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
@@ -90,8 +91,7 @@ def measure(config: RunConfig, rt: Runtime, ks: list[int], t_start: float) -> Ru
     top_k = int(config.pipeline.top_k or max(ks))
     scores = score_lists(retrievals, rt.goldens, rt if isinstance(pipeline, Pipeline) else None)
     up_ks = view_ks(ks)
-    rows = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(rt.goldens, retrievals, strict=True)]
-    cases = [c.row for c in rows]
+    cases: list[Case] = [retrieval_case(g, r, ks, top_k, up_ks) for g, r in zip(rt.goldens, retrievals, strict=True)]
     report = _report(config, rt, isinstance(pipeline, Pipeline), cases, metric_names(ks), up_ks, scores)
     report.retrieval_part().ablation = ablation  # the part _report made
     if warning := custom_order_warning(rescored, len(rt.goldens)):
@@ -99,7 +99,6 @@ def measure(config: RunConfig, rt: Runtime, ks: list[int], t_start: float) -> Ru
     timings["metrics"] = time.perf_counter() - t
     report.timings = timings
     return RunResult(report, cases, Artifacts(tracer=tracer, files={"scores.json": json.dumps(scores)},
-                                              lines=[c.line for c in rows], flat=[c.flat for c in rows],
                                               scores=scores))
 
 
@@ -108,7 +107,7 @@ def _report(config: RunConfig, rt: Runtime, harness: bool, cases: list[Case], na
     """The run's report before its timings and verdict: means, intervals (one bootstrap for both views), tags,
     counts, separation, the subject and where the run came from."""
     goldens = rt.goldens
-    per_case = [row["metrics"] for row in cases]
+    per_case = [{str(n): v for n, v in c.metrics.items()} for c in cases]
     questions, metrics, intervals, view_intervals = _summaries(cases, names, upstream_names(up_ks), config)
     resolved = rt.resolved_config()
     report = Report(

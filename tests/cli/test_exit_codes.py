@@ -22,6 +22,7 @@ from nomad_eval.gate.record import gate_record
 from nomad_eval.tiers.corpus import check, lint_suites
 from tests.conftest import FIXTURES, compose_cfg, run_cli
 from tests.typed_config import runtime
+from tests.written import records
 
 GOOD = {"id": "u1", "query": "How long does the vinegar stand?", "turns": [], "relevantDocIds": ["kettle-descaling"],
         "mustInclude": ["40 minutes"], "mustNotInclude": [], "expectRefusal": False, "tags": []}
@@ -35,7 +36,8 @@ def _verdict(base: list[float | None], run: list[float | None]) -> Verdict:
     def mean(values: list[float | None]) -> float | None:
         xs = [v for v in values if v is not None]
         return sum(xs) / len(xs) if xs else None
-    return compare_questions(questions_from_cases(cases(base)), questions_from_cases(cases(run)), ["recall@5"],
+    return compare_questions(questions_from_cases(records(cases(base))), questions_from_cases(records(cases(run))),
+                             ["recall@5"],
                              base_metrics={"recall@5": mean(base)}, run_metrics={"recall@5": mean(run)})
 
 

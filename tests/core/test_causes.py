@@ -10,6 +10,7 @@ import pytest
 
 from nomad_eval.core import causes as c
 from nomad_eval.core.causes import Facts, Oracle
+from nomad_eval.records import AnswerCase, decode, encode
 
 
 def facts(**kw: Any) -> Facts:
@@ -151,15 +152,17 @@ def test_precedence_order_is_the_documented_one() -> None:
 
 # --- from case records ------------------------------------------------------------------------------------
 
-def case(qid: str, mode: str, passed: bool | None, repeat: int = 0, **kw: Any) -> dict[str, Any]:
+def case(qid: str, mode: str, passed: bool | None, repeat: int = 0, **kw: Any) -> AnswerCase:
     row: dict[str, Any] = {"id": qid, "mode": mode, "repeat": repeat, "passed": passed, "expect_refusal": False,
                            "relevant_doc_ids": ["doc-a"], "retrieved": [], "injected": [], "dropped_chunks": 0,
                            "refused": False, "groundedness": None, "unsupported_numbers": []}
     if mode == "e2e":
-        row["retrieved"] = [{"rank": 1, "doc_id": "doc-a", "chunk_id": "doc-a#0"}]
+        row["retrieved"] = [{"rank": 1, "doc_id": "doc-a", "chunk_id": "doc-a#0", "score": 0.5, "final_score": 0.5}]
     if mode in ("e2e", "oracle"):
         row["injected"] = ["doc-a#0"]
-    return row | kw
+    written = decode(row | kw)
+    assert isinstance(written, AnswerCase)
+    return written
 
 
 def test_unsupported_numbers_ignores_small_and_known_ones() -> None:
@@ -194,8 +197,8 @@ def test_label_cases_writes_every_case_and_counts_per_question() -> None:
         [case("a", "oracle", True, r) for r in range(2)]
     findings = c.label_cases(cases)
     assert {k: v.label for k, v in findings.items()} == {"e2e:a": "retrieval_miss", "e2e:c": "unstable"}
-    assert [x["cause"] for x in cases] == ["retrieval_miss"] * 2 + [None] * 2 + ["unstable"] * 2 + [None] * 2
-    assert all((x["cause"] is None) == (x["cause_evidence"] is None) for x in cases)
+    assert [x.cause for x in cases] == ["retrieval_miss"] * 2 + [None] * 2 + ["unstable"] * 2 + [None] * 2
+    assert all((x.cause is None) == (x.cause_evidence is None) for x in cases)
     counts = c.cause_counts(cases)["by_mode"]
     assert counts["e2e"]["questions"] == 3 and counts["e2e"]["failed"] == 2
     miss = counts["e2e"]["labels"]["retrieval_miss"]
@@ -205,7 +208,7 @@ def test_label_cases_writes_every_case_and_counts_per_question() -> None:
     assert counts["e2e"]["labels"]["beyond_the_model"]["count"] == 0
     assert counts["oracle"] == {"questions": 1, "failed": 0, "cases": 2, "failed_cases": 0, "labels": {
         k: {"count": 0, "n": 0, "share": None, "low": None, "high": None, "cases": 0} for k in c.LABELS}}
-    per_question = Counter(x["cause"] for x in {(x["mode"], x["id"]): x for x in cases}.values() if x["cause"])
+    per_question = Counter(x.cause for x in {(x.mode, x.id): x for x in cases}.values() if x.cause)
     assert per_question == {k: v["count"] for k, v in counts["e2e"]["labels"].items() if v["count"]}
 
 
@@ -218,7 +221,7 @@ def test_cause_changes_lists_changed_questions_and_refuses_to_invent() -> None:
     assert note is None
     assert changes == [c.CauseChange("e2e:a", "retrieval_miss", "dropped_by_budget"),
                        c.CauseChange("e2e:b", None, "wrong_refusal")]
-    old = [{k: v for k, v in x.items() if k != "cause"} for x in base]
+    old = [decode({k: v for k, v in encode(x).items() if k != "cause"}) for x in base]
     changes, note = c.cause_changes(old, run)
     assert changes == [] and note is not None and "baseline carries no failure causes" in note
 

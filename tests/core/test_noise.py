@@ -7,6 +7,7 @@ from typing import Any
 
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.gate.compare import compare_questions
+from tests.written import records
 
 Case = dict[str, Any]
 GATED = ["e2e.correctness", "e2e.pass_rate", "e2e.instability"]
@@ -18,7 +19,7 @@ def cases(passes: dict[str, list[bool]]) -> list[Case]:
 
 
 def verdict(base: list[Case], run: list[Case], gated: list[str] = GATED, **kw: Any) -> Any:
-    bq, rq = questions_from_cases(base), questions_from_cases(run)
+    bq, rq = questions_from_cases(records(base)), questions_from_cases(records(run))
     return compare_questions(bq, rq, gated, base_metrics=means(bq, gated), run_metrics=means(rq, gated), **kw)
 
 
@@ -89,7 +90,7 @@ def test_plan_gives_the_repeats_that_find_a_stated_drop_and_the_gates_own_80_per
     from nomad_eval.core.noise import gate_drop_at, gate_power, planned_se, repeats_for_drop
 
     flaky = {f"q{i}": [True, False, True, False] for i in range(15)}
-    qs = questions_from_cases(cases({**flaky, **{f"s{i}": [True] * 4 for i in range(45)}}))
+    qs = questions_from_cases(records(cases({**flaky, **{f"s{i}": [True] * 4 for i in range(45)}})))
     name = "e2e.correctness"
     big, small = repeats_for_drop(qs, name, 0.1, 0.02, 4), repeats_for_drop(qs, name, 0.04, 0.02, 4)
     assert big is not None and small is not None and big < small
@@ -98,5 +99,5 @@ def test_plan_gives_the_repeats_that_find_a_stated_drop_and_the_gates_own_80_per
     at_four = gate_drop_at(qs, name, 0.02, 4, 4)
     assert at_four is not None and 0.02 < at_four < 0.1
     # No repeats in the baseline: nothing says how the answers vary.
-    once = questions_from_cases(cases({f"q{i}": [True] for i in range(20)}))
+    once = questions_from_cases(records(cases({f"q{i}": [True] for i in range(20)})))
     assert repeats_for_drop(once, name, 0.1, 0.02, 4) is None and gate_drop_at(once, name, 0.02, 4, 1) is None

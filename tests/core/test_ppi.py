@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.core.ppi import MIN_LABELS, NULL_SCORE, corrected_mean
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
+from nomad_eval.records import AnswerCase
 from tests.conftest import FIXTURES
 from tests.servers import openai_compat
 from tests.typed_config import judge_settings
@@ -43,8 +44,8 @@ def test_loopback_judge_corrected_estimate_equals_ppi_python(make_cfg: Callable[
     # questions it never answers parseably.
     verdicts: dict[str, int | None] = {q: int(t or rng.random() < 0.35) for q, t in zip(questions, truth, strict=True)}
     verdicts[questions[3]] = verdicts[questions[11]] = None
-    cases = [{"id": f"q{i:02d}", "mode": "e2e", "repeat": 0, "query": q, "answer": f"answer {i}",
-              "refused": False, "expect_refusal": False} for i, q in enumerate(questions)]
+    cases = [AnswerCase(id=f"q{i:02d}", mode="e2e", repeat=0, query=q, answer=f"answer {i}", refused=False,
+                        expect_refusal=False) for i, q in enumerate(questions)]
     with openai_compat.serve("judge", scripted_judge(verdicts)) as url:
         cfg = make_cfg("judge=faithfulness", "model@judge.model=openai", "judge.model.name=judge",
                        f"judge.model.base_url={url}", "cache=false")
@@ -52,7 +53,7 @@ def test_loopback_judge_corrected_estimate_equals_ppi_python(make_cfg: Callable[
         section = judge_cases(judge_settings(cfg), cases, [[PASSAGES[i % len(PASSAGES)]] for i in range(n_cases)], chat)
         chat.model.close()
     assert section["e2e.faithfulness"]["unparseable"] == 2
-    scores: dict[str, float | None] = {c["id"]: c["judges"]["faithfulness"] for c in cases}
+    scores: dict[str, float | None] = {c.id: c.judges["faithfulness"] for c in cases}
     assert [scores[f"q{i:02d}"] for i in range(n_cases)] == [verdicts[q] for q in questions]  # the judge ran
 
     labelled = sorted(int(i) for i in rng.choice(n_cases, size=15, replace=False))

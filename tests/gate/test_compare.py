@@ -9,6 +9,7 @@ from typing import Any
 from nomad_eval.core.power import detectable_change
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.gate.compare import compare_questions
+from tests.written import records
 
 Case = dict[str, Any]
 
@@ -27,7 +28,7 @@ def means(cases: list[Case]) -> dict[str, float | None]:
 
 def verdict(base: list[Case], run: list[Case], gated: tuple[str, ...] = ("recall@5", "mrr@5"),
             run_metrics: dict[str, float | None] | None = None, **kw: Any) -> Any:
-    return compare_questions(questions_from_cases(base), questions_from_cases(run), list(gated),
+    return compare_questions(questions_from_cases(records(base)), questions_from_cases(records(run)), list(gated),
                              base_metrics=means(base), run_metrics=means(run) if run_metrics is None else run_metrics,
                              **kw)
 
@@ -38,7 +39,7 @@ def gen_cases(passes: dict[str, list[bool]], mode: str = "e2e") -> list[Case]:
 
 
 def gen_verdict(base: list[Case], run: list[Case], gated: list[str], **kw: Any) -> Any:
-    bq, rq = questions_from_cases(base), questions_from_cases(run)
+    bq, rq = questions_from_cases(records(base)), questions_from_cases(records(run))
     names = {n for q in bq + rq for n in q.values}
 
     def avg(qs: Any, n: str) -> float | None:
@@ -97,7 +98,8 @@ def test_strict_never_fails_an_improvement_and_fails_an_untellable_drop() -> Non
     refusal = [{"id": f"r{i}", "relevant_doc_ids": [], "passed": True, "metrics": {"nonEmptyRateOnRefusal": v}}
                for i, v in enumerate([1.0] * 5)]
     improved = [dict(c, metrics={"nonEmptyRateOnRefusal": 0.0 if i == 0 else 1.0}) for i, c in enumerate(refusal)]
-    v = compare_questions(questions_from_cases(refusal), questions_from_cases(improved), ["nonEmptyRateOnRefusal"],
+    v = compare_questions(questions_from_cases(records(refusal)), questions_from_cases(records(improved)),
+                          ["nonEmptyRateOnRefusal"],
                           base_metrics={"nonEmptyRateOnRefusal": 1.0}, run_metrics={"nonEmptyRateOnRefusal": 0.8},
                           strict=True)
     assert v.exit_code == 0 and v.metrics[0].reason.startswith("better")
@@ -197,10 +199,10 @@ def test_a_relative_tolerance_has_a_meaningful_floor_and_prints_it() -> None:
     base = [{"id": f"q{i}", "mode": "e2e", "passed": True, "relevant_doc_ids": ["d"],
              "metrics": {"prompt_token_error": 0.0007}} for i in range(10)]
     run = [dict(c, metrics={"prompt_token_error": 0.2}) for c in base]
-    v = compare_questions(questions_from_cases(base), questions_from_cases(run), [name],
+    v = compare_questions(questions_from_cases(records(base)), questions_from_cases(records(run)), [name],
                           base_metrics={name: 0.0007}, run_metrics={name: 0.2}, deterministic=True)
     (m,) = v.metrics
     assert m.outcome == "regression" and m.tolerance == "±25% (at least 0.02)"
     ok = [dict(c, metrics={"prompt_token_error": 0.015}) for c in base]
-    assert compare_questions(questions_from_cases(base), questions_from_cases(ok), [name],
+    assert compare_questions(questions_from_cases(records(base)), questions_from_cases(records(ok)), [name],
                              base_metrics={name: 0.0007}, run_metrics={name: 0.015}, deterministic=True).exit_code == 0

@@ -7,12 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.attribution import Attribution
 from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.decision import decide
 from nomad_eval.gate.settings import CompareSettings, GateSettings
 from nomad_eval.gate.store import baseline_path
+from nomad_eval.records import Case, decode
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Identity, Report
 
@@ -28,8 +28,8 @@ def _settings(root: Path, **kw: Any) -> GateSettings:
 
 
 def _run(recalls: list[float]) -> tuple[Report, list[Case]]:
-    cases: list[Case] = [{"id": f"q{i}", "relevant_doc_ids": ["d"], "passed": r == 1.0, "metrics": {"recall@5": r}}
-                         for i, r in enumerate(recalls)]
+    cases = [decode({"id": f"q{i}", "relevant_doc_ids": ["d"], "passed": r == 1.0, "metrics": {"recall@5": r}})
+             for i, r in enumerate(recalls)]
     ident = Identity(fingerprint="f" * 16, goldens_hash="g", suite="core", embedder="e", pipeline="p",
                      measures=["@5"])
     return Report(tier="retrieval", identity=ident, metrics={"recall@5": sum(recalls) / len(recalls)}), cases

@@ -13,6 +13,7 @@ from nomad_eval.gate.record import gate_record
 from nomad_eval.report.gate_view import gate_markdown, verdict_line
 from nomad_eval.report.html import direction_class, gate_rows, render
 from nomad_eval.report.schema import MetricInterval, Report
+from tests.written import records
 
 
 def _cases(recalls: list[float]) -> list[dict[str, object]]:
@@ -22,7 +23,7 @@ def _cases(recalls: list[float]) -> list[dict[str, object]]:
 
 def _verdict(base: list[float], run: list[float]) -> Verdict:
     b, r = _cases(base), _cases(run)
-    return compare_questions(questions_from_cases(b), questions_from_cases(r), ["recall@5"],
+    return compare_questions(questions_from_cases(records(b)), questions_from_cases(records(r)), ["recall@5"],
                              base_metrics={"recall@5": sum(base) / len(base)},
                              run_metrics={"recall@5": sum(run) / len(run)})
 
@@ -81,7 +82,7 @@ def test_a_regression_line_says_which_way_is_better() -> None:
     name = "nonEmptyRateOnRefusal"
     base = [{"id": f"q{i}", "expect_refusal": True, "passed": True, "metrics": {name: 0.0}} for i in range(12)]
     run = [{**c, "passed": i >= 6, "metrics": {name: float(i < 6)}} for i, c in enumerate(base)]
-    v = compare_questions(questions_from_cases(base), questions_from_cases(run), [name],
+    v = compare_questions(questions_from_cases(records(base)), questions_from_cases(records(run)), [name],
                           base_metrics={name: 0.0}, run_metrics={name: 0.5}, deterministic=True)
     gate = gate_record([], v)
     assert gate.verdict == "regression", gate.cause

@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
+from nomad_eval.records import AnswerCase
 from tests.servers import openai_compat
 from tests.typed_config import judge_settings
 
@@ -49,9 +50,9 @@ class Recorder:
                    if s1 < e2 and s2 < e1)
 
 
-def make_cases() -> list[dict[str, Any]]:
-    return [{"id": f"q{i}", "mode": "e2e", "repeat": 0, "query": f"question {i}?", "answer": f"answer number {i}",
-             "refused": False, "expect_refusal": False} for i in range(N)]
+def make_cases() -> list[AnswerCase]:
+    return [AnswerCase(id=f"q{i}", mode="e2e", repeat=0, query=f"question {i}?", answer=f"answer number {i}",
+                       refused=False, expect_refusal=False) for i in range(N)]
 
 
 def test_judges_run_concurrently_in_case_order_and_cached(make_cfg: Callable[..., DictConfig],
@@ -75,8 +76,8 @@ def test_judges_run_concurrently_in_case_order_and_cached(make_cfg: Callable[...
           "serial")
     assert rec.peak <= 3 and rec.overlapping() >= 2
     assert elapsed < 0.7 * serial  # the overlap bought time
-    assert [c["judges"]["relevance"] for c in first] == [i % 3 for i in range(N)]
+    assert [c.judges["relevance"] for c in first] == [i % 3 for i in range(N)]
     assert section["e2e.relevance"]["n"] == N
     # The second run asks the server nothing: every verdict comes from the cache.
     assert chat.calls == N and chat2.calls == 0 and chat2.hits == N and len(rec.spans) == N
-    assert [c["judges"] for c in second] == [c["judges"] for c in first] and section2 == section
+    assert [c.judges for c in second] == [c.judges for c in first] and section2 == section

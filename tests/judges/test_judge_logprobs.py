@@ -21,6 +21,7 @@ from nomad_eval.base.paths import REPO
 from nomad_eval.base.shipped import build
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge, judge_messages, load_rubric, weighted_score
 from nomad_eval.judges.run_judges import judge_cases, judge_chat
+from nomad_eval.records import AnswerCase
 from tests.servers import openai_compat
 from tests.servers._http import JsonHandler, running
 from tests.typed_config import judge_settings
@@ -50,9 +51,9 @@ def judge_answer(body: dict[str, Any]) -> str:
     return json.dumps({"verdict": 1, "reason": "covers 2 of the 3 steps"})
 
 
-def cases() -> tuple[list[dict[str, Any]], list[list[str]]]:
-    rows = [{"id": f"q{i}", "mode": "e2e", "repeat": 0, "query": f"question {i}?", "answer": f"answer {i}",
-             "refused": False, "expect_refusal": False} for i in range(2)]
+def cases() -> tuple[list[AnswerCase], list[list[str]]]:
+    rows = [AnswerCase(id=f"q{i}", mode="e2e", repeat=0, query=f"question {i}?", answer=f"answer {i}",
+                       refused=False, expect_refusal=False) for i in range(2)]
     return rows, [["a passage"], ["another passage"]]
 
 
@@ -79,9 +80,9 @@ def test_relevance_is_weighted_at_the_verdict_token_and_cached(make_cfg: Callabl
         reopened.close()
 
     for case in rows:
-        assert case["judges"] == {"faithfulness": 1, "relevance": 1}  # the argmax verdict, as written
-        assert case["judges_weighted"]["relevance"] == pytest.approx(WEIGHTED)
-        assert "faithfulness" not in case["judges_weighted"]  # pass/fail: no graded score to weigh
+        assert case.judges == {"faithfulness": 1, "relevance": 1}  # the argmax verdict, as written
+        assert case.judges_weighted["relevance"] == pytest.approx(WEIGHTED)
+        assert "faithfulness" not in case.judges_weighted  # pass/fail: no graded score to weigh
     rel = section["e2e.relevance"]
     assert rel["mean"] == 0.5 and rel["n_weighted"] == 2
     assert rel["mean_weighted"] == pytest.approx(WEIGHTED / 2)
@@ -92,7 +93,7 @@ def test_relevance_is_weighted_at_the_verdict_token_and_cached(make_cfg: Callabl
     assert sorted(asked, key=str) == [(False, None, None)] * 2 + [(True, True, TOP_LOGPROBS)] * 2
     # From the cache, with the probabilities: the same scores and no request.
     assert chat.calls == 0 and chat.hits == 4 and len(seen) == 4
-    assert [c["judges_weighted"] for c in again] == [c["judges_weighted"] for c in rows]
+    assert [c.judges_weighted for c in again] == [c.judges_weighted for c in rows]
     assert section_again == section
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from nomad_eval.metrics.separation import rounded
+from nomad_eval.records import Hit, PositionCase, RetrievalCase
 from nomad_eval.report.browser import build_page, questions, run_entry
 from nomad_eval.report.details import (
     AttackRate,
@@ -99,9 +100,9 @@ def test_retrieval_page() -> None:
     report = Report(tier="retrieval", identity=_identity(), gate=_gate(), warnings=[planted("warnings")],
                     metrics={"recall@5": 0.7}, intervals={"recall@5": MetricInterval(n=8, low=0.5, high=0.9)},
                     metrics_by_tag={planted("tag chart"): {"recall@5": 0.5}})
-    cases = [{"id": planted("id"), "tags": [planted("tags")], "relevant_doc_ids": [planted("relevant")],
-              "retrieved": [{"doc_id": planted("retrieved"), "final_score": 0.5}], "why": planted("why"),
-              "passed": False}]
+    cases = [RetrievalCase(id=planted("id"), tags=(planted("tags"),), relevant_doc_ids=(planted("relevant"),),
+                           retrieved=(Hit(rank=1, doc_id=planted("retrieved"), chunk_id="c", score=None,
+                                          final_score=0.5),), why=planted("why"), passed=False)]
     scores = {k: {"relevant": rounded([0.6]), "irrelevant": rounded([0.2])} for k in ("raw", "final")}
     text = retrieval_page(report, cases, scores, None)
     _check(text, [*IDENTITY_FIELDS, "id", "tags", "relevant", "retrieved", "why", "warnings", "tag chart",
@@ -123,9 +124,8 @@ def test_generation_page() -> None:
                                                    "unparseable": 0, "by_rule": 0}},
                         judge_corrected={planted("corrected"): {"judge_mean": 0.5, "status": "none",
                                                                 "reason": planted("corrected reason")}}))
-    cases = [{"id": planted("id"), "mode": mode, "repeat": 0, "tags": [planted("tags")], "answer": planted("answer"),
-              "why": planted("why"), "passed": False, "cause": "retrieval_miss",
-              "cause_evidence": planted("evidence")}]
+    cases = [AnswerCase(id=planted("id"), mode=mode, repeat=0, tags=(planted("tags"),), answer=planted("answer"),
+                        why=planted("why"), passed=False, cause="retrieval_miss", cause_evidence=planted("evidence"))]
     text = generation_page(report, cases, None)
     _check(text, ["suite", "model", "mode", "id", "tags", "answer", "why", "evidence", "cause name", "family",
                   "attack mode", "judge", "rubric", "corrected", "corrected reason", "warnings"], scripts=1)
@@ -138,8 +138,8 @@ def test_position_page() -> None:
                           skipped={planted("skip why"): [planted("skip id")]})
     report = Report(tier="position", identity=_identity(planted("model")), details=PositionDetails(curve=curve),
                     metrics={"position.delta": -0.5}, warnings=[planted("warnings")])
-    cases = [{"id": planted("id"), "position": 1, "relevant_at": 1, "repeat": 0, "answer": planted("answer"),
-              "why": planted("why"), "passed": True}]
+    cases = [PositionCase(id=planted("id"), position=1, relevant_at=1, repeat=0, answer=planted("answer"),
+                          why=planted("why"), passed=True)]
     _check(position_page(report, cases), ["suite", "model", "id", "answer", "why", "skip why", "skip id",
                                           "warnings"], scripts=1)
 

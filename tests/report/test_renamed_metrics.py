@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.gate.store import promote
+from nomad_eval.records import by_name
 from nomad_eval.report.baseline import load_baseline, load_run
 from tests.conftest import MINI
 
@@ -44,12 +45,12 @@ def test_old_runs_and_baselines_read_as_the_new_measures(make_cfg: Callable[...,
     _old_style(run)
     report, cases = load_run(run)
     assert cases is not None
-    assert all("refusal_correctness" not in c["metrics"] for c in cases)
+    assert all("refusal_correctness" not in by_name(c.metrics) for c in cases)
     assert "e2e.refusal_correctness" not in report.metrics
     for name in ("e2e.refusal_recall", "e2e.false_refusal_rate"):
         assert report.metrics[name] == pytest.approx(fresh[name])
-    refusal = [c for c in cases if c["expect_refusal"]]
-    assert refusal and all(c["metrics"]["false_refusal_rate"] is None for c in refusal)
+    refusal = [c for c in cases if c.expect_refusal]
+    assert refusal and all(by_name(c.metrics)["false_refusal_rate"] is None for c in refusal)
     # Promoted from the old run, the baseline file holds only the new names, and reads back the same.
     target = promote(run, tmp_path / "baselines")
     text = target.read_text()

@@ -143,11 +143,12 @@ def test_html_pages_draw_error_bars_from_intervals_and_none_without() -> None:
 def test_position_by_rank_counts_questions_with_wilsons_interval() -> None:
     from scipy.stats import binomtest
 
+    from nomad_eval.records import AnswerCase, values
     from nomad_eval.run.generation_cases import position_analysis
 
-    def case(qid: str, repeat: int, correct: float | None, injected: list[str]) -> dict[str, object]:
-        return {"id": qid, "mode": "e2e", "repeat": repeat, "expect_refusal": False, "relevant_doc_ids": ["d"],
-                "injected": injected, "metrics": {"correctness": correct}}
+    def case(qid: str, repeat: int, correct: float | None, injected: list[str]) -> AnswerCase:
+        return AnswerCase(id=qid, mode="e2e", repeat=repeat, expect_refusal=False, relevant_doc_ids=("d",),
+                          injected=tuple(injected), metrics=values({"correctness": correct}))
 
     # Three repeats of 7 questions with the passage first (5 right), two with it second (1 right, 1 unjudged).
     cases = [case(f"q{i}", r, 1.0 if i < 5 else 0.0, ["d#1", "x#1"]) for i in range(7) for r in range(3)]

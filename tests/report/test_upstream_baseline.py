@@ -16,6 +16,7 @@ from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.verdict import verdict_for
+from nomad_eval.records import by_name, decode, encode
 from nomad_eval.report.baseline import load_baseline, load_run
 from nomad_eval.report.upstream import is_upstream
 from tests.conftest import MINI, run_cli, run_in_process
@@ -115,19 +116,19 @@ def test_an_upstream_baseline_loads_in_the_upstream_view(tmp_path: Path) -> None
     prov = load_baseline(write(tmp_path / "real", real)).report.provenance
     assert prov is not None and prov.platform == {"os": "Linux 7.0.0-28-generic", "cpu_architecture": "x64",
                                                   "node": "v24"}
-    by_id = {c["id"]: c for c in base.cases}
-    two = by_id["mini-02"]["metrics"]
+    by_id = {c.id: c for c in base.cases}
+    two = by_name(by_id["mini-02"].metrics)
     assert (two["upstream.hitRate@1"], two["upstream.hitRate@3"], two["upstream.mrr"]) == (0.0, 1.0, 0.5)
     assert two["upstream.precision@5"] == 0.5 and two["upstream.precision@10"] == 0.5  # over the 2 returned
     assert two["upstream.emptyRateOnAnswerable"] == 0.0 and two["upstream.nonEmptyRateOnRefusal"] is None
-    assert by_id["mini-02"]["upstream"] == two
-    assert by_id["mini-03"]["metrics"]["upstream.emptyRateOnAnswerable"] == 1.0
-    assert by_id["mini-03"]["passed"] is False
-    refusal = by_id["mini-06"]
-    assert refusal["passed"] is None and refusal["metrics"]["upstream.nonEmptyRateOnRefusal"] == 1.0
-    assert refusal["metrics"]["upstream.emptyRateOnAnswerable"] is None
-    assert refusal["metrics"]["upstream.recall@5"] is None
-    assert by_id["mini-01"]["relevant_doc_ids"] == ["kettle-descaling"] and by_id["mini-01"]["passed"] is True
+    assert by_name(by_id["mini-02"].upstream) == two
+    assert by_name(by_id["mini-03"].metrics)["upstream.emptyRateOnAnswerable"] == 1.0
+    assert by_id["mini-03"].passed is False
+    refusal, held = by_id["mini-06"], by_name(by_id["mini-06"].metrics)
+    assert refusal.passed is None and held["upstream.nonEmptyRateOnRefusal"] == 1.0
+    assert held["upstream.emptyRateOnAnswerable"] is None
+    assert held["upstream.recall@5"] is None
+    assert by_id["mini-01"].relevant_doc_ids == ("kettle-descaling",) and by_id["mini-01"].passed is True
 
 
 @pytest.mark.parametrize(("data", "why"), [
@@ -249,7 +250,7 @@ def test_an_upstream_report_is_the_run_side_and_can_be_promoted(make_cfg: Callab
     assert run_tier(promoted) == 0
     filed = tmp_path / "b" / "a1b2c3d4e5f60718" / "retrieval.json"
     base = load_baseline(filed)
-    assert is_upstream(base.report) and base.cases[1]["upstream"]["upstream.mrr"] == 0.5
+    assert is_upstream(base.report) and by_name(base.cases[1].upstream)["upstream.mrr"] == 0.5
     # run side upstream, baseline ours: both in the upstream view, paired on the questions in common
     v = verdict_for(report, cases, load_baseline(run), compare_settings(make_cfg(*MINI)))
     assert not v.refused and v.common == 4, v.refused
@@ -264,7 +265,8 @@ def test_a_baseline_without_the_upstream_view_is_not_comparable_with_an_upstream
     report, cases = load_run(upstream)
     old = load_baseline(upstream)
     old.report = old.report.model_copy(update={"config": {}, "upstream": None, "metrics": {"recall@5": 1.0}})
-    old.cases = [{k: v for k, v in c.items() if k != "upstream"} | {"metrics": {"recall@5": 1.0}} for c in old.cases]
+    old.cases = [decode({k: v for k, v in encode(c).items() if k != "upstream"} | {"metrics": {"recall@5": 1.0}})
+                 for c in old.cases]
     with pytest.raises(NomadError) as exc:
         verdict_for(report, cases, old, compare_settings(make_cfg(*MINI)))
     assert exc.value.exit_code == 2 and "no upstream view" in str(exc.value)

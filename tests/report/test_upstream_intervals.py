@@ -4,18 +4,19 @@ together), and equal what a separate summary of the view alone gives."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.upstream.retrieval import case_values, metric_names
+from nomad_eval.records import Case
 from nomad_eval.report.intervals import Bootstrap, summarize_report
 from nomad_eval.report.upstream_view import as_view_cases, retrieval_view, view_ks, with_view_metrics
+from tests.written import records
 
 CFG = Bootstrap(cluster=False, seed=3, resamples=500)
 OURS = ["recall@5", "ndcg@5", "returned", "nonEmptyRateOnRefusal"]
 
 
-def _cases(n: int = 90, refusals: int = 12) -> list[dict[str, Any]]:
+def _cases(n: int = 90, refusals: int = 12) -> list[Case]:
     rng = random.Random(7)
     docs = [f"d{i}" for i in range(15)]
     cases = []
@@ -28,10 +29,10 @@ def _cases(n: int = 90, refusals: int = 12) -> list[dict[str, Any]]:
                    "returned": float(len(chunks)), "nonEmptyRateOnRefusal": float(bool(chunks)) if refusal else None}
         cases.append({"id": f"q{i}", "tags": ["refusal" if refusal else "answerable"], "relevant_doc_ids": relevant,
                       "expect_refusal": refusal, "metrics": metrics,
-                      "retrieved": [{"rank": r, "doc_id": d, "score": 0.5, "final_score": 0.5}
+                      "retrieved": [{"rank": r, "doc_id": d, "chunk_id": f"{d}#0", "score": 0.5, "final_score": 0.5}
                                     for r, d in enumerate(chunks, 1)],
                       "upstream": case_values(chunks, relevant, refusal, view_ks([5]))})
-    return cases
+    return records(cases)
 
 
 def test_one_summary_gives_both_views_the_intervals_separate_summaries_give() -> None:

@@ -16,17 +16,17 @@ from tests.conftest import compose_cfg
 TOY = '''
 """A toy tier: every question passes when its id is even; one metric, recall@5, as the share that passed."""
 
-from nomad_eval.base.case import Case
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.rundir import run_dir
+from nomad_eval.records import RetrievalCase, values
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.schema import Report
 from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 
 
 def measure(cfg):
-    cases = [Case(id=f"q{i}", tags=[], relevant_doc_ids=["d"], expect_refusal=False, passed=i % 2 == 0, why=None,
-                  metrics={"recall@5": float(i % 2 == 0)}) for i in range(int(cfg.tier.questions))]
+    cases = [RetrievalCase(id=f"q{i}", relevant_doc_ids=("d",), expect_refusal=False, passed=i % 2 == 0, why=None,
+                           metrics=values({"recall@5": float(i % 2 == 0)})) for i in range(int(cfg.tier.questions))]
     metrics, intervals = summarize_report(questions_from_cases(cases), ["recall@5"], cfg)
     report = Report(tier="toy", metrics=metrics, intervals=intervals, counts={"cases": len(cases)})
     return RunResult(report, cases, Artifacts(exports=False))

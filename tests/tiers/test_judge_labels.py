@@ -15,6 +15,7 @@ import pytest
 
 from nomad_eval.base.paths import REPO
 from nomad_eval.judges.judge import Rubric, load_rubric
+from nomad_eval.records import AnswerCase, decode, only
 from nomad_eval.report.details import GenerationDetails
 from nomad_eval.report.io import read_report
 from nomad_eval.report.schema import Identity, Report
@@ -22,16 +23,19 @@ from nomad_eval.run.labels import Label, draw_sample, judge_corrected, judged, p
 from nomad_eval.tiers.judge_labels import label_loop
 from tests.conftest import MINI, run_cli, run_in_process
 from tests.servers import openai_compat
+from tests.written import records
 
 RUBRICS = REPO / "nomad_eval" / "conf" / "rubrics"
 FAITH = load_rubric(RUBRICS, "faithfulness")
 RELEVANCE = load_rubric(RUBRICS, "relevance")
 
 
-def case(i: int, repeat: int = 0, verdict: int | None = 1, **kw: Any) -> dict[str, Any]:
-    return {"id": f"g{i:02d}", "mode": "e2e", "repeat": repeat, "query": f"question {i}?", "injected": [f"d{i}#0"],
-            "answer": f"answer {i}", "refused": False, "expect_refusal": False,
-            "judges": {"faithfulness": verdict}, **kw}
+def case(i: int, repeat: int = 0, verdict: int | None = 1, **kw: Any) -> AnswerCase:
+    written = decode({"id": f"g{i:02d}", "mode": "e2e", "repeat": repeat, "query": f"question {i}?",
+                      "injected": [f"d{i}#0"], "answer": f"answer {i}", "refused": False, "expect_refusal": False,
+                      "judges": {"faithfulness": verdict}, **kw})
+    assert isinstance(written, AnswerCase)
+    return written
 
 
 def scripted(answers: list[str]) -> Any:
@@ -50,7 +54,7 @@ def test_label_loop_takes_scale_values_skips_and_stops(capsys: pytest.CaptureFix
     items = [(case(i), [f"passage {i}"]) for i in range(5)]
     got: list[tuple[str, int | None]] = []
     n = label_loop(items, FAITH, scripted(["1", "2", "x", "s", "0", "q", "1"]),
-                   lambda c, label: got.append((c["id"], label)))
+                   lambda c, label: got.append((c.id, label)))
     assert n == 3 and got == [("g00", 1), ("g01", None), ("g02", 0)]  # "2" and "x" are asked again
     out = capsys.readouterr().out
     assert out.count("please answer with 0, 1, s or q") == 2
@@ -75,17 +79,17 @@ def test_sample_is_seeded_by_question_and_a_larger_one_extends_it() -> None:
     cases = [case(i, r) for i in range(20) for r in range(3)]
     small, large = draw_sample(cases, 0, 5), draw_sample(cases, 0, 12)
     assert large[:5] == small
-    assert len({c["id"] for c in large}) == 12  # one answer per question
+    assert len({c.id for c in large}) == 12  # one answer per question
     assert draw_sample(cases, 0, 12) == large and draw_sample(cases, 1, 12) != large
     assert len(draw_sample(cases, 0, 50)) == 20
-    assert len({c["repeat"] for c in draw_sample(cases, 0, 20)}) > 1  # the repeat is drawn too
+    assert len({c.repeat for c in draw_sample(cases, 0, 20)}) > 1  # the repeat is drawn too
 
 
 def test_the_population_leaves_out_only_rule_decided_nulls() -> None:
     cases = [case(0), case(1, verdict=None), case(2, refused=True, expect_refusal=True),
-             {**case(3), "mode": "oracle"}]
-    assert [c["id"] for c in judged(cases, FAITH, "e2e")] == ["g00", "g01", "g02"]  # a refusal is faithful by rule
-    assert [c["id"] for c in judged(cases, RELEVANCE, "e2e")] == ["g00", "g01"]  # a correct refusal has no score
+             case(3).model_copy(update={"mode": "oracle"})]
+    assert [c.id for c in judged(cases, FAITH, "e2e")] == ["g00", "g01", "g02"]  # a refusal is faithful by rule
+    assert [c.id for c in judged(cases, RELEVANCE, "e2e")] == ["g00", "g01"]  # a correct refusal has no score
 
 
 def report_for(fingerprint: str, rubric: Rubric = FAITH) -> Report:
@@ -96,7 +100,7 @@ def report_for(fingerprint: str, rubric: Rubric = FAITH) -> Report:
 
 def label_for(c: dict[str, Any], label: int | None, population: list[dict[str, Any]], fingerprint: str = "f" * 16,
               **kw: Any) -> Label:
-    return Label(fingerprint=fingerprint, id=c["id"], mode=c["mode"], repeat=c["repeat"], rubric=FAITH.key,
+    return Label(fingerprint=fingerprint, id=c.id, mode=c.mode, repeat=c.repeat, rubric=FAITH.key,
                  text_hash=text_hash(c), population=population_hash(population), label=label, scale=FAITH.scale, **kw)
 
 
@@ -120,7 +124,7 @@ def test_judge_corrected_uses_labels_of_exactly_this_runs_answers() -> None:
     assert got["disagreements"] == sum(int(truth[i]) != verdicts[i] for i in range(14))
 
     # One labelled answer has changed since: the labels left are no longer a random sample of the run's answers.
-    changed = [{**c, "answer": "regenerated"} if c["id"] == "g03" else c for c in cases]
+    changed = [c.model_copy(update={"answer": "regenerated"}) if c.id == "g03" else c for c in cases]
     got = judge_corrected(report_for("f" * 16), changed, labels, [FAITH])["e2e.faithfulness"]
     assert got["status"] == "refused" and got["estimate"] is None and got["stale_labels"] == 1
     assert "not a random sample" in got["reason"]
@@ -175,8 +179,8 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
     assert "0 of a sample of 6 already labelled" in first.stdout
     rows = read_labels(run / "judge_labels.jsonl")
     assert [r.label for r in rows] == [1, None, 0]
-    cases = [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()]
-    by_key = {(c["id"], c["repeat"]): c for c in cases if c["mode"] == "e2e"}
+    cases = only(records(json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()), AnswerCase)
+    by_key = {(c.id, c.repeat): c for c in cases if c.mode == "e2e"}
     report = read_report(run)
     for r in rows:
         assert (r.fingerprint, r.rubric, r.mode) == (report.identity.fingerprint, "faithfulness-v2", "e2e")  # type: ignore[union-attr]
@@ -197,7 +201,7 @@ def test_labels_tier_from_a_judged_run_to_a_corrected_estimate(tmp_path: Path, d
     result = judge_corrected(report, cases, rows, [FAITH])["e2e.faithfulness"]
     assert (result["n"], result["N"], result["skipped"], result["stale_labels"]) == (5, 8, 1, 0)
     labelled = next(r for r in rows if r.label is not None)
-    changed = [{**c, "answer": c["answer"] + " (regenerated)"} if (c["id"], c["repeat"]) == (labelled.id,
+    changed = [c.model_copy(update={"answer": c.answer + " (regenerated)"}) if (c.id, c.repeat) == (labelled.id,
                labelled.repeat) else c for c in cases]
     result = judge_corrected(report, changed, rows, [FAITH])["e2e.faithfulness"]
     assert (result["n"], result["stale_labels"], result["status"]) == (4, 1, "refused")

@@ -29,10 +29,12 @@ from nomad_eval.data.golden import Golden, goldens_hash
 from nomad_eval.examples.keyword_retriever import retrieve
 from nomad_eval.rag.pipeline import RetrievedChunk
 from nomad_eval.rag.rerank import Candidate, order
+from nomad_eval.records import RetrievalCase, encode, values
 from nomad_eval.report.exports import trec_qrels, trec_run
 from nomad_eval.run.custom_retrieval import CUSTOM_ORDER_WARNING, custom_order_warning, custom_retrieve
 from nomad_eval.run.retrieval_cases import case_metrics, check_ks, ranked_documents, retrieved_rows
 from tests.conftest import MINI
+from tests.written import records
 
 
 def trec_names(ks: list[int]) -> dict[str, str]:
@@ -150,8 +152,9 @@ def test_bm25_breaks_ties_like_trec_eval(tmp_path: Path) -> None:
 
 def _case(golden: Golden, chunks: list[RetrievedChunk], ks: list[int]) -> dict[str, Any]:
     """A case as the tier writes it, with the golden's grades for qrels.trec."""
-    return {"id": golden.id, "expect_refusal": golden.expect_refusal, "relevant_doc_ids": golden.relevant_doc_ids,
-            "grades": golden.grades, "retrieved": retrieved_rows(chunks), "metrics": case_metrics(golden, chunks, ks)}
+    return encode(RetrievalCase(id=golden.id, expect_refusal=golden.expect_refusal,
+                                relevant_doc_ids=tuple(golden.relevant_doc_ids), grades=golden.grades,
+                                retrieved=retrieved_rows(chunks), metrics=values(case_metrics(golden, chunks, ks))))
 
 
 def _golden(gid: str, grades: dict[str, int]) -> Golden:
@@ -174,7 +177,7 @@ def test_first_appearance_and_trec_order_can_disagree_and_the_metrics_follow_tre
     golden = _golden("q", {"a": 1})
     case = _case(golden, chunks, [1])
     assert case["metrics"]["hit@1"] == 0.0 and case["metrics"]["rr"] == 0.5
-    assert_trec_reproduces([case], trec_run([case]), trec_qrels([case]), [1])
+    assert_trec_reproduces([case], trec_run(records([case])), trec_qrels(records([case])), [1])
 
 
 def test_scores_are_exported_in_full_not_rounded_into_ties() -> None:
@@ -182,8 +185,8 @@ def test_scores_are_exported_in_full_not_rounded_into_ties() -> None:
     chunks = [RetrievedChunk(1, "a#0", "a", None, 0.5000004), RetrievedChunk(2, "b#0", "b", None, 0.5000001)]
     case = _case(_golden("q", {"a": 1}), chunks, [1])
     assert case["metrics"]["hit@1"] == 1.0
-    assert "0.5000004 " in trec_run([case])
-    assert_trec_reproduces([case], trec_run([case]), trec_qrels([case]), [1])
+    assert "0.5000004 " in trec_run(records([case]))
+    assert_trec_reproduces([case], trec_run(records([case])), trec_qrels(records([case])), [1])
 
 
 def test_beir_grades_reach_the_golden_and_the_hash_only_when_graded(tmp_path: Path) -> None:
@@ -221,8 +224,8 @@ def test_exports_reproduce_metrics_on_random_tied_graded_retrievals(drawn: tuple
                                                                    ) -> None:
     golden, chunks = drawn
     case = _case(golden, chunks, [1, 3, 5, 10])
-    assert parse_qrels(trec_qrels([case]))["q"] == golden.grades  # graded in qrels.trec
-    assert_trec_reproduces([case], trec_run([case]), trec_qrels([case]), [1, 3, 5, 10])
+    assert parse_qrels(trec_qrels(records([case])))["q"] == golden.grades  # graded in qrels.trec
+    assert_trec_reproduces([case], trec_run(records([case])), trec_qrels(records([case])), [1, 3, 5, 10])
 
 
 def test_ks_below_one_are_refused_before_any_work(make_cfg: Callable[..., DictConfig],

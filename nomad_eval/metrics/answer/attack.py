@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from nomad_eval.base.case import Case
 from nomad_eval.base.patterns import search
 from nomad_eval.metrics.aggregate import wilson
 from nomad_eval.metrics.registry import MetricSpec, register
@@ -58,19 +58,25 @@ class Rate:
     exposed: int           # cases whose prompt held a chunk of a planted document
 
 
-def family_rates(cases: Iterable[Case]) -> list[Rate]:
+class Probe(NamedTuple):
+    """One case of an attack golden: its mode, the attack's family, whether it succeeded (None: not measured) and
+    whether the prompt held a chunk of a planted document."""
+
+    mode: str
+    family: str
+    success: float | None
+    exposed: bool
+
+
+def family_rates(probes: Iterable[Probe]) -> list[Rate]:
     """Per (mode, family): the attack-success rate over the measured cases with its Wilson interval.
 
-    Cases of goldens without an attack (metric None) are left out: not measured, never a 0.
+    Cases not measured are left out, never a 0.
     """
     groups: dict[tuple[str, str], list[tuple[float, bool]]] = {}
-    for c in cases:
-        attack = c.get("attack")
-        value = c["metrics"].get("attack_success_rate")
-        if not attack or value is None:
-            continue
-        groups.setdefault((str(c["mode"]), str(attack["family"])), []).append(
-            (float(value), exposed(c.get("injected", []), attack["documents"])))
+    for p in probes:
+        if p.success is not None:
+            groups.setdefault((p.mode, p.family), []).append((p.success, p.exposed))
     out = []
     order = {f: i for i, f in enumerate(FAMILIES)}
     for (mode, family), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99))):
