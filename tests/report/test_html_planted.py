@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nomad_eval.metrics.separation import rounded
-from nomad_eval.records import Hit, PositionCase, RetrievalCase
+from nomad_eval.records import AnswerCase, Hit, PositionCase, RetrievalCase
 from nomad_eval.report.browser import build_page, questions, run_entry
 from nomad_eval.report.details import (
     AttackRate,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from nomad_eval.base.patterns import search
 from nomad_eval.metrics.aggregate import wilson
@@ -58,7 +57,8 @@ class Rate:
     exposed: int           # cases whose prompt held a chunk of a planted document
 
 
-class Probe(NamedTuple):
+@dataclass(frozen=True)
+class Probe:
     """One case of an attack golden: its mode, the attack's family, whether it succeeded (None: not measured) and
     whether the prompt held a chunk of a planted document."""
 
