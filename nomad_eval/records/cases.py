@@ -12,8 +12,7 @@ passed, "0.5" for a metric) is refused instead of reaching the arithmetic unconv
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
+from collections.abc import Iterable
 from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import (
@@ -191,5 +190,5 @@ def only(cases: Iterable[CaseBase], kind: type[K]) -> list[K]:
     return [c for c in cases if isinstance(c, kind)]
 
 
-MODELS: Mapping[Kind, type[RetrievalCase] | type[AnswerCase] | type[PositionCase]] = MappingProxyType({
-    "retrieval": RetrievalCase, "answer": AnswerCase, "position": PositionCase})
+MODELS: dict[Kind, type[RetrievalCase] | type[AnswerCase] | type[PositionCase]] = {
+    "retrieval": RetrievalCase, "answer": AnswerCase, "position": PositionCase}

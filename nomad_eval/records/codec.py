@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,7 +22,7 @@ from nomad_eval.records.cases import MODELS, Case, CaseBase, Kind, kind_of
 
 # Each kind's fields in the order its tier writes them (the fields added after scoring last, in the order they
 # are added); a field outside the list follows in declaration order.
-ORDER: Mapping[Kind, tuple[str, ...]] = MappingProxyType({
+ORDER: dict[Kind, tuple[str, ...]] = {
     "retrieval": ("id", "tags", "relevant_doc_ids", "expect_refusal", "grades", "query", "retrieval_query",
                   "expanded_query", "retrieved", "metrics", "upstream", "passed", "why"),
     "answer": ("id", "tags", "relevant_doc_ids", "expect_refusal", "mode", "repeat", "query", "rewritten_query",
@@ -35,7 +34,7 @@ ORDER: Mapping[Kind, tuple[str, ...]] = MappingProxyType({
     "position": ("id", "tags", "relevant_doc_ids", "position", "repeat", "query", "relevant_chunk", "answer_bearing",
                  "relevant_at", "injected", "dropped_chunks", "answer", "raw_answer", "correctness", "passed", "why",
                  "prompt_tokens", "estimated_prompt_tokens"),
-})
+}
 # What a baseline keeps of each case, in this order: everything compare needs to rebuild per-question outcomes
 # (repeats, and documents for clustering), and the failure cause, so compare can list the questions whose cause
 # changed.
