@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from nomad_eval.config.types import Bool, Count, Int, Keys, Share, Text, Whole
 
@@ -58,7 +58,14 @@ class LabelsTier(Tier):
     out: Text | None
 
 
-# tier.name -> its model; any other name is a plain Tier.
+class OwnTier(Tier):
+    """A tier with no model of its own (a project's tier, or a shipped one whose settings live elsewhere): its
+    YAML's keys are kept as written, for the tier's own module to read."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+# tier.name -> its model; any other name is an OwnTier.
 KINDS: dict[str, type[Tier]] = {
     "retrieval": RetrievalTier, "generation": AnswerTier, "matrix": AnswerTier, "position": PositionTier,
     "synthesize": SynthesizeTier, "corpus": CorpusTier, "labels": LabelsTier,
@@ -67,13 +74,13 @@ KINDS: dict[str, type[Tier]] = {
 
 def _kind(node: Any) -> str:
     name = node.get("name") if isinstance(node, dict) else getattr(node, "name", None)
-    return KINDS[name].__name__ if isinstance(name, str) and name in KINDS else Tier.__name__
+    return KINDS[name].__name__ if isinstance(name, str) and name in KINDS else OwnTier.__name__
 
 
 AnyTier = Annotated[
     Annotated[RetrievalTier, Tag("RetrievalTier")] | Annotated[PositionTier, Tag("PositionTier")]
     | Annotated[AnswerTier, Tag("AnswerTier")] | Annotated[SynthesizeTier, Tag("SynthesizeTier")]
     | Annotated[CorpusTier, Tag("CorpusTier")] | Annotated[LabelsTier, Tag("LabelsTier")]
-    | Annotated[Tier, Tag("Tier")],
+    | Annotated[OwnTier, Tag("OwnTier")],
     Discriminator(_kind),
 ]

@@ -16,6 +16,7 @@ from tests.conftest import compose_cfg
 TOY = '''
 """A toy tier: every question passes when its id is even; one metric, recall@5, as the share that passed."""
 
+from nomad_eval.config.settings import bootstrap
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.records import RetrievalCase, values
@@ -27,7 +28,7 @@ from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 def measure(cfg):
     cases = [RetrievalCase(id=f"q{i}", relevant_doc_ids=("d",), expect_refusal=False, passed=i % 2 == 0, why=None,
                            metrics=values({"recall@5": float(i % 2 == 0)})) for i in range(int(cfg.tier.questions))]
-    metrics, intervals = summarize_report(questions_from_cases(cases), ["recall@5"], cfg)
+    metrics, intervals = summarize_report(questions_from_cases(cases), ["recall@5"], bootstrap(cfg))
     report = Report(tier="toy", metrics=metrics, intervals=intervals, counts={"cases": len(cases)})
     return RunResult(report, cases, Artifacts(exports=False))
 
