@@ -67,3 +67,14 @@ def test_a_bad_value_of_a_typed_key_is_named_with_its_key(override: str, named: 
 def test_a_number_given_for_a_name_is_read_as_its_text() -> None:
     config = check_config(compose_cfg(*MINI, "promote.variant=2", "compare.reference=3"))
     assert (config.promote.variant, config.compare.reference) == ("2", "3")
+
+
+def test_a_value_that_cannot_be_resolved_is_named_by_the_tier_that_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NOMAD_TEST_UNSET_KEY", raising=False)
+    config = check_config(compose_cfg(*MINI, "model=openai", "model.api_key=${oc.env:NOMAD_TEST_UNSET_KEY}"))
+    # A tier that never reads the model (a compare) still has its config, the value kept as written.
+    assert list(config.unresolved) == ["model.api_key"] and config.compare.headline_k == 5
+    assert config.model.values["api_key"] == "${oc.env:NOMAD_TEST_UNSET_KEY}"
+    with pytest.raises(NomadError) as exc:
+        typed_settings.runtime(config)
+    assert exc.value.exit_code == 2 and "model.api_key cannot be resolved" in str(exc.value)

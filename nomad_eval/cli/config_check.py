@@ -201,30 +201,50 @@ def section_problems(tree: dict[str, Any]) -> list[str]:
     return problems
 
 
-def typed(cfg: DictConfig, trees: tuple[Any, Any] | None = None) -> RunConfig:
+def typed(cfg: DictConfig, trees: tuple[Any, Any] | None = None, unresolved: dict[str, str] | None = None
+          ) -> RunConfig:
     """The run's typed config, from a composed config the check passed (the entry's, after the check; tests').
-    `trees`: config_trees(cfg), when the caller has them."""
+    `trees`: config_trees(cfg), when the caller has them; `unresolved`: the keys that could not be resolved."""
     from nomad_eval.base.secrets import redact
 
     raw, tree = trees or config_trees(cfg)  # resolved once: each resolution parses every interpolation again
+    unresolved = {} if unresolved is None else unresolved
     if isinstance(tree, Exception):
-        raise tree
+        # A value that cannot be resolved (an unset environment variable) stays as written; a tier that reads the
+        # config's runtime is refused naming it (config/settings.py), one that never reads it (a compare) runs.
+        tree = _leniently(cfg, raw, "", unresolved)
     assert isinstance(tree, dict)
     try:
-        return build(tree, redact(raw, tree))
+        return build(tree, redact(raw, tree), unresolved)
     except ValidationError as exc:  # a key no section check covers (mode, judge.rubrics, distractor_sets)
         problems = [m.replace("values.", "") for m in _messages(exc, "")]
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2) from None
 
 
+def _leniently(cfg: DictConfig, raw: Any, path: str, unresolved: dict[str, str]) -> Any:
+    """`raw` with each value resolved on its own; one that cannot be is kept as written and noted with why."""
+    if isinstance(raw, dict):
+        return {k: _leniently(cfg, v, f"{path}.{k}" if path else str(k), unresolved) for k, v in raw.items()}
+    if isinstance(raw, list):
+        return [_leniently(cfg, v, f"{path}[{i}]", unresolved) for i, v in enumerate(raw)]
+    try:
+        value = OmegaConf.select(cfg, path, throw_on_resolution_failure=True)
+    except OmegaConfBaseException as exc:
+        unresolved[path] = f"{type(exc).__name__}: {exc}"
+        return raw
+    return OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
+
+
 def check_config(cfg: DictConfig) -> RunConfig:
     """The run's typed config, checked: every key of the wrong type or out of range named at once (exit 2)."""
-    trees = tree, resolved = config_trees(cfg)
+    tree, resolved = config_trees(cfg)
     for note in unknown_top_level(tree):
         err_console.print(f"[yellow]warning:[/] {escape(note)}")
     # Interpolations resolved (`top_k: ${oc.env:TOP_K}` is checked as the number it becomes); where one cannot be
     # resolved here, its text, which the type check then names.
-    resolved = tree if isinstance(resolved, Exception) else resolved
+    unresolved: dict[str, str] = {}
+    if isinstance(resolved, Exception):
+        resolved = _leniently(cfg, tree, "", unresolved)
     problems = section_problems(resolved)
     fail_under, _ = _section(tree, "gate.fail_under")
     for name in fail_under if isinstance(fail_under, dict) else {}:  # a wrong type is named above
@@ -237,4 +257,4 @@ def check_config(cfg: DictConfig) -> RunConfig:
     problems += [f"{k} must be set (it has no default: {k}=...)" for k in missing]
     if problems:
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2)
-    return typed(cfg, trees)
+    return typed(cfg, (tree, resolved), unresolved)

@@ -77,6 +77,8 @@ class RunConfig(PlainKeys):
     paths: PathsKeys
     # The config as reports record it: resolved, with secrets redacted (reports and baselines are shared).
     recorded: dict[str, JsonValue]
+    # Keys whose value could not be resolved (an unset environment variable), with why: kept as written.
+    unresolved: dict[str, str]
 
     def tier_of(self, kind: type[T]) -> T:
         """The tier's own section as the kind of tier that reads it (a tier reads only its own)."""
@@ -114,9 +116,10 @@ class RunPart(Keys):
 _OPTIONS = ("model", "embedder", "store", "pipeline", "data", "app")
 
 
-def build(tree: Mapping[str, Any], recorded: Mapping[str, Any]) -> RunConfig:
+def build(tree: Mapping[str, Any], recorded: Mapping[str, Any], unresolved: Mapping[str, str] | None = None
+          ) -> RunConfig:
     """The typed config from the resolved tree (pydantic's ValidationError names each bad key)."""
-    return RunConfig.model_validate({**_wrapped(tree), "recorded": recorded})
+    return RunConfig.model_validate({**_wrapped(tree), "recorded": recorded, "unresolved": dict(unresolved or {})})
 
 
 def saved_part(saved: Mapping[str, Any]) -> RunPart:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.config.groups import Data, Pipeline, Store
 from nomad_eval.config.run_config import RunConfig, RunPart, saved_part
@@ -57,6 +58,7 @@ def run_settings(config: RunConfig | RunPart, recorded: Mapping[str, Any] | None
     named = config.compare.baseline
     if recorded is None:
         assert isinstance(config, RunConfig)
+        resolved(config)
         recorded = config.recorded
     return RunSettings(
         data_dir=Path(config.paths.data_dir), pipeline_target=config.pipeline.target,
@@ -64,6 +66,13 @@ def run_settings(config: RunConfig | RunPart, recorded: Mapping[str, Any] | None
         store=_store(config.store), distractor_sets=dict(config.distractor_sets), suite=config.suite,
         tags=tuple(config.tags), limit=config.limit, quiet=config.quiet, config=recorded,
         baseline_doc_ids=baseline_documents(Path(config.paths.baselines_dir), Path(named) if named else None))
+
+
+def resolved(config: RunConfig) -> None:
+    """Refuse (exit 2) a config with a value that could not be resolved, for a tier that reads the whole of it."""
+    if config.unresolved:
+        key, why = next(iter(config.unresolved.items()))
+        raise NomadError(f"{key} cannot be resolved: {why}", 2)
 
 
 def runtime(config: RunConfig) -> Runtime:
@@ -81,6 +90,7 @@ def judging_rules(judging: JudgingKeys) -> JudgingRules:
 
 
 def judge_settings(config: RunConfig) -> JudgeSettings:
+    resolved(config)
     j = config.judging
     return JudgeSettings(
         model=config.judge.model.spec(), model_name=config.judge.model.name, rubrics=config.judge.rubrics,
