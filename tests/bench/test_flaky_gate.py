@@ -37,3 +37,7 @@ def test_the_committed_simulation_holds_the_false_alarm_rate_at_every_measured_s
     assert "regression" not in result["unchanged"]["15 at p=0.5, repeats 1"]["verdicts"]
     assert result["power"]["6 made wrong, repeats 5"]["rate"] >= 0.8
     assert result["power"]["6 made flaky, repeats 5"]["rate"] >= 0.8
+    # repeats=auto: the same false-alarm bound and the power on lost questions with under half the run's calls.
+    auto = result["unchanged"]["15 at p=0.5, repeats auto"]
+    assert auto["calls"]["run"] <= 0.5 * result["unchanged"]["15 at p=0.5, repeats 5"]["calls"]["run"]
+    assert result["power"]["6 made wrong, repeats auto"]["rate"] >= 0.8
