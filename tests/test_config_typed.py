@@ -15,7 +15,7 @@ from nomad_eval.base.secrets import redact
 from nomad_eval.cli.config_check import check_config
 from nomad_eval.config import RunConfig
 from nomad_eval.config import settings as typed_settings
-from nomad_eval.config.tiers import KINDS, RetrievalTier, Tier
+from nomad_eval.config.tiers import KINDS, OwnTier, RetrievalTier
 from tests.conftest import MINI, compose_cfg
 from tests.test_config_defaults import COMBINATIONS, _composed
 
@@ -28,7 +28,7 @@ def test_every_combination_is_typed_with_the_settings_it_sets(
         key, _, value = item.partition("=")
         OmegaConf.update(cfg, key, value)
     config = check_config(cfg)
-    assert type(config.tier) is KINDS.get(str(cfg.tier.name), Tier)
+    assert type(config.tier) is KINDS.get(str(cfg.tier.name), OwnTier)
     raw = OmegaConf.to_container(cfg, resolve=False)
     tree = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(raw, dict) and isinstance(tree, dict)
