@@ -215,10 +215,23 @@ def typed(cfg: DictConfig, trees: tuple[Any, Any] | None = None, unresolved: dic
         tree = _leniently(cfg, raw, "", unresolved)
     assert isinstance(tree, dict)
     try:
-        return build(tree, redact(raw, tree), unresolved)
+        return build(tree, redact(raw, tree), unresolved, command_line())
     except ValidationError as exc:  # a key no section check covers (mode, judge.rubrics, distractor_sets)
         problems = [m.replace("values.", "") for m in _messages(exc, "")]
         raise NomadError("invalid configuration:\n  " + "\n  ".join(problems), 2) from None
+
+
+def command_line() -> list[str]:
+    """The command-line overrides as typed: unresolved, since reading them through OmegaConf would resolve
+    `model.api_key=${oc.env:KEY}` into the key itself; a credential typed literally is redacted."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from nomad_eval.base.secrets import redact_override
+
+    if not HydraConfig.initialized():
+        return []
+    typed = OmegaConf.to_container(HydraConfig.get().overrides.task, resolve=False)
+    return [redact_override(str(o)) for o in typed or []]
 
 
 def _leniently(cfg: DictConfig, raw: Any, path: str, unresolved: dict[str, str]) -> Any:

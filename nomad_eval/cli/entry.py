@@ -22,7 +22,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.cli.suggest import key_paths
-from nomad_eval.harness.rundir import multirun, overrides, owned, run_dir, sweep_id
+from nomad_eval.harness.rundir import multirun, owned, run_dir, sweep_id
 
 # The tiers, their data, models and report models load when a job runs, not at import: `--help` and a corpus check
 # stay quick (tests/test_startup.py).
@@ -43,7 +43,9 @@ def _record_failure(cfg: DictConfig, message: str) -> None:
     # Unresolved, since resolving may be what failed: environment values stay `${oc.env:...}`, and credentials
     # written literally in the config are redacted.
     config = redact(unresolved, unresolved)
-    report = Report(tier=str(cfg.tier.name), status="failed", error=message, overrides=overrides(),
+    from nomad_eval.cli.config_check import command_line
+
+    report = Report(tier=str(cfg.tier.name), status="failed", error=message, overrides=command_line(),
                     sweep_id=sweep_id(), config=config)
     target = out / "report.json"
     earlier = _finished(target)

@@ -3,7 +3,7 @@ resolved config; frozen, so every reader sees what the run was started with."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, JsonValue
@@ -79,6 +79,8 @@ class RunConfig(PlainKeys):
     recorded: dict[str, JsonValue]
     # Keys whose value could not be resolved (an unset environment variable), with why: kept as written.
     unresolved: dict[str, str]
+    # The command-line overrides as typed, credentials redacted (cli/ reads them from Hydra's record).
+    overrides: list[str] = Field(default_factory=list)
 
     def tier_of(self, kind: type[T]) -> T:
         """The tier's own section as the kind of tier that reads it (a tier reads only its own)."""
@@ -116,10 +118,11 @@ class RunPart(Keys):
 _OPTIONS = ("model", "embedder", "store", "pipeline", "data", "app")
 
 
-def build(tree: Mapping[str, Any], recorded: Mapping[str, Any], unresolved: Mapping[str, str] | None = None
-          ) -> RunConfig:
+def build(tree: Mapping[str, Any], recorded: Mapping[str, Any], unresolved: Mapping[str, str] | None = None,
+          overrides: Sequence[str] = ()) -> RunConfig:
     """The typed config from the resolved tree (pydantic's ValidationError names each bad key)."""
-    return RunConfig.model_validate({**_wrapped(tree), "recorded": recorded, "unresolved": dict(unresolved or {})})
+    return RunConfig.model_validate({**_wrapped(tree), "recorded": recorded, "unresolved": dict(unresolved or {}),
+                                     "overrides": list(overrides)})
 
 
 def saved_part(saved: Mapping[str, Any]) -> RunPart:

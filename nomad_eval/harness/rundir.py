@@ -70,20 +70,6 @@ def owned(explicit: str | None, timeout: float, quiet: bool) -> Iterator[Path | 
             settle(out)
 
 
-def overrides() -> list[str]:
-    """The command-line overrides as typed: unresolved, since reading them through OmegaConf would resolve
-    `model.api_key=${oc.env:KEY}` into the key itself; a credential typed literally is redacted."""
-    from omegaconf import OmegaConf
-
-    from nomad_eval.base.secrets import redact_override
-
-    hc = _hydra()
-    if hc is None:
-        return []
-    typed = OmegaConf.to_container(hc.overrides.task, resolve=False)  # type: ignore[attr-defined]
-    return [redact_override(str(o)) for o in typed or []]
-
-
 def multirun() -> bool:
     """Whether this job is one of a sweep's (`-m`)."""
     hc = _hydra()

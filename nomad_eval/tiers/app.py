@@ -23,7 +23,7 @@ from nomad_eval.core.causes import cause_counts, label_cases, unsupported_number
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.answers import AppOutput, write_answers
 from nomad_eval.data.golden import Golden
-from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.harness.served import METRIC as PARITY_METRIC
 from nomad_eval.harness.served import CorpusText, served_parity
@@ -191,7 +191,7 @@ def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[A
         details=AppDetails(unstable=unstable, judges=judges, causes=CauseCounts.model_validate(cause_counts(cases)),
                            attacks=attack_rates(cases, [])),
         subject=Subject.model_validate(subject_parts(rt.documents, [], goldens)),
-        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        provenance=provenance(), overrides=config.overrides, sweep_id=sweep_id(),
     )
 
 

@@ -17,7 +17,7 @@ from nomad_eval.core.causes import cause_counts, label_cases, unsupported_number
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
-from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
@@ -243,7 +243,7 @@ def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w
             sizes=sizes(cases, int(config.stats.resamples), int(config.seed)),
             attacks=attack_rates(cases, mock_cases)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
-        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        provenance=provenance(), overrides=config.overrides, sweep_id=sweep_id(),
         upstream=generation_view(cases, bootstrap(config)),
     )
 

@@ -24,7 +24,7 @@ from nomad_eval.config.tiers import PositionTier
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
-from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.system import served_settings, system_settings
@@ -164,7 +164,7 @@ def run(config: RunConfig) -> int:
                 "repeats": repeats, "cases": len(cases), "model_calls": s.chat.calls, "cache_hits": s.chat.hits,
                 **{f"skipped: {k}": len(v) for k, v in skipped.items()},
                 "relevant passage without the answer text": sum(not st.answer_bearing for st in setups)},
-        provenance=provenance(), overrides=overrides(), sweep_id=sweep_id(),
+        provenance=provenance(), overrides=config.overrides, sweep_id=sweep_id(),
         timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
     )
     report.warnings += rt.golden_warnings + _dropped_warnings(dropped)

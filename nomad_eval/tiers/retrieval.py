@@ -16,7 +16,7 @@ from nomad_eval.config.settings import bootstrap, runtime
 from nomad_eval.core.questions import Question, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import load_model, ready_store
-from nomad_eval.harness.rundir import overrides, run_dir, sweep_id
+from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
@@ -133,7 +133,7 @@ def _report(config: RunConfig, rt: Runtime, harness: bool, cases: list[Case], na
         details=RetrievalDetails(separation=separation(scores)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks if harness else [], goldens)),
         provenance=provenance(),
-        overrides=overrides(),
+        overrides=config.overrides,
         sweep_id=sweep_id(),
     )
     report.intervals_by_tag = tag_intervals(questions, tag_columns(report), bootstrap(config))
