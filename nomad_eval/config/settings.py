@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
@@ -17,8 +17,10 @@ from nomad_eval.gate.settings import CompareSettings, GateSettings, configured_f
 from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, StoreSettings
 from nomad_eval.judges.calibration import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
-from nomad_eval.report.intervals import Bootstrap
-from nomad_eval.report.sweep_rank import SweepSettings
+
+if TYPE_CHECKING:  # their modules load numpy and scipy, which a corpus check and `--help` never need
+    from nomad_eval.report.intervals import Bootstrap
+    from nomad_eval.report.sweep_rank import SweepSettings
 
 
 def _chunker(pipeline: Pipeline) -> ChunkerParams:
@@ -100,10 +102,14 @@ def judge_settings(config: RunConfig) -> JudgeSettings:
 
 
 def bootstrap(config: RunConfig) -> Bootstrap:
+    from nomad_eval.report.intervals import Bootstrap
+
     return Bootstrap(cluster=config.stats.cluster, seed=config.seed, resamples=config.stats.resamples)
 
 
 def sweep_settings(config: RunConfig) -> SweepSettings:
+    from nomad_eval.report.sweep_rank import SweepSettings
+
     c = config.compare
     return SweepSettings(reference=c.reference, correction=c.correction, headline_k=c.headline_k, seed=config.seed,
                          resamples=config.stats.resamples)
