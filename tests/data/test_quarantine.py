@@ -14,7 +14,9 @@ from nomad_eval.base.errors import InvalidInput
 from nomad_eval.core.questions import means, questions_from_cases
 from nomad_eval.data.quarantine import expiry_defects, load_quarantine
 from nomad_eval.gate.compare import compare_questions
+from nomad_eval.records import Case
 from tests.conftest import FIXTURES, run_cli
+from tests.written import records
 
 ENTRY = "- id: mini-03\n  mode: e2e\n  reason: flips between two phrasings\n  owner: '@alice'\n  expires: {}\n"
 
@@ -46,9 +48,9 @@ def test_an_expired_entry_fails_check_by_name(tmp_path: Path) -> None:
     assert "quarantine.yaml:1" in r.stderr and "mini-03 (e2e)" in r.stderr and "expired" in r.stderr
 
 
-def _cases(passes: dict[str, list[bool]]) -> list[dict[str, Any]]:
-    return [{"id": q, "mode": "e2e", "repeat": r, "relevant_doc_ids": [q], "passed": p,
-             "metrics": {"correctness": float(p)}} for q, ps in passes.items() for r, p in enumerate(ps)]
+def _cases(passes: dict[str, list[bool]]) -> list[Case]:
+    return records({"id": q, "mode": "e2e", "repeat": r, "relevant_doc_ids": [q], "passed": p,
+             "metrics": {"correctness": float(p)}} for q, ps in passes.items() for r, p in enumerate(ps))
 
 
 def test_a_quarantined_flaky_question_is_compared_and_listed_but_never_gated() -> None:
