@@ -48,7 +48,7 @@ class SweepSummary(Callback):
                                 correction=str(c.correction), headline_k=int(c.headline_k), seed=int(config.seed),
                                 resamples=int(config.stats.resamples))
         df, predictors, best = summarize_sweep(jobs, sweep_dir, ranking, quiet=bool(config.get("quiet")))
-        from nomad_eval.report.html_writer import write_sweep_html
+        from nomad_eval.report.html_sweep import write_sweep_html
         from nomad_eval.report.matrix import assemble, write_matrix
 
         rows = assemble(jobs)

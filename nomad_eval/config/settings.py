@@ -18,9 +18,8 @@ from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, Store
 from nomad_eval.judges.calibration import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
 
-if TYPE_CHECKING:  # their modules load numpy and scipy, which a corpus check and `--help` never need
+if TYPE_CHECKING:  # its module loads numpy and scipy, which a corpus check and `--help` never need
     from nomad_eval.report.intervals import Bootstrap
-    from nomad_eval.report.sweep_rank import SweepSettings
 
 
 def _chunker(pipeline: Pipeline) -> ChunkerParams:
@@ -105,14 +104,6 @@ def bootstrap(config: RunConfig) -> Bootstrap:
     from nomad_eval.report.intervals import Bootstrap
 
     return Bootstrap(cluster=config.stats.cluster, seed=config.seed, resamples=config.stats.resamples)
-
-
-def sweep_settings(config: RunConfig) -> SweepSettings:
-    from nomad_eval.report.sweep_rank import SweepSettings
-
-    c = config.compare
-    return SweepSettings(reference=c.reference, correction=c.correction, headline_k=c.headline_k, seed=config.seed,
-                         resamples=config.stats.resamples)
 
 
 def baseline_documents(root: Path, named: Path | None = None) -> frozenset[str]:

@@ -12,10 +12,8 @@ from nomad_eval.metrics.separation import Scores, distribution
 from nomad_eval.metrics.separation import sides as side_of
 from nomad_eval.report.details import RankAnalysis
 from nomad_eval.report.markdown import fmt_interval
-from nomad_eval.report.matrix import MatrixRow, figure
-from nomad_eval.report.merge import SweepRow
 from nomad_eval.report.schema import MetricInterval
-from nomad_eval.report.svg import Chart, Heatmap, Panels, Series
+from nomad_eval.report.svg import Chart, Panels, Series
 
 COLORS = {"relevant": "#1a73e8", "irrelevant": "#e8710a"}
 BINS = 40
@@ -143,42 +141,3 @@ def position_curve(points: Sequence[Any]) -> Chart:
         series.append(Series("mock ceiling", [p.mock for p in points], kind="line", dash=True))
     return Chart("correctness by the position of the relevant passage", x, series, y_range=(0.0, 1.05),
                  x_title="position in the prompt (1 = first)", numeric_x=True)
-
-
-def sweep_curves(rows: list[SweepRow], param: str, metrics: list[str]) -> Chart:
-    pts = []
-    for r in rows:
-        if (v := r.get(param)) is None:
-            continue
-        try:
-            pts.append((float(v), r))
-        except ValueError:
-            continue
-    pts.sort(key=lambda p: p[0])
-    # A summary row carries `<metric>.low` / `.high` when its job reported an interval (report/merge.py).
-    series = [Series(m, [_num(p[1].get(m)) for p in pts], [_num(p[1].get(f"{m}.low")) for p in pts],
-                     [_num(p[1].get(f"{m}.high")) for p in pts], kind="line") for m in metrics]
-    chart = Chart(f"metrics vs {param}", [p[0] for p in pts], series, x_title=param, numeric_x=True)
-    if chart.has_intervals():
-        chart.title += " (95% intervals)"
-    return chart
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
-def matrix_heatmap(rows: list[MatrixRow], columns: tuple[str, ...]) -> Heatmap:
-    from nomad_eval.metrics.registry import spec_for
-
-    values = [[figure(r, c) for c in columns] for r in rows]
-
-    def good(col: str, v: float | None) -> float | None:
-        # Colour by goodness, so a low leakage rate is green like a high correctness.
-        spec = spec_for(col)
-        lower = (spec is not None and spec.direction == "lower") or col == "gap"
-        return None if v is None else (1 - v if lower else v)
-
-    return Heatmap("model capability matrix", list(columns), [str(r["model"]) for r in rows],
-                   [[good(c, v) for c, v in zip(columns, row, strict=True)] for row in values],
-                   [[("—" if v is None else f"{v:.2f}") for v in row] for row in values])

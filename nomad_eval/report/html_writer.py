@@ -1,11 +1,10 @@
-"""Assembles report.html for a run (retrieval or generation) and for a sweep."""
+"""Assembles report.html for one run (retrieval, generation, position); a sweep's page is report/html_sweep.py."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from nomad_eval.metrics.registry import headline_names
 from nomad_eval.metrics.separation import Scores
@@ -28,15 +27,9 @@ from nomad_eval.report.html import (
 )
 from nomad_eval.report.io import write_atomic
 from nomad_eval.report.judge_corrected import corrected_lines, judge_lines
-from nomad_eval.report.merge import is_interval_column, with_interval
 from nomad_eval.report.provenance import code_line
 from nomad_eval.report.schema import Report, headline_k
 from nomad_eval.report.svg import Figure
-
-if TYPE_CHECKING:
-    from nomad_eval.report.matrix import MatrixRow
-    from nomad_eval.report.merge import SweepRow
-    from nomad_eval.report.sweep_rank import Predictors
 
 
 def _baseline_metrics(report: Report) -> dict[str, float | None] | None:
@@ -78,11 +71,11 @@ def retrieval_page(report: Report, cases: list[RetrievalCase], scores: Scores,
     ident = report.identity
     sections = [*gate_section(report),
                 _headline(report, base, names),
-                _chart("Score separation", charts.separation_histograms(
+                chart_section("Score separation", charts.separation_histograms(
                     scores, ident.threshold if ident else None, ident.min_final_score if ident else None),
                     "chart-separation"),
-                _chart("Metrics by cutoff", charts.metric_at_k(report.metrics, report.intervals), "chart-at-k"),
-                _chart("By tag", charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
+                chart_section("Metrics by cutoff", charts.metric_at_k(report.metrics, report.intervals), "chart-at-k"),
+                chart_section("By tag", charts.tag_bars(report.metrics_by_tag, [n for n in names if "@" in n],
                                                  report.intervals_by_tag), "chart-tags")]
     rows = [{"id": c.id, "question": _question(c), "tags": ", ".join(c.tags),
              "relevant": ", ".join(c.relevant_doc_ids) or "(refusal)",
@@ -101,10 +94,10 @@ def generation_page(report: Report, cases: list[AnswerCase], base: dict[str, flo
     g, a = report.generation_part(), report.answer_part()
     sections = [*gate_section(report),
                 _headline(report, base, names),
-                _chart("Decomposition", charts.decomposition_bars(report.metrics, g.mock_line, report.intervals),
+                chart_section("Decomposition", charts.decomposition_bars(report.metrics, g.mock_line, report.intervals),
                        "chart-decomposition")]
     if g.position is not None:
-        sections.append(_chart("Position in context", charts.position_bars(g.position), "chart-position"))
+        sections.append(chart_section("Position in context", charts.position_bars(g.position), "chart-position"))
     rows = [{"id": c.id, "question": _question(c), "mode": c.mode, "repeat": c.repeat,
              "tags": ", ".join(c.tags),
              "answer": c.answer[:300], "why": c.why or ("unstable" if c.unstable else ""),
@@ -135,7 +128,7 @@ def _headline(report: Report, base: dict[str, float | None] | None, names: list[
                                            "chart-headline")])
 
 
-def _chart(heading: str, fig: Figure, div_id: str) -> Section:
+def chart_section(heading: str, fig: Figure, div_id: str) -> Section:
     return Section(heading, [figure_div(fig, div_id)])
 
 
@@ -201,50 +194,3 @@ def write_html(out: Path, report: Report, cases: Sequence[Case], scores: Scores 
     else:
         text = generation_page(report, only(cases, AnswerCase), base)
     write_atomic(out / "report.html", text)
-
-
-def write_sweep_html(sweep_dir: Path, rows: list[SweepRow], matrix_rows: list[MatrixRow],
-                     predictors: Predictors | None = None, best: str | None = None) -> None:
-    from nomad_eval.metrics.registry import spec_for
-
-    sections = [Section("Best setting", [text_list([best])])] if best else []
-
-    candidates = headline_names("retrieval", 5) + headline_names("generation", 5, ("e2e", "oracle"))
-    metric_cols = [c for c in candidates if any(c in r for r in rows)]
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    # The swept parameters: override keys (not metrics, nor a metric's interval columns) whose value differs.
-    params = [k for k in keys if k not in ("job", "status", "exit_code", "error") and spec_for(k) is None
-              and not is_interval_column(k, keys) and len({str(r.get(k)) for r in rows}) > 1]
-    for p in params:
-        if all(_is_number(r.get(p)) for r in rows):
-            sections.append(_chart(f"Metrics vs {p}", charts.sweep_curves(rows, p, metric_cols), f"chart-{p}"))
-    if matrix_rows:
-        from nomad_eval.report.matrix import COLUMNS
-
-        sections.append(_chart("Model capability matrix", charts.matrix_heatmap(matrix_rows, COLUMNS), "chart-matrix"))
-    if predictors:
-        from nomad_eval.report.sweep_rank import predictor_lines
-
-        sections.append(Section("Which retrieval metric predicts answers (Kendall τ, 95% interval)",
-                                [text_list(predictor_lines(predictors))]))
-    cols = ["job", "status", *params, *metric_cols, "error"]
-
-    def cell(v: Any) -> Any:
-        return f"{v:.4f}" if isinstance(v, float) else ("" if v is None else v)
-
-    def metric_cell(r: SweepRow, c: str) -> Any:
-        return with_interval(r, c) if c in metric_cols else cell(r.get(c))
-
-    table_rows = [{c: metric_cell(r, c) for c in cols} | {"job": str(r.get("job", "")).split("_", 1)[0],
-                                                         "_passed": r.get("status") in ("ok", "pass")}
-                  for r in rows]
-    sections.append(Section("Jobs", [question_table(table_rows, cols)]))
-    write_atomic(sweep_dir / "report.html", page(f"nomad-eval sweep — {len(rows)} job(s)", str(sweep_dir), sections))
-
-
-def _is_number(v: Any) -> bool:
-    try:
-        float(v)
-        return True
-    except (TypeError, ValueError):
-        return False

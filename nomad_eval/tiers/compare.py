@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import sweep_settings
+from nomad_eval.config.sweep import sweep_settings
 from nomad_eval.report.baseline import load_run
 from nomad_eval.report.merge import collect, sweep_id
 from nomad_eval.run.finish import announce, decide

@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.report.html import page
-from nomad_eval.report.html_writer import write_sweep_html
+from nomad_eval.report.html_sweep import write_sweep_html
 from tests.conftest import FIXTURES
 
 SCRIPT = "<script>alert(1)</script>"

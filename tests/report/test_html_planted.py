@@ -22,7 +22,8 @@ from nomad_eval.report.details import (
     PositionDetails,
     PositionPoint,
 )
-from nomad_eval.report.html_writer import generation_page, position_page, retrieval_page, write_sweep_html
+from nomad_eval.report.html_sweep import write_sweep_html
+from nomad_eval.report.html_writer import generation_page, position_page, retrieval_page
 from nomad_eval.report.schema import (
     Gate,
     GateFloor,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
-from nomad_eval.config.settings import sweep_settings
+from nomad_eval.config.sweep import sweep_settings
 from nomad_eval.report.sweep_rank import rank_sweep
 from tests.typed_config import typed
 

@@ -17,7 +17,8 @@ from nomad_eval.base.console import console
 from nomad_eval.metrics.separation import rounded
 from nomad_eval.report.console_view import print_generation, print_retrieval
 from nomad_eval.report.details import GenerationDetails, RankAnalysis
-from nomad_eval.report.html_writer import generation_page, retrieval_page, write_sweep_html
+from nomad_eval.report.html_sweep import write_sweep_html
+from nomad_eval.report.html_writer import generation_page, retrieval_page
 from nomad_eval.report.markdown import generation_markdown, retrieval_markdown
 from nomad_eval.report.merge import merge, write_summary
 from nomad_eval.report.schema import MetricInterval, Report
