@@ -27,6 +27,7 @@ from nomad_eval.report.schema import Identity, Report
 from tests.conftest import compose_cfg
 from tests.fuzz_support import fuzz_settings, run, tried
 from tests.typed_config import compare_settings
+from tests.written import records
 
 # The shipped config, as a run composes it (a hand-built one breaks whenever compare reads a new key), with fewer
 # resamples: each fuzzed example runs a whole compare.
@@ -195,7 +196,7 @@ def test_fuzzed_baselines_are_compared_or_refused_by_name(tmp_path: Path) -> Non
         except NomadError as exc:
             _refused_by_name(exc, path)
             return
-        verdict_for(REPORT, CASES, base, compare_settings(CFG))
+        verdict_for(REPORT, records(CASES), base, compare_settings(CFG))
 
     assert run("baseline reader + compare", prop) >= 150
 
