@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from nomad_eval.core.questions import Question, values_of
 from nomad_eval.core.stats import Interval, mean_interval, mean_intervals
+from nomad_eval.judges.run_judges import JudgeSection
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.records import AnswerCase
 
@@ -84,7 +85,7 @@ def _judge_interval(values: list[float], questions: list[str], resamples: int, s
                          questions=len(set(questions)))
 
 
-def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[AnswerCase],
+def add_judge_intervals(section: JudgeSection, cases: Sequence[AnswerCase],
                         scale_max: Mapping[str, int], resamples: int, seed: int) -> None:
     """Write `low`, `high` and `questions` (and `low_weighted`, `high_weighted`) into each `<mode>.<rubric>` entry
     of a judge section, from the parsed verdicts in the cases; None bounds with fewer than two questions judged."""
@@ -108,7 +109,8 @@ def add_judge_intervals(section: dict[str, dict[str, Any]], cases: Sequence[Answ
         if len(plain[0]) != entry.get("n"):
             raise ValueError(f"judge section {key}: {entry.get('n')} values but {len(plain[0])} parsed verdicts in "
                              "the cases")
-        entry.update(_judge_interval(*plain, resamples, seed))
+        iv = _judge_interval(*plain, resamples, seed)
+        entry["low"], entry["high"], entry["questions"] = iv["low"], iv["high"], iv["questions"]
         if "mean_weighted" in entry:
             w_iv = _judge_interval(*weighted, resamples, seed)
-            entry.update({"low_weighted": w_iv["low"], "high_weighted": w_iv["high"]})
+            entry["low_weighted"], entry["high_weighted"] = w_iv["low"], w_iv["high"]

@@ -13,7 +13,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import (
+    Any,
+    NotRequired,  # read by pydantic inside a report model
+)
+
+from typing_extensions import TypedDict
 
 from nomad_eval.backends.base import Identity
 from nomad_eval.base.atomic import JsonObject

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired  # read by pydantic inside a report model
 
 from hydra.utils import instantiate
+from typing_extensions import TypedDict
 
 from nomad_eval.backends.base import Identity
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
@@ -22,6 +24,57 @@ from nomad_eval.judges.calibration import (
 )
 from nomad_eval.judges.judge import Judgement, Rubric, judge, load_rubric, wants_weights
 from nomad_eval.records import AnswerCase
+
+
+class JudgeEntry(TypedDict):
+    """One `<mode>.<rubric>` entry of a report's judge section, in the order report.json holds its keys; the
+    intervals are added after judging (core/summary.py), the weighted figures only for graded rubrics."""
+
+    rubric: str
+    # Every run writes these; a report written before them (schema version 1) may hold only the rubric.
+    unparseable: NotRequired[int]
+    rejected: NotRequired[int]
+    by_rule: NotRequired[int]
+    calibration: NotRequired[CalibrationStatus]
+    n: NotRequired[int]
+    mean: NotRequired[float | None]
+    n_weighted: NotRequired[int]
+    mean_weighted: NotRequired[float | None]
+    low: NotRequired[float | None]
+    high: NotRequired[float | None]
+    questions: NotRequired[int]
+    low_weighted: NotRequired[float | None]
+    high_weighted: NotRequired[float | None]
+
+
+JudgeSection = dict[str, JudgeEntry]
+
+
+@dataclass
+class _Tally:
+    """A judge entry while its verdicts are counted."""
+
+    rubric: str
+    calibration: CalibrationStatus
+    weighted: bool
+    values: list[float] = field(default_factory=list)
+    values_weighted: list[float] = field(default_factory=list)
+    unparseable: int = 0
+    rejected: int = 0
+    by_rule: int = 0
+
+    def entry(self) -> JudgeEntry:
+        out = JudgeEntry(rubric=self.rubric, unparseable=self.unparseable, rejected=self.rejected,
+                         by_rule=self.by_rule, calibration=self.calibration, n=len(self.values),
+                         mean=_mean(self.values))
+        if self.weighted:
+            out["n_weighted"] = len(self.values_weighted)
+            out["mean_weighted"] = _mean(self.values_weighted)
+        return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def rubrics(s: JudgeSettings) -> list[Rubric]:
@@ -44,7 +97,7 @@ def by_rule(rubric: Rubric, case: AnswerCase) -> Judgement | None:
 
 
 def judge_cases(s: JudgeSettings, cases: list[AnswerCase], passages: list[list[str]], chat: CachedChat
-                ) -> dict[str, dict[str, Any]]:
+                ) -> JudgeSection:
     """Adds `judges` (verdicts) to each case, and `judges_weighted` for graded rubrics (the probability-weighted
     score, null where the judge's backend gives no token probabilities); returns the report section, keyed
     "<mode>.<rubric>". Up to the judge model's `concurrency` requests are in flight at once."""
@@ -61,43 +114,33 @@ def judge_cases(s: JudgeSettings, cases: list[AnswerCase], passages: list[list[s
     # In task order, so cases and the section read the same whatever finished first; an unreachable judge stops
     # the run, and the verdicts already given stay in the cache.
     results = map_in_order(work, tasks, int(chat.model.concurrency), "judging", s.quiet)
-    section: dict[str, dict[str, Any]] = {}
+    section: dict[str, _Tally] = {}
     calibration = {r.key: calibration_status(s, r, chat.identity()) for r in chosen}
     for (rubric, i), j in zip(tasks, results, strict=True):
         cases[i] = _record(rubric, cases[i], j, section, calibration[rubric.key])
-    for entry in section.values():
-        vals = entry.pop("values")
-        entry["n"] = len(vals)
-        entry["mean"] = sum(vals) / len(vals) if vals else None
-        if "values_weighted" in entry:
-            weighted = entry.pop("values_weighted")
-            entry["n_weighted"] = len(weighted)
-            entry["mean_weighted"] = sum(weighted) / len(weighted) if weighted else None
-    return section
+    return {key: tally.entry() for key, tally in section.items()}
 
 
-def _record(rubric: Rubric, case: AnswerCase, j: Judgement, section: dict[str, dict[str, Any]],
+def _record(rubric: Rubric, case: AnswerCase, j: Judgement, section: dict[str, _Tally],
             calibration: CalibrationStatus) -> AnswerCase:
     """The case with the verdict written on it; the verdict counted in its `<mode>.<rubric>` entry."""
     verdicts: dict[str, object] = {"judges": {**case.judges, rubric.name: j.verdict}}
     key = f"{case.mode}.{rubric.name}"
-    fresh: dict[str, Any] = {"rubric": rubric.key, "values": [], "unparseable": 0, "rejected": 0, "by_rule": 0,
-                             "calibration": calibration}
-    if wants_weights(rubric):
+    weighted = wants_weights(rubric)
+    if weighted:
         verdicts["judges_weighted"] = {**case.judges_weighted, rubric.name: j.score_weighted}
-        fresh["values_weighted"] = []
-    s = section.setdefault(key, fresh)
+    s = section.setdefault(key, _Tally(rubric.key, calibration, weighted))
     if j.by_rule:
-        s["by_rule"] += 1
+        s.by_rule += 1
     elif j.rejected:
-        s["rejected"] += 1
+        s.rejected += 1
     elif j.verdict is None:
-        s["unparseable"] += 1
+        s.unparseable += 1
     if j.verdict is not None:
-        s["values"].append(j.verdict / max(rubric.scale))
+        s.values.append(j.verdict / max(rubric.scale))
     if j.score_weighted is not None:
         # On the same 0..1 scale as `mean`, so the two read side by side.
-        s["values_weighted"].append(j.score_weighted / max(rubric.scale))
+        s.values_weighted.append(j.score_weighted / max(rubric.scale))
     return case.model_copy(update=verdicts)
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from nomad_eval.harness.served import ParitySummary
+from nomad_eval.judges.run_judges import JudgeSection
 from nomad_eval.metrics.separation import SeparationRow
 
 
@@ -155,7 +156,7 @@ class AnswerDetails(BaseModel):
     # "not measured".
     infra: list[InfraFailure] = Field(default_factory=list)
     # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    judges: JudgeSection = Field(default_factory=dict)
     # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
     judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
     causes: CauseCounts = Field(default_factory=CauseCounts)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nomad_eval.judges.run_judges import JudgeEntry, JudgeSection
+
 
 def describe(metric: str, r: dict[str, Any]) -> str:
     """One line: the judge mean, and either the corrected estimate with its interval and n, or why there is none."""
@@ -28,20 +30,20 @@ def _with_interval(mean: float | None, low: float | None, high: float | None) ->
     return f"{mean:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " [no interval]")
 
 
-def judge_mean_text(v: dict[str, Any]) -> str:
+def judge_mean_text(v: JudgeEntry) -> str:
     """A judge section entry's mean with its 95% interval (questions resampled whole) and n."""
     return f"{_with_interval(v.get('mean'), v.get('low'), v.get('high'))} (n={v['n']} cases, " \
            f"{v.get('questions', '?')} questions)"
 
 
-def judge_weighted_text(v: dict[str, Any]) -> str:
+def judge_weighted_text(v: JudgeEntry) -> str:
     if v.get("mean_weighted") is None:
         return "none"
     return f"{_with_interval(v['mean_weighted'], v.get('low_weighted'), v.get('high_weighted'))} " \
            f"(n={v.get('n_weighted', '?')})"
 
 
-def judge_lines(judges: dict[str, dict[str, Any]]) -> list[str]:
+def judge_lines(judges: JudgeSection) -> list[str]:
     """One line per judge metric: the uncorrected mean with its interval and n, and the weighted mean if any."""
     out = []
     for key, v in judges.items():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import err_console
@@ -29,7 +28,7 @@ from nomad_eval.harness.served import METRIC as PARITY_METRIC
 from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
-from nomad_eval.judges.run_judges import check_judge_gates, rubrics
+from nomad_eval.judges.run_judges import JudgeSection, check_judge_gates, rubrics
 from nomad_eval.records import AnswerCase, Attack, Hit, values
 from nomad_eval.report.details import AppDetails, CauseCounts
 from nomad_eval.report.intervals import summarize_report
@@ -152,7 +151,7 @@ def case(g: Golden, rec: AppOutput, ks: list[int]) -> AnswerCase:
 
 
 def _judges(config: RunConfig, cases: list[AnswerCase], passages: list[list[str]], data_dir: Path
-            ) -> dict[str, dict[str, Any]]:
+            ) -> JudgeSection:
     cache = ResponseCache(data_dir / "responses.sqlite") if config.cache is not False and config.judge.rubrics else None
     try:
         return judge_all(config, cases, passages, cache)
@@ -173,7 +172,7 @@ def identity(config: RunConfig, rt: Runtime) -> Identity:
 
 
 def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[AnswerCase], outputs: Outputs,
-            unstable: list[str], judges: dict[str, dict[str, Any]], ks: list[int]) -> Report:
+            unstable: list[str], judges: JudgeSection, ks: list[int]) -> Report:
     questions = questions_from_cases(cases)
     if config.compare.exclude_unstable:
         questions = stable(questions)

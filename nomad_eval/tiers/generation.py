@@ -23,7 +23,7 @@ from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.harness.trace import Tracer
-from nomad_eval.judges.run_judges import check_judge_gates, rubrics
+from nomad_eval.judges.run_judges import JudgeSection, check_judge_gates, rubrics
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
@@ -210,7 +210,7 @@ def _scored_cases(w: _Work, answers: list[tuple[str, str, int | None]], ks: list
 
 
 def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w: _Work, cases: list[AnswerCase],
-            repeats: int, unstable: list[str], judges: dict[str, dict[str, Any]]) -> Report:
+            repeats: int, unstable: list[str], judges: JudgeSection) -> Report:
     questions = questions_from_cases(cases)
     if config.compare.exclude_unstable:  # upstream NOMAD's means, for drop-in comparisons with its numbers
         questions = stable(questions)
