@@ -12,10 +12,6 @@ ENTRY = ("cli/", "__main__.py")
 OMEGACONF = re.compile(r"^\s*(from|import) omegaconf\b", re.M)
 CFG_READ = re.compile(r"\bcfg(\.|\[|\.get\()")
 ANY_CONFIG = re.compile(r"\b(cfg|config): Any\b")
-# Not the run's config: a shipped option's YAML read as a file, its interpolations resolved by OmegaConf
-# (base/shipped.py), and Hydra's own record of the command line, read unresolved so no credential is resolved into
-# a report (harness/rundir.py). Each entry must still need it, so the list only shrinks.
-PENDING = {"base/shipped.py"}
 
 
 def _offenders(pattern: re.Pattern[str]) -> set[str]:
@@ -32,9 +28,9 @@ def test_no_module_outside_the_entry_takes_a_dictconfig() -> None:
 
 
 def test_only_the_entry_imports_omegaconf_reads_cfg_or_takes_a_config_typed_any() -> None:
+    # A shipped option read as a file (base/shipped.py) is plain YAML too: only the entry resolves with OmegaConf.
     offenders = _offenders(OMEGACONF) | _offenders(CFG_READ) | _offenders(ANY_CONFIG)
-    assert offenders - PENDING == set(), sorted(offenders - PENDING)
-    assert PENDING - offenders == set(), f"converted: drop {sorted(PENDING - offenders)} from PENDING"
+    assert offenders == set(), sorted(offenders)
 
 
 def test_the_typed_config_needs_no_omegaconf() -> None:
