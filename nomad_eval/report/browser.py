@@ -1,9 +1,9 @@
 """runs.html: one self-contained page over many runs: a table, filters, metric trends and a per-question diff.
 
-Pure: run/runs_page.py finds and reads the report.json and cases.jsonl files and passes their parsed
-contents here. The page runs no library and fetches nothing: the trends are inline SVG drawn by report/svg.py,
-one per metric, and the side-by-side is built by a small inline script from a JSON blob of per-question data
-that every run carries (bounded, so hundreds of runs stay a page a browser opens at once).
+Pure: run/runs_page.py finds and reads the report.json and cases.jsonl files and passes their parsed contents here,
+the cases as records read by the codec. The page runs no library and fetches nothing: the trends are inline SVG
+drawn by report/svg.py, one per metric, and the side-by-side is built by a small inline script from a JSON blob of
+per-question data that every run carries (bounded, so hundreds of runs stay a page a browser opens at once).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from markupsafe import Markup
 import nomad_eval.metrics  # noqa: F401  (registers every metric, so the headline set is complete)
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.metrics.registry import MetricName, headline_names, is_number
+from nomad_eval.records import AnswerCase, Case, by_name, hits
 from nomad_eval.report.html import render as render_page
 from nomad_eval.report.markdown import fmt_value
 from nomad_eval.report.schema import MetricInterval
@@ -161,42 +162,40 @@ def _num(v: Any) -> float | None:
     return float(v) if is_number(v) else None
 
 
-def questions(cases: Sequence[JsonObject], tier: str, k: int = 5) -> list[QuestionRow] | None:
+def questions(cases: Sequence[Case], tier: str, k: int = 5) -> list[QuestionRow] | None:
     """Per question (per mode and question for generation, repeats together): what the run retrieved or answered
     and its outcome. Retrieval outcomes carry hit@k and recall@k, so a change in either is a change of outcome."""
     if tier not in ("retrieval", "generation"):
         return None
-    grouped: dict[str, list[JsonObject]] = {}
+    grouped: dict[str, list[Case]] = {}
     for c in cases:
-        if not isinstance(c, dict):
-            continue
-        key = str(c.get("id")) if tier == "retrieval" else f"{c.get('mode')}:{c.get('id')}"
+        key = c.id if tier == "retrieval" else f"{c.mode}:{c.id}"
         grouped.setdefault(key, []).append(c)
     return [_question_row(key, group, tier, k) for key, group in grouped.items()]
 
 
-def _question_row(key: str, group: list[JsonObject], tier: str, k: int) -> QuestionRow:
+def _question_row(key: str, group: list[Case], tier: str, k: int) -> QuestionRow:
     first = group[0]
-    docs = [str(r.get("doc_id")) for r in first.get("retrieved") or [] if isinstance(r, dict)]
-    passed = sum(1 for c in group if c.get("passed") is True)
+    docs = [h.doc_id for h in hits(first)]
+    passed = sum(1 for c in group if c.passed is True)
     if tier == "retrieval":
-        m = first.get("metrics") or {}
+        m = by_name(first.metrics)
         shown, out = _cut(", ".join(docs[:k]) or "(nothing retrieved)"), _retrieval_outcome(first, passed)
         hit, rec = _num(m.get(f"hit@{k}")), _num(m.get(f"recall@{k}"))
     else:
-        answer = first.get("answer")
+        # An older case that wrote no answer shows as none, not as an empty one.
+        answer = first.answer if isinstance(first, AnswerCase) and "answer" in first.model_fields_set else None
         shown = _cut(answer, ANSWER_CHARS) if answer is not None else "(no answer)"
         out = "pass" if passed == len(group) else "fail" if passed == 0 else f"mixed {passed}/{len(group)}"
         hit, rec = None, None
-    return QuestionRow(k=_cut(key), id=_cut(first.get("id")), q=_cut(first.get("query")), shown=shown, out=out,
-                       hit=hit, rec=rec)
+    return QuestionRow(k=_cut(key), id=_cut(first.id), q=_cut(first.query), shown=shown, out=out, hit=hit, rec=rec)
 
 
-def _retrieval_outcome(case: JsonObject, passed: int) -> str:
+def _retrieval_outcome(case: Case, passed: int) -> str:
     """A refusal question has no relevant document to find (its `passed` is null): its outcome is whether the
     store returned anything, so a refusal that starts retrieving shows as changed."""
-    if case.get("expect_refusal"):
-        return "refusal: retrieved" if case.get("retrieved") else "refusal: nothing retrieved"
+    if case.expect_refusal:
+        return "refusal: retrieved" if hits(case) else "refusal: nothing retrieved"
     return "pass" if passed else "fail"
 
 

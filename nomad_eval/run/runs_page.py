@@ -11,11 +11,14 @@ import json
 import os
 from pathlib import Path
 
-from nomad_eval.base.atomic import JsonObject
+from pydantic import ValidationError
+
 from nomad_eval.base.console import err_console
+from nomad_eval.base.errors import first_error
 from nomad_eval.base.runfolder import problem
 from nomad_eval.config.sections import BrowseKeys
 from nomad_eval.harness.rundir import multirun
+from nomad_eval.records import Case, decode
 from nomad_eval.report.browser import MAX_CASES, RunEntry, build_page, headline_k, questions, run_entry
 from nomad_eval.report.io import write_atomic
 
@@ -39,17 +42,21 @@ def find_reports(roots: list[Path], limit: int) -> list[Path]:
     return sorted(found, key=lambda p: found[p], reverse=True)[:limit]
 
 
-def _cases(path: Path) -> tuple[list[JsonObject] | None, str]:
-    """A run's cases.jsonl as it holds them (the page shows older and hand-edited files too), or why not."""
-    rows: list[JsonObject] = []
+def _cases(path: Path) -> tuple[list[Case] | None, str]:
+    """A run's cases.jsonl as records, read by the codec (older files too: their missing fields take the
+    defaults), or why not: a line that is not a case record withholds the run's questions, naming the line."""
+    rows: list[Case] = []
     try:
         with path.open(encoding="utf-8") as f:
-            for line in f:
+            for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
                 if len(rows) >= MAX_CASES:
                     return None, f"more than {MAX_CASES} cases"
-                rows.append(json.loads(line))
+                try:
+                    rows.append(decode(json.loads(line)))
+                except ValidationError as exc:  # a ValueError: caught before the file is called unreadable
+                    return None, f"cases.jsonl line {n}: not a case record: {first_error(exc)}"
     except FileNotFoundError:
         return None, "no cases.jsonl"
     except (OSError, ValueError) as exc:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nomad_eval.metrics.separation import rounded
-from nomad_eval.records import AnswerCase, Hit, PositionCase, RetrievalCase
+from nomad_eval.records import AnswerCase, Hit, PositionCase, RetrievalCase, decode
 from nomad_eval.report.browser import build_page, questions, run_entry
 from nomad_eval.report.details import (
     AttackRate,
@@ -167,9 +167,10 @@ def test_runs_page() -> None:
         "metrics": {"recall@5": 0.5}, "gate": {"verdict": "regression", "cause": planted("verdict")},
         "provenance": {"created": "2026-01-01T00:00:00+00:00"}}
     case = {"id": planted("question id"), "query": planted("query"), "passed": True,
-            "metrics": {"hit@5": 1.0, "recall@5": 1.0}, "retrieved": [{"doc_id": planted("doc")}]}
+            "metrics": {"hit@5": 1.0, "recall@5": 1.0},
+            "retrieved": [{"rank": 1, "doc_id": planted("doc"), "chunk_id": "c", "score": 0.5, "final_score": 0.5}]}
     entry = run_entry(report, planted("link"), planted("folder"), 0.0)
-    entry.questions = questions([case], "retrieval")
+    entry.questions = questions([decode(case)], "retrieval")
     entry.why_no_questions = planted("why none")
 
     def data(p: Page) -> str:
@@ -188,7 +189,7 @@ def test_a_planted_end_of_script_stays_inside_the_data(field: str) -> None:
     case = {"id": "q", "query": "x", "answer": "y", "mode": "e2e", "passed": True, field: "</script><b>bold</b>"}
     report = {"tier": "generation", "status": "ok", "metrics": {}, "identity": {"suite": "s", "fingerprint": "f"}}
     entry = run_entry(report, "", "f", 0.0)
-    entry.questions = questions([case], "generation")
+    entry.questions = questions([decode(case)], "generation")
     page = Page(build_page([entry]))
     assert "b" not in page.tags and any("</script><b>bold</b>" in json.dumps(json.loads(s), ensure_ascii=False)
                                         for s in page.scripts if s.lstrip().startswith("["))

@@ -11,6 +11,7 @@ from hydra import compose, initialize_config_dir
 from nomad_eval.base.paths import CONF
 from nomad_eval.cli.entry import run_tier
 from nomad_eval.data.golden import Golden
+from nomad_eval.records import decode
 from nomad_eval.report.browser import _overrides, questions
 from nomad_eval.report.html_writer import _meta
 from nomad_eval.report.schema import Report
@@ -46,8 +47,9 @@ def test_a_refusal_question_is_not_a_failure_and_starting_to_retrieve_is_a_chang
         return {"id": "r1", "query": "Who won the 1962 cup?", "expect_refusal": True, "passed": None,
                 "retrieved": retrieved, "metrics": {}}
 
-    quiet = questions([case([])], "retrieval")
-    loud = questions([case([{"doc_id": "kettle-descaling"}])], "retrieval")
+    quiet = questions([decode(case([]))], "retrieval")
+    hit = {"rank": 1, "doc_id": "kettle-descaling", "chunk_id": "kettle-descaling#0", "score": 0.4, "final_score": 0.4}
+    loud = questions([decode(case([hit]))], "retrieval")
     assert quiet and loud
     assert quiet[0]["out"] == "refusal: nothing retrieved" and loud[0]["out"] == "refusal: retrieved"
 

@@ -14,7 +14,9 @@ from hydra import compose, initialize_config_dir
 
 from nomad_eval.base.paths import CONF
 from nomad_eval.cli.entry import run_tier
+from nomad_eval.records import decode
 from nomad_eval.report.browser import build_page, questions, run_entry
+from nomad_eval.run.runs_page import _cases as read_cases
 from nomad_eval.run.runs_page import rebuild
 from tests.conftest import MINI
 from tests.report.test_html_in_browser import ARTIFACTS, CHROMIUM, chromium
@@ -113,12 +115,12 @@ SCRIPT_END = "</script><img src=x onerror=alert(1)>"
 def test_planted_markup_stays_text(tmp_path: Path) -> None:
     """A question, answer or document id holding markup is shown as text, in the table and the script's data."""
     case = {"id": f"q-{SCRIPT_END}", "query": SCRIPT_END, "passed": True, "metrics": {"hit@5": 1.0, "recall@5": 1.0},
-            "retrieved": [{"doc_id": SCRIPT_END}]}
+            "retrieved": [{"rank": 1, "doc_id": SCRIPT_END, "chunk_id": "c", "score": 0.5, "final_score": 0.5}]}
     report = {"tier": "retrieval", "status": "ok", "overrides": [f"threshold={SCRIPT_END}"],
               "identity": {"suite": SCRIPT_END, "fingerprint": "f", "model": None},
               "metrics": {"recall@5": 1.0}, "provenance": {"created": "2026-01-01T00:00:00+00:00"}}
     entry = run_entry(report, f"{SCRIPT_END}/report.html", SCRIPT_END, 0.0)
-    entry.questions = questions([case], "retrieval")
+    entry.questions = questions([decode(case)], "retrieval")
     text = build_page([entry, entry])
     assert SCRIPT_END not in text and "<img" not in text
     assert html.escape(SCRIPT_END) in text  # shown, as text
@@ -150,6 +152,21 @@ def test_rebuild_skips_what_is_not_a_report(tmp_path: Path) -> None:
     out, n = rebuild([tmp_path, tmp_path / "missing"], tmp_path / "runs.html", limit=10)
     page = out.read_text()
     assert n == 0 and "2 skipped: " in page and "not a report" in page and "unreadable" in page
+
+
+def test_a_line_that_is_no_case_record_withholds_the_runs_questions_naming_it(tmp_path: Path) -> None:
+    """The page reads cases through the codec: an older case with fewer fields reads, a damaged one is named."""
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "q1", "passed": true}\n\n{"id": "q2", "passed": "yes"}\n')
+    cases, why = read_cases(path)
+    assert cases is None and why.startswith("cases.jsonl line 3: not a case record: 'passed'")
+    path.write_text('{"id": "q1", "passed": true}\n')
+    cases, why = read_cases(path)
+    assert why == "" and cases is not None and [c.id for c in cases] == ["q1"]
+    assert questions(cases, "retrieval") == [{"k": "q1", "id": "q1", "q": "", "shown": "(nothing retrieved)",
+                                              "out": "pass", "hit": None, "rec": None}]
+    older = questions([decode({"id": "g", "mode": "e2e", "passed": False})], "generation")  # it wrote no answer
+    assert older is not None and (older[0]["k"], older[0]["shown"], older[0]["out"]) == ("e2e:g", "(no answer)", "fail")
 
 
 def test_the_trend_is_by_date_and_commit_and_its_lines_are_named_by_suite_and_date() -> None:
