@@ -63,7 +63,7 @@ def _run(args: tuple[str, ...], out: Path) -> float:
 
 def _attribution(args: tuple[str, ...], run: Path, baselines: Path) -> tuple[float, dict[str, Any]]:
     from nomad_eval.cli.config_check import typed
-    from nomad_eval.config.settings import compare_settings
+    from nomad_eval.config.gating import compare_settings
     from nomad_eval.gate.decision import attribute
     from nomad_eval.gate.record import gate_record
     from nomad_eval.gate.verdict import verdict_for

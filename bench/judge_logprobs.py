@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from bench.run import compose  # noqa: E402
 from nomad_eval.backends.response_cache import ResponseCache  # noqa: E402
 from nomad_eval.cli.config_check import typed  # noqa: E402
-from nomad_eval.config.settings import judge_settings  # noqa: E402
+from nomad_eval.config.judging import judge_settings  # noqa: E402
 from nomad_eval.judges.judge import TOP_LOGPROBS, judge  # noqa: E402
 from nomad_eval.judges.run_judges import judge_chat, rubrics  # noqa: E402
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact
 from nomad_eval.cli.config_check import check_config
-from nomad_eval.config import RunConfig
+from nomad_eval.config import RunConfig, gating, judging
 from nomad_eval.config import settings as typed_settings
 from nomad_eval.config.tiers import KINDS, OwnTier, RetrievalTier
 from tests.conftest import MINI, compose_cfg
@@ -37,9 +37,9 @@ def test_every_combination_is_typed_with_the_settings_it_sets(
     assert (run.suite, run.data_dir, run.pipeline_target) == (tree["suite"], Path(tree["paths"]["data_dir"]),
                                                              tree["pipeline"]["_target_"])
     assert dict(run.embedder) == tree["embedder"] and run.store.lock_timeout == tree["store"]["lock_timeout"]
-    judge = typed_settings.judge_settings(config)
+    judge = judging.judge_settings(config)
     assert (dict(judge.model), judge.rubrics) == (tree["judge"]["model"], tuple(tree["judge"]["rubrics"]))
-    gate = typed_settings.gate_settings(config)
+    gate = gating.gate_settings(config)
     assert dict(gate.floors) == (tree["gate"]["fail_under"] or {})
     assert (gate.after_run, gate.compare.headline_k) == (tree["compare"]["after_run"], tree["compare"]["headline_k"])
 
@@ -47,7 +47,7 @@ def test_every_combination_is_typed_with_the_settings_it_sets(
 def test_the_typed_config_is_frozen_and_reads_by_attribute(tmp_path: Path) -> None:
     config = check_config(compose_cfg(*MINI, f"paths.data_dir={tmp_path}", "threshold=0.4", "tier.ks=[1,2]"))
     assert isinstance(config, RunConfig) and isinstance(config.tier, RetrievalTier)
-    assert (config.threshold, config.ks, config.tier.target) == (0.4, [1, 2], "nomad_eval.tiers.retrieval.run")
+    assert (config.threshold, config.ks, config.tier.target) == (0.4, [1, 2], "nomad_eval.tiers.retrieval.measure")
     assert config.pipeline.top_k == 5 and config.compare.headline_k == 5 and config.paths.data_dir == str(tmp_path)
     with pytest.raises(ValidationError):
         config.seed = 3  # type: ignore[misc]

@@ -101,3 +101,24 @@ def test_no_import_circle(graph: dict[str, set[str]]) -> None:
 def test_the_graph_sees_function_level_imports(graph: dict[str, set[str]]) -> None:
     """The checks above would miss a circle hidden in a function if the walk did not reach inside functions."""
     assert "nomad_eval.cli.entry" in graph["nomad_eval.__main__"]  # imported inside main()
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m] - seen)
+    return seen
+
+
+def test_a_retrieval_run_reaches_the_measuring_floors_only(graph: dict[str, set[str]]) -> None:
+    """The retrieval tier's module imports what measures (the skeleton runs it, run/registry.py): not the gate, the
+    report's writers and renderers, the judges nor the answer scoring, so a change there cannot break retrieval."""
+    reached = _reach(graph, "nomad_eval.tiers.retrieval")
+    assert len(reached) <= 70, len(reached)
+    far = ("nomad_eval.gate.", "nomad_eval.judges.", "nomad_eval.report.html", "nomad_eval.report.markdown",
+           "nomad_eval.report.console_view", "nomad_eval.run.folder", "nomad_eval.metrics.upstream.generation")
+    assert sorted(m for m in reached if m.startswith(far)) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib import import_module
 
 import yaml
 
@@ -18,7 +19,9 @@ def test_every_shipped_tier_yaml_names_the_registrys_module() -> None:
     for p in sorted((CONF / "tier").glob("*.yaml")):
         spec = yaml.safe_load(p.read_text(encoding="utf-8"))
         shipped[spec["name"]] = spec["_target_"]
-    assert shipped == {name: f"{module}.run" for name, module in TIERS.items()}
+    # A scoring tier's YAML names its measure (run in the skeleton), an action tier's its run.
+    assert shipped == {name: f"{module}.{'measure' if hasattr(import_module(module), 'measure') else 'run'}"
+                       for name, module in TIERS.items()}
 
 
 def test_a_tier_outside_the_registry_is_found_by_its_target_or_refused() -> None:

@@ -1,5 +1,6 @@
-"""The typed settings the layers below take (harness/runtime.py, judges/calibration.py, gate/settings.py), built
-from the run's config: those layers never see a config."""
+"""The typed settings the layers below take, built from the run's config: those layers never see a config. Here
+the run's data, store and chunker (harness/runtime.py) and its bootstrap; the judges' in config/judging.py, the
+gate's in config/gating.py, so a retrieval run imports neither the judges nor the gate."""
 
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.config.groups import Data, Pipeline, Store
 from nomad_eval.config.run_config import RunConfig, RunPart, saved_part
-from nomad_eval.config.sections import JudgingKeys
-from nomad_eval.gate.settings import CompareSettings, GateSettings, configured_floors
 from nomad_eval.harness.runtime import DataSettings, RunSettings, Runtime, StoreSettings
-from nomad_eval.judges.calibration import JudgeSettings, JudgingRules
 from nomad_eval.rag.chunking import ChunkerParams
 
 if TYPE_CHECKING:  # its module loads numpy and scipy, which a corpus check and `--help` never need
@@ -85,21 +83,6 @@ def saved_runtime(saved: Mapping[str, Any]) -> Runtime:
     return Runtime(run_settings(saved_part(saved), saved))
 
 
-def judging_rules(judging: JudgingKeys) -> JudgingRules:
-    return JudgingRules(judging.min_agreement, judging.gate_on, judging.max_order_flip_rate,
-                        judging.max_verbosity_shift, judging.min_abstention_faithful)
-
-
-def judge_settings(config: RunConfig) -> JudgeSettings:
-    resolved(config)
-    j = config.judging
-    return JudgeSettings(
-        model=config.judge.model.spec(), model_name=config.judge.model.name, rubrics=config.judge.rubrics,
-        rubrics_dir=Path(j.rubrics_dir), calibration_dir=Path(j.calibration_dir), rules=judging_rules(j),
-        seed=config.seed, retries=j.retries, max_tokens=j.max_tokens, quiet=config.quiet,
-        generator=config.model.text("name") or None, fail_under=dict(config.gate.fail_under or {}))
-
-
 def bootstrap(config: RunConfig) -> Bootstrap:
     from nomad_eval.report.intervals import Bootstrap
 
@@ -123,23 +106,3 @@ def baseline_documents(root: Path, named: Path | None = None) -> frozenset[str]:
         if isinstance(docs, dict):
             found.update(str(d) for d in docs)
     return frozenset(found)
-
-
-def compare_settings(config: RunConfig) -> CompareSettings:
-    c = config.compare
-    return CompareSettings(
-        metrics=tuple(c.metrics) if c.metrics else None, headline_k=c.headline_k, view=c.view, stale=c.stale,
-        exclude_unstable=c.exclude_unstable, strict=c.strict, tolerance=c.tolerance, cluster=config.stats.cluster,
-        resamples=config.stats.resamples, seed=config.seed, correlation=config.plan.correlation,
-        max_infra=config.gate.max_infra,
-        quarantine_dir=None if config.data.kind == "beir" else config.data.goldens_dir)
-
-
-def gate_settings(config: RunConfig) -> GateSettings:
-    """The gate's settings from the run's config (nomad_eval/gate/settings.py)."""
-    c = config.compare
-    return GateSettings(
-        floors=configured_floors({"fail_under": config.gate.fail_under}), after_run=c.after_run,
-        baseline=Path(c.baseline) if c.baseline else None, variant=c.variant or None,
-        baselines_dir=Path(config.paths.baselines_dir), junit=Path(c.junit) if c.junit else None,
-        compare=compare_settings(config))

@@ -16,9 +16,9 @@ from typing import TypedDict
 
 from nomad_eval.core.questions import Question, values_of
 from nomad_eval.core.stats import Interval, mean_interval, mean_intervals
-from nomad_eval.judges.run_judges import JudgeSection
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.records import AnswerCase
+from nomad_eval.records.sections import JudgeSection
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12 (report/details.py)
-
 from nomad_eval.data.corpus import Document
 from nomad_eval.metrics.aggregate import wilson
+from nomad_eval.records.sections import ParitySummary, Share
 
 Standing = Literal["current", "stale", "foreign"]
 METRIC = "app.current_context_rate"
@@ -46,28 +45,6 @@ class CorpusText:
         if any(t in body for body in self.docs.values()):  # current text under another id is still current
             return "current"
         return "stale" if doc_id in self.docs else "foreign"
-
-
-class ParitySummary(TypedDict):
-    """What the app served, counted against the corpus (a report's served_index)."""
-
-    passages: int
-    current: Share
-    stale: Share
-    foreign: Share
-    stale_documents: dict[str, int]
-    foreign_documents: dict[str, int]
-
-
-class Share(TypedDict):
-    """A share of the served passages with its Wilson 95% interval (value, low, high None when none was served)."""
-
-    value: float | None
-    count: int
-    n: int
-    low: float | None
-    high: float | None
-    method: str
 
 
 @dataclass

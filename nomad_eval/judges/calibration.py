@@ -14,16 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import (
-    Any,
-    NotRequired,  # read by pydantic inside a report model
+    Any,  # read by pydantic inside a report model
 )
-
-from typing_extensions import TypedDict
 
 from nomad_eval.backends.base import Identity
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.paths import project_dir, slug
+from nomad_eval.records.sections import CalibrationStatus
 
 
 # What judging reads from a run's config, typed: built from the run config (config/settings.py).
@@ -56,21 +54,6 @@ class JudgeSettings:
     quiet: bool
     generator: str | None                   # the generating model's name: a judge of its family is warned about
     fail_under: Mapping[str, float]          # the gate's floors: a judge metric among them needs a calibration
-
-
-class CalibrationStatus(TypedDict):
-    """What a judge section of a report says of its calibration: the gate's decision on it, and its figures when
-    one was found (as its file holds them)."""
-
-    warnings: list[str]
-    calibrated: bool
-    reason: str
-    file: NotRequired[str]
-    n: NotRequired[int | None]
-    agreement: NotRequired[JsonObject | None]
-    coverage: NotRequired[JsonObject | None]
-    kappa: NotRequired[JsonObject | None]
-    battery: NotRequired[JsonObject]
 
 
 MIN_LABELS = 25

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired  # read by pydantic inside a report model
 
 from hydra.utils import instantiate
-from typing_extensions import TypedDict
 
 from nomad_eval.backends.base import Identity
 from nomad_eval.backends.response_cache import CachedChat, ResponseCache
@@ -15,7 +13,6 @@ from nomad_eval.base.console import map_in_order
 from nomad_eval.base.errors import NomadError
 from nomad_eval.judges.calibration import (
     BATTERY_FIGURES,
-    CalibrationStatus,
     JudgeSettings,
     find_calibration,
     gate_rule,
@@ -24,30 +21,7 @@ from nomad_eval.judges.calibration import (
 )
 from nomad_eval.judges.judge import Judgement, Rubric, judge, load_rubric, wants_weights
 from nomad_eval.records import AnswerCase
-
-
-class JudgeEntry(TypedDict):
-    """One `<mode>.<rubric>` entry of a report's judge section, in the order report.json holds its keys; the
-    intervals are added after judging (core/summary.py), the weighted figures only for graded rubrics."""
-
-    rubric: str
-    # Every run writes these; a report written before them (schema version 1) may hold only the rubric.
-    unparseable: NotRequired[int]
-    rejected: NotRequired[int]
-    by_rule: NotRequired[int]
-    calibration: NotRequired[CalibrationStatus]
-    n: NotRequired[int]
-    mean: NotRequired[float | None]
-    n_weighted: NotRequired[int]
-    mean_weighted: NotRequired[float | None]
-    low: NotRequired[float | None]
-    high: NotRequired[float | None]
-    questions: NotRequired[int]
-    low_weighted: NotRequired[float | None]
-    high_weighted: NotRequired[float | None]
-
-
-JudgeSection = dict[str, JudgeEntry]
+from nomad_eval.records.sections import CalibrationStatus, JudgeEntry, JudgeSection
 
 
 @dataclass

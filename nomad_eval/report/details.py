@@ -12,9 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from nomad_eval.harness.served import ParitySummary
-from nomad_eval.judges.run_judges import JudgeSection
 from nomad_eval.metrics.separation import SeparationRow
+from nomad_eval.records.sections import JudgeSection, ParitySummary
 
 
 class PositionPoint(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nomad_eval.judges.run_judges import JudgeEntry, JudgeSection
+from nomad_eval.records.sections import JudgeEntry, JudgeSection
 
 
 def describe(metric: str, r: dict[str, Any]) -> str:

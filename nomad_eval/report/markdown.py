@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nomad_eval.judges.calibration import status_line
-from nomad_eval.metrics.registry import MetricName, headline_names
+from nomad_eval.metrics.registry import MetricName
 from nomad_eval.report.details import (
     AnswerDetails,
     CauseCounts,
@@ -16,7 +16,7 @@ from nomad_eval.report.details import (
 from nomad_eval.report.gate_view import gate_markdown
 from nomad_eval.report.judge_corrected import corrected_lines, judge_mean_text, judge_weighted_text
 from nomad_eval.report.provenance import code_line
-from nomad_eval.report.schema import MetricInterval, Report, headline_k
+from nomad_eval.report.schema import MetricInterval, Report, UpstreamView, tag_columns
 
 
 def fmt(v: float | None) -> str:
@@ -54,11 +54,6 @@ def interval_note(r: Report) -> list[str]:
     if not clusters:
         return []
     return [f"Intervals resample whole source documents ({max(clusters)} clusters), not single questions.", ""]
-
-
-def tag_columns(r: Report) -> list[str]:
-    """The metrics the by-tag tables show: the headline cutoff's; the tier gives each of them an interval per tag."""
-    return [c for c in headline_names("retrieval", headline_k(r)) if "@" in c and c in r.metrics]
 
 
 def _identity_lines(r: Report) -> list[str]:
@@ -282,4 +277,21 @@ def position_markdown(r: Report) -> str:
     lines += [f"- {x}" for x in position_summary(c)] + [""]
     lines += [f"- warning: {w}" for w in r.warnings] + ([""] if r.warnings else [])
     lines += ["## Counts", "", *_table(["count", "value"], [[k, str(v)] for k, v in r.counts.items()]), ""]
+    return "\n".join(lines) + "\n"
+
+
+def upstream_markdown(v: UpstreamView | None) -> str:
+    """report.md's closing section: the upstream view's means with n and interval, and its score separation."""
+    if v is None or not v.metrics:
+        return ""
+    lines = ["", "## Upstream view (upstream NOMAD's own definitions; docs/upstream-nomad.md)", "",
+             "| metric | value [95% interval] n |", "|---|---|"]
+    lines += [f"| {name} | {fmt_value(value, v.intervals.get(name))} |" for name, value in v.metrics.items()]
+    dists = [(label, d) for label, d in (("relevant", v.relevant_scores), ("irrelevant", v.irrelevant_scores)) if d]
+    if dists:
+        lines += ["", "Score separation, raw cosine of the retrieved chunks:", "",
+                  "| chunks | n | min | p10 | median | p90 | max | mean |", "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {label} | {d.count} | {fmt(d.min)} | {fmt(d.p10)} | {fmt(d.median)} | {fmt(d.p90)} | "
+                  f"{fmt(d.max)} | {fmt(d.mean)} |" for label, d in dists]
+    lines += ["", *v.advice] if v.advice else []
     return "\n".join(lines) + "\n"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from nomad_eval.data.anchors import GoldenAnchors
-from nomad_eval.metrics.registry import MetricName
+from nomad_eval.metrics.registry import MetricName, headline_names
 from nomad_eval.metrics.upstream.separation import Distribution
 from nomad_eval.report.details import (
     AnswerDetails,
@@ -183,7 +183,7 @@ class Report(BaseModel):
     # Every metric's n and 95% interval, keyed like `metrics`; a metric that is None here has no interval.
     intervals: dict[str, MetricInterval] = Field(default_factory=dict)
     metrics_by_tag: dict[str, dict[str, float | None]] = Field(default_factory=dict)
-    # Each tag's n and 95% interval for the columns its tables show (report/markdown.tag_columns).
+    # Each tag's n and 95% interval for the columns its tables show (tag_columns).
     intervals_by_tag: dict[str, dict[str, MetricInterval]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)  # things the user should know that are not failures
@@ -222,3 +222,8 @@ def headline_k(report: Report) -> int:
     k = int((report.config.get("compare") or {}).get("headline_k") or 5)
     ks = sorted({cut for n in report.metrics if (cut := MetricName.parse(n).k) is not None})
     return k if k in ks or not ks else max(ks)
+
+
+def tag_columns(r: Report) -> list[str]:
+    """The metrics the by-tag tables show: the headline cutoff's; the tier gives each of them an interval per tag."""
+    return [c for c in headline_names("retrieval", headline_k(r)) if "@" in c and c in r.metrics]

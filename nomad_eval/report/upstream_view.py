@@ -4,19 +4,18 @@ A retrieval case record holds its values under `upstream` (names `upstream.recal
 it retrieved in rank order; the report holds their means (summed in order, as upstream sums them), intervals,
 means per tag and upstream's score separation. Compare reads this view whenever one side is an upstream file
 (`side`, `gated`), so both sides are measured by one definition. A generation case holds upstream's answer
-scores under `upstream` too; the report holds their means per mode (`generation_view`).
+scores under `upstream` too; the report holds their means per mode (report/upstream_answers.py). report.md
+renders the view (report/markdown.upstream_markdown).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.retrieval import K_VALUES, PREFIX, aggregate, case_values, metric_names
 from nomad_eval.metrics.upstream.separation import advice, describe, split_scores
 from nomad_eval.records import Case, by_name, hits, values
-from nomad_eval.report.intervals import Bootstrap, summarize_report
 from nomad_eval.report.schema import MetricInterval, Report, UpstreamView
 
 # Upstream's names for this project's headline measures (recall@k, ndcg@k, mrr@k, nonEmptyRateOnRefusal): the
@@ -126,40 +125,3 @@ def gated(named: Sequence[str] | None, k: int, base_metrics: Mapping[str, float 
         raise NomadError(f"compare.metrics names {missing}, which the baseline's upstream view does not hold; it "
                          f"holds: {', '.join(sorted(base_metrics))}", 2)
     return list(named)
-
-
-def generation_view(cases: Sequence[Case], boot: Bootstrap) -> UpstreamView:
-    """A generation run's upstream section: per mode, upstream's correctness, refusalCorrectness and detector
-    rates (`upstream.<mode>.<name>`) from each case's `upstream` values, with intervals over questions."""
-    from nomad_eval.metrics.upstream.generation import UPSTREAM_CASE_NAMES
-    from nomad_eval.metrics.upstream.generation import aggregate as answer_means
-
-    scored = [c for c in cases if c.upstream]
-    modes = list(dict.fromkeys(str(c.mode) for c in scored))
-    metrics: dict[str, float | None] = {}
-    for mode in modes:
-        means = answer_means([(c.id, by_name(c.upstream)) for c in scored if c.mode == mode])
-        metrics |= {f"{PREFIX}{mode}.{n}": v for n, v in means.items()}
-    # Questions keyed `upstream.<mode>:<id>`, so their values carry the view's names.
-    as_view: list[Case] = [c.model_copy(update={"mode": f"{PREFIX}{c.mode}", "metrics": c.upstream}) for c in scored]
-    names = [f"{PREFIX}{m}.{n}" for m in modes for n in UPSTREAM_CASE_NAMES]
-    return UpstreamView(metrics=metrics, intervals=summarize_report(questions_from_cases(as_view), names, boot)[1])
-
-
-def upstream_markdown(v: UpstreamView | None) -> str:
-    """report.md's closing section: the upstream view's means with n and interval, and its score separation."""
-    from nomad_eval.report.markdown import fmt, fmt_value
-
-    if v is None or not v.metrics:
-        return ""
-    lines = ["", "## Upstream view (upstream NOMAD's own definitions; docs/upstream-nomad.md)", "",
-             "| metric | value [95% interval] n |", "|---|---|"]
-    lines += [f"| {name} | {fmt_value(value, v.intervals.get(name))} |" for name, value in v.metrics.items()]
-    dists = [(label, d) for label, d in (("relevant", v.relevant_scores), ("irrelevant", v.irrelevant_scores)) if d]
-    if dists:
-        lines += ["", "Score separation, raw cosine of the retrieved chunks:", "",
-                  "| chunks | n | min | p10 | median | p90 | max | mean |", "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {label} | {d.count} | {fmt(d.min)} | {fmt(d.p10)} | {fmt(d.median)} | {fmt(d.p90)} | "
-                  f"{fmt(d.max)} | {fmt(d.mean)} |" for label, d in dists]
-    lines += ["", *v.advice] if v.advice else []
-    return "\n".join(lines) + "\n"

@@ -3,9 +3,7 @@ golden's planned prompt, and the calls in the model's concurrency (generation, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from hydra.utils import instantiate
 
@@ -20,13 +18,6 @@ from nomad_eval.harness.runtime import Runtime
 from nomad_eval.rag.budget import Plan, TokenEstimator, calibrate, plan
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import SYSTEM_RULES, Passage, strip_reasoning, user_message
-from nomad_eval.records import Case
-from nomad_eval.report.console_view import print_generation
-from nomad_eval.report.markdown import generation_markdown
-from nomad_eval.report.schema import Report
-from nomad_eval.report.upstream_view import upstream_markdown
-from nomad_eval.run import generation_auto
-from nomad_eval.run.folder import View
 from nomad_eval.run.generation_cases import repeat_options
 from nomad_eval.run.queries import close_chat, open_model_chat
 
@@ -111,15 +102,3 @@ def answer_or_infra(s: ChatSetup, work: list[tuple[Plan, int]], label: str, quie
             return str(exc) or type(exc).__name__
 
     return map_in_order(one, work, int(s.model.concurrency), label, quiet)
-
-
-def _answers_markdown(report: Report) -> str:
-    auto = generation_auto.markdown(report.generation_part().adaptive)
-    return generation_markdown(report) + upstream_markdown(report.upstream) + auto
-
-
-def _show_answers(config: RunConfig, report: Report, cases: Sequence[Case], out: Path) -> None:
-    print_generation(report, quiet=bool(config.quiet), run_dir=out)
-
-
-ANSWERS = View(_answers_markdown, _show_answers)  # generation's and app's report

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from nomad_eval.base.runfolder import seal
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import gate_settings
+from nomad_eval.config.gating import gate_settings
 from nomad_eval.core.attribution import Attribution
 from nomad_eval.gate.announce import announce as announce_gate
 from nomad_eval.gate.compare import SMALL_SUITE, Verdict

@@ -1,58 +1,42 @@
-"""The one skeleton every scoring tier ends in: a tier measures (its `measure` returns a RunResult: the report,
-the cases and the files beside them), then `conclude` decides the gate, writes the run's folder, seals it and
-announces the verdict. The gate is decided before any file is written, so each of them holds the verdict."""
+"""The one skeleton every scoring tier runs in: the skeleton makes the run's folder, the tier measures (its
+`measure(config, out)` returns a RunResult: the report, the cases and the files beside them), then `conclude`
+decides the gate, writes the folder, seals it and announces the verdict. The gate is decided before any file is
+written, so each of them holds the verdict. Tiers do not import this module: run/registry.py wraps their
+`measure` in `scoring_run`."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from nomad_eval.config import RunConfig
-from nomad_eval.harness.trace import Tracer
-from nomad_eval.metrics.separation import Scores
-from nomad_eval.records import Case, lines
+from nomad_eval.harness.rundir import run_dir, sweep_id
+from nomad_eval.records import lines
 from nomad_eval.report.exports import write_exports
 from nomad_eval.report.html_writer import write_html
 from nomad_eval.report.io import write_atomic
-from nomad_eval.report.schema import Report
+from nomad_eval.report.provenance import provenance
 from nomad_eval.run.finish import decide, finish
+from nomad_eval.run.result import Measure, RunResult, View
 
 
-@dataclass(frozen=True)
-class View:
-    """How a tier's report reads: report.md (`markdown`), the console (`show`), and whether report.html is drawn
-    (report/html_writer.py knows the shipped tiers' pages)."""
+def scoring_run(measure: Measure, view: View) -> Callable[[RunConfig], int]:
+    """A scoring tier's run(config) -> exit code: its folder made, `measure` run into it, then concluded."""
 
-    markdown: Callable[[Report], str]
-    show: Callable[[RunConfig, Report, Sequence[Case], Path], None]
-    html: bool = True
+    def run(config: RunConfig) -> int:
+        out = run_dir(config.paths.run_dir)
+        return conclude(config, out, measure(config, out), view)
 
-
-@dataclass
-class Artifacts:
-    """What a run writes beside report.json and cases.jsonl."""
-
-    tracer: Tracer | None = None                  # trace.jsonl (and its OTLP export), when it holds spans
-    files: Mapping[str, str] = field(default_factory=dict)  # further files by name, written as given
-    exports: bool = True                          # cases.parquet (and a retrieval run's run.trec, qrels.trec)
-    scores: Scores | None = None                  # the scores the HTML report draws (a retrieval run's scores.json)
+    return run
 
 
-@dataclass
-class RunResult:
-    """What a scoring tier's `measure` returns: everything the skeleton writes, decides and announces."""
-
-    report: Report
-    cases: Sequence[Case]
-    artifacts: Artifacts = field(default_factory=Artifacts)
-
-
-def conclude(config: RunConfig, out: Path, result: RunResult, view: View, started: float | None = None) -> int:
-    """Decide the gate, write the folder, seal it and announce the verdict; returns the exit code. `started`
-    (a perf_counter reading): the report's timings get `write` and `total` here, for a tier that times them."""
-    report, cases, art = result.report, result.cases, result.artifacts
+def conclude(config: RunConfig, out: Path, result: RunResult, view: View) -> int:
+    """Decide the gate, write the folder, seal it and announce the verdict; returns the exit code. The report's
+    timings get `write` and `total` here when the result says when its run `started`."""
+    report, cases, art, started = result.report, result.cases, result.artifacts, result.started
+    # The envelope every scoring tier's report holds: where the code came from, the command line, the sweep.
+    report.provenance, report.overrides, report.sweep_id = provenance(), config.overrides, sweep_id()
     outcome = decide(config, report, cases)
     report.gate = outcome.gate
     t = time.perf_counter()

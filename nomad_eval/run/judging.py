@@ -8,10 +8,11 @@ from typing import Any
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import judge_settings
+from nomad_eval.config.judging import judge_settings
 from nomad_eval.core.summary import add_judge_intervals
-from nomad_eval.judges.run_judges import JudgeSection, judge_cases, judge_chat, rubrics
+from nomad_eval.judges.run_judges import judge_cases, judge_chat, rubrics
 from nomad_eval.records import AnswerCase
+from nomad_eval.records.sections import JudgeSection
 from nomad_eval.report.schema import Report
 from nomad_eval.run.labels import judge_corrected, read_labels
 

@@ -17,27 +17,25 @@ from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import bootstrap, judge_settings, runtime
+from nomad_eval.config.judging import judge_settings
+from nomad_eval.config.settings import bootstrap, runtime
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.answers import AppOutput, write_answers
 from nomad_eval.data.golden import Golden
-from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime, corpus_fingerprint
 from nomad_eval.harness.served import METRIC as PARITY_METRIC
 from nomad_eval.harness.served import CorpusText, served_parity
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import system_settings
-from nomad_eval.judges.run_judges import JudgeSection, check_judge_gates, rubrics
+from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.records import AnswerCase, Attack, Hit, values
+from nomad_eval.records.sections import JudgeSection
 from nomad_eval.report.details import AppDetails, CauseCounts
 from nomad_eval.report.intervals import summarize_report
-from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, MetricInterval, Report, Subject
-from nomad_eval.run.answering import ANSWERS
 from nomad_eval.run.app_checks import answer_warnings, request_settings
 from nomad_eval.run.app_outputs import Outputs, app_settings, collect
-from nomad_eval.run.folder import RunResult, conclude
 from nomad_eval.run.generation_cases import (
     attack_rates,
     mark_unstable,
@@ -46,6 +44,7 @@ from nomad_eval.run.generation_cases import (
     score_case,
 )
 from nomad_eval.run.judging import judge_all
+from nomad_eval.run.result import RunResult
 from nomad_eval.run.retrieval_cases import E2E_RETRIEVAL, document_metrics, retrieval_ks
 
 MODE = "e2e"  # the app retrieves and answers by itself: end to end
@@ -54,7 +53,8 @@ NOT_APPLICABLE = ("history_elided_rate", "chunks_dropped_rate", "prompt_token_er
 OUTPUTS_FILE = "app_outputs.jsonl"  # the app's outputs as read or received, in the schema app=answers reads
 
 
-def run(config: RunConfig) -> int:
+def measure(config: RunConfig, out: Path) -> RunResult:
+    """The app run: every golden asked of the app, scored and judged (the skeleton writes `out`)."""
     t0 = time.perf_counter()
     app_settings(config)  # no app chosen: said before any work
     modes = [str(m) for m in config.mode.modes]
@@ -64,7 +64,6 @@ def run(config: RunConfig) -> int:
     check_judge_gates(judge_settings(config))
     rt = runtime(config)
     goldens = rt.goldens
-    out = run_dir(config.paths.run_dir)
     outputs = collect(config, rt.data_dir, rt.all_goldens, goldens, out)
     timings = {"app": time.perf_counter() - t0}
     records = [outputs.records[(g.id, r)] for g in goldens for r in range(outputs.repeats)]
@@ -87,7 +86,7 @@ def run(config: RunConfig) -> int:
     settings = app_settings(config)
     body = request_settings(settings)["body"] if settings["kind"] == "http" else None
     report.warnings += answer_warnings(cases, body, outputs.unread)
-    return conclude(config, out, RunResult(report, cases), ANSWERS)
+    return RunResult(report, cases)
 
 
 def served_index(report: Report, rt: Runtime, records: list[AppOutput]) -> None:
@@ -190,7 +189,6 @@ def _report(config: RunConfig, rt: Runtime, goldens: list[Golden], cases: list[A
         details=AppDetails(unstable=unstable, judges=judges, causes=CauseCounts.model_validate(cause_counts(cases)),
                            attacks=attack_rates(cases, [])),
         subject=Subject.model_validate(subject_parts(rt.documents, [], goldens)),
-        provenance=provenance(), overrides=config.overrides, sweep_id=sweep_id(),
     )
 
 

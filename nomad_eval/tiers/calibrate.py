@@ -25,7 +25,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.base.identity import file_sha256
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import judge_settings, judging_rules
+from nomad_eval.config.judging import judge_settings, judging_rules
 from nomad_eval.harness.rundir import run_dir
 from nomad_eval.judges import battery
 from nomad_eval.judges.agreement import (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions
@@ -12,31 +13,30 @@ from nomad_eval.backends.mock import MockModel, ceiling
 from nomad_eval.backends.response_cache import CachedChat
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import bootstrap, judge_settings, runtime
+from nomad_eval.config.judging import judge_settings
+from nomad_eval.config.settings import bootstrap, runtime
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
-from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
 from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.harness.trace import Tracer
-from nomad_eval.judges.run_judges import JudgeSection, check_judge_gates, rubrics
+from nomad_eval.judges.run_judges import check_judge_gates, rubrics
 from nomad_eval.metrics.registry import MetricName
 from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
 from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.records import AnswerCase, Attack, values
+from nomad_eval.records.sections import JudgeSection
 from nomad_eval.report.details import CauseCounts, GenerationDetails, InfraFailure
 from nomad_eval.report.intervals import summarize_report
-from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import Identity, Report, Subject
-from nomad_eval.report.upstream_view import generation_view
+from nomad_eval.report.upstream_answers import generation_view
 from nomad_eval.run import generation_auto
 from nomad_eval.run.answering import (
-    ANSWERS,
     ChatSetup,
     answer_or_infra,
     answer_plan,
@@ -45,7 +45,6 @@ from nomad_eval.run.answering import (
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.run.folder import Artifacts, RunResult, conclude
 from nomad_eval.run.generation_cases import (
     MODES,
     attack_rates,
@@ -62,6 +61,7 @@ from nomad_eval.run.generation_cases import (
 from nomad_eval.run.generation_context import GoldenContext, build_contexts
 from nomad_eval.run.judging import corrected_judges, judge_all
 from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.result import Artifacts, RunResult
 from nomad_eval.run.retrieval_cases import (
     E2E_RETRIEVAL,
     document_metrics,
@@ -99,7 +99,8 @@ class _Work:
     tasks: list[tuple[int, str, int]]
 
 
-def run(config: RunConfig) -> int:
+def measure(config: RunConfig, out: Path) -> RunResult:
+    """The generation run: every golden answered in every mode, scored and judged (the skeleton writes `out`)."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     rt = runtime(config)
@@ -107,7 +108,6 @@ def run(config: RunConfig) -> int:
     modes = [str(m) for m in config.mode.modes]
     if unknown := set(modes) - set(MODES):
         raise NomadError(f"unknown mode(s) {sorted(unknown)}; choose from {', '.join(MODES)} or all", 2)
-    out = run_dir(config.paths.run_dir)
     check_judge_gates(judge_settings(config))  # an uncalibrated judge in a gate: refused before any model call
     s = open_chat(config, rt, "generation")
     tracer = Tracer()
@@ -148,7 +148,7 @@ def run(config: RunConfig) -> int:
     report.timings = timings
     _warn(report, rt, cases)
     s.close()
-    return conclude(config, out, RunResult(report, cases, Artifacts(tracer=tracer)), ANSWERS)
+    return RunResult(report, cases, Artifacts(tracer=tracer))
 
 
 def _ask(config: RunConfig, rt: Runtime, s: ChatSetup, w: _Work
@@ -243,7 +243,6 @@ def _report(config: RunConfig, rt: Runtime, s: ChatSetup, est: TokenEstimator, w
             sizes=sizes(cases, int(config.stats.resamples), int(config.seed)),
             attacks=attack_rates(cases, mock_cases)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks, w.goldens)),
-        provenance=provenance(), overrides=config.overrides, sweep_id=sweep_id(),
         upstream=generation_view(cases, bootstrap(config)),
     )
 

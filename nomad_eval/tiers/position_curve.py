@@ -9,7 +9,6 @@ cached chat, so the curve reads on exactly the prompts the generation tier would
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,18 +23,14 @@ from nomad_eval.config.tiers import PositionTier
 from nomad_eval.core.position import Curve, curve, place, positions_for
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import ready_store
-from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.system import served_settings, system_settings
 from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.rag.pipeline import Pipeline
 from nomad_eval.rag.prompt import Passage
-from nomad_eval.records import Case, PositionCase
-from nomad_eval.report.console_view import print_position
+from nomad_eval.records import PositionCase
 from nomad_eval.report.details import PositionCurve, PositionDetails, PositionPoint
-from nomad_eval.report.markdown import position_markdown
-from nomad_eval.report.provenance import provenance
 from nomad_eval.report.schema import MetricInterval, Report
 from nomad_eval.run.answering import (
     ChatSetup,
@@ -46,10 +41,10 @@ from nomad_eval.run.answering import (
     plan_prompt,
     prompt_context,
 )
-from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 from nomad_eval.run.generation_cases import repeats_for, score_case
 from nomad_eval.run.generation_context import _passage, oracle_passages
 from nomad_eval.run.queries import formed_queries
+from nomad_eval.run.result import Artifacts, RunResult
 from nomad_eval.run.retrieval_cases import identity as retrieval_identity
 
 SKIP_REFUSAL = "expects a refusal"
@@ -130,12 +125,12 @@ def curve_model(c: Curve, n: int, skipped: dict[str, list[str]], mock: dict[int,
                          points=[PositionPoint(**vars(p), mock=mock.get(p.position)) for p in c.points])
 
 
-def run(config: RunConfig) -> int:
+def measure(config: RunConfig, out: Path) -> RunResult:
+    """The position curve: the relevant passage moved through the context (the skeleton writes `out`)."""
     t0 = time.perf_counter()
     rt = runtime(config)
     n = config.tier_of(PositionTier).passages
     positions = _positions(config, n)
-    out = run_dir(config.paths.run_dir)
     s = open_chat(config, rt, "position")
     skipped: dict[str, list[str]] = {}
     est, setups = _prepare(config, rt, s, n, skipped)
@@ -164,12 +159,11 @@ def run(config: RunConfig) -> int:
                 "repeats": repeats, "cases": len(cases), "model_calls": s.chat.calls, "cache_hits": s.chat.hits,
                 **{f"skipped: {k}": len(v) for k, v in skipped.items()},
                 "relevant passage without the answer text": sum(not st.answer_bearing for st in setups)},
-        provenance=provenance(), overrides=config.overrides, sweep_id=sweep_id(),
         timings={"setup": t_setup, "generation": t_gen, "total": time.perf_counter() - t0},
     )
     report.warnings += rt.golden_warnings + _dropped_warnings(dropped)
     s.close()
-    return conclude(config, out, RunResult(report, cases, Artifacts(exports=False)), VIEW)
+    return RunResult(report, cases, Artifacts(exports=False))
 
 
 def _positions(config: RunConfig, n: int) -> list[int]:
@@ -227,13 +221,6 @@ def _dropped_warnings(dropped: list[str]) -> list[str]:
     return [f"the budget dropped a passage for {len(dropped)} question(s) ({', '.join(dropped[:5])}"
             f"{' …' if len(dropped) > 5 else ''}): not a clean experiment for them, left out of the curve; "
             "raise tier.chunk_share or model.num_ctx, or lower tier.passages"]
-
-
-def _show(config: RunConfig, report: Report, cases: Sequence[Case], out: Path) -> None:
-    print_position(report, quiet=bool(config.quiet), run_dir=out)
-
-
-VIEW = View(position_markdown, _show)
 
 
 def _mock_curve(setups: list[Setup], plans: dict[tuple[int, int], Plan], positions: list[int], kept: set[str]

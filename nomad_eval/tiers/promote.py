@@ -17,7 +17,7 @@ from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import MANIFEST, problem
 from nomad_eval.config import RunConfig
-from nomad_eval.config.settings import gate_settings
+from nomad_eval.config.gating import gate_settings
 from nomad_eval.gate.promotion import objections
 from nomad_eval.gate.store import promote
 from nomad_eval.run.finish import explainer

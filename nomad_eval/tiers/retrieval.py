@@ -1,22 +1,20 @@
-"""The retrieval tier: every golden through the pipeline, scored deterministically, written to the run dir."""
+"""The retrieval tier: every golden through the pipeline, scored deterministically; the skeleton writes the run."""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from hydra.utils import instantiate
 
-from nomad_eval.base.console import console, progress_bar
+from nomad_eval.base.console import progress_bar
 from nomad_eval.config import RunConfig
 from nomad_eval.config.settings import bootstrap, runtime
 from nomad_eval.core.questions import Question, questions_from_cases
 from nomad_eval.data.golden import Golden
 from nomad_eval.harness.index import load_model, ready_store
-from nomad_eval.harness.rundir import run_dir, sweep_id
 from nomad_eval.harness.runtime import Runtime
 from nomad_eval.harness.search import StoreSearcher
 from nomad_eval.harness.subject import subject_parts
@@ -28,16 +26,13 @@ from nomad_eval.metrics.separation import Scores
 from nomad_eval.metrics.upstream.retrieval import metric_names as upstream_names
 from nomad_eval.rag.pipeline import Pipeline, Retrieval, Stages
 from nomad_eval.records import Case
-from nomad_eval.report.console_view import print_retrieval
 from nomad_eval.report.details import RetrievalDetails
 from nomad_eval.report.intervals import summarize_report, tag_intervals
-from nomad_eval.report.markdown import retrieval_markdown, tag_columns
-from nomad_eval.report.provenance import provenance
-from nomad_eval.report.schema import MetricInterval, Report, Subject
-from nomad_eval.report.upstream_view import retrieval_view, upstream_markdown, view_ks, with_view_metrics
+from nomad_eval.report.schema import MetricInterval, Report, Subject, tag_columns
+from nomad_eval.report.upstream_view import retrieval_view, view_ks, with_view_metrics
 from nomad_eval.run.custom_retrieval import custom_order_warning, custom_search
-from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
 from nomad_eval.run.queries import formed_queries, needs_chat, rewrite_chat
+from nomad_eval.run.result import Artifacts, RunResult
 from nomad_eval.run.retrieval_cases import (
     case_metrics,
     check_ks,
@@ -49,30 +44,11 @@ from nomad_eval.run.retrieval_cases import (
 )
 
 
-def run(config: RunConfig) -> int:
+def measure(config: RunConfig, out: Path) -> RunResult:
+    """The retrieval run: every golden searched and scored (the skeleton writes `out`)."""
     t_start = time.perf_counter()
     ks = check_ks(config.ks, config.pipeline.top_k)  # refused (exit 2) before any work
     rt = runtime(config)
-    out = run_dir(config.paths.run_dir)
-    return conclude(config, out, measure(config, rt, ks, t_start), VIEW, started=t_start)
-
-
-def _show(config: RunConfig, report: Report, cases: Sequence[Case], out: Path) -> None:
-    print_retrieval(report, cases, verbose=bool(config.verbose), quiet=bool(config.quiet), run_dir=out)
-    if not config.quiet and report.upstream is not None and report.upstream.advice:
-        console.print("upstream view, retrieved chunks' raw cosines: " + " ".join(report.upstream.advice),
-                      markup=False, highlight=False)
-
-
-def _markdown(report: Report) -> str:
-    return retrieval_markdown(report) + upstream_markdown(report.upstream)
-
-
-VIEW = View(_markdown, _show)
-
-
-def measure(config: RunConfig, rt: Runtime, ks: list[int], t_start: float) -> RunResult:
-    """The retrieval run of `ks` (checked): every golden searched and scored; `t_start` when the run began."""
     timings: dict[str, float] = {}
     pipeline = instantiate(config.pipeline.spec())
     timings["load"] = time.perf_counter() - t_start
@@ -99,7 +75,7 @@ def measure(config: RunConfig, rt: Runtime, ks: list[int], t_start: float) -> Ru
     timings["metrics"] = time.perf_counter() - t
     report.timings = timings
     return RunResult(report, cases, Artifacts(tracer=tracer, files={"scores.json": json.dumps(scores)},
-                                              scores=scores))
+                                              scores=scores), started=t_start)
 
 
 def _report(config: RunConfig, rt: Runtime, harness: bool, cases: list[Case], names: list[str], up_ks: list[int],
@@ -132,9 +108,6 @@ def _report(config: RunConfig, rt: Runtime, harness: bool, cases: list[Case], na
         },
         details=RetrievalDetails(separation=separation(scores)),
         subject=Subject.model_validate(subject_parts(rt.documents, rt.chunks if harness else [], goldens)),
-        provenance=provenance(),
-        overrides=config.overrides,
-        sweep_id=sweep_id(),
     )
     report.intervals_by_tag = tag_intervals(questions, tag_columns(report), bootstrap(config))
     report.upstream = retrieval_view(cases, up_ks, view_intervals)

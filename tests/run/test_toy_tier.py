@@ -1,5 +1,6 @@
 """Adding a tier is one module plus one YAML file: a toy tier in a temporary package, found by its YAML's
-`_target_`, runs through the skeleton (run/folder.py): its report, its gate and its folder's seal."""
+`_target_` naming its `measure`, runs through the skeleton (run/folder.py): its report, its gate and its folder's
+seal; a measure without a VIEW is refused by name."""
 
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ TOY = '''
 
 from nomad_eval.config.settings import bootstrap
 from nomad_eval.core.questions import questions_from_cases
-from nomad_eval.harness.rundir import run_dir
 from nomad_eval.records import RetrievalCase, values
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.schema import Report
-from nomad_eval.run.folder import Artifacts, RunResult, View, conclude
+from nomad_eval.run.result import Artifacts, RunResult, View
 
 
-def measure(cfg):
+def measure(cfg, out):
     cases = [RetrievalCase(id=f"q{i}", relevant_doc_ids=("d",), expect_refusal=False, passed=i % 2 == 0, why=None,
                            metrics=values({"recall@5": float(i % 2 == 0)})) for i in range(int(cfg.tier.questions))]
     metrics, intervals = summarize_report(questions_from_cases(cases), ["recall@5"], bootstrap(cfg))
@@ -35,10 +35,6 @@ def measure(cfg):
 
 VIEW = View(lambda report: f"# toy\\n\\nrecall@5 {report.metrics['recall@5']}\\n",
             lambda cfg, report, cases, out: print(f"toy: {len(cases)} cases"), html=False)
-
-
-def run(cfg):
-    return conclude(cfg, run_dir(cfg.paths.run_dir), measure(cfg), VIEW)
 '''
 
 
@@ -52,7 +48,7 @@ def toy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "conf" / "tier").mkdir(parents=True)
     (tmp_path / "conf" / "tier" / "toy.yaml").write_text(textwrap.dedent("""\
         name: toy
-        _target_: toy_tier_pkg.toy.run
+        _target_: toy_tier_pkg.toy.measure
         questions: 4
         """))
     monkeypatch.setenv("NOMAD_EVAL_PROJECT", str(tmp_path))
@@ -94,3 +90,13 @@ def test_the_toy_tiers_floor_gates_it(toy_project: Path) -> None:
     assert (gate["verdict"], gate["exit_code"]) == ("floor broken", 1)
     assert [(f["metric"], f["value"], f["broken"]) for f in gate["floors"]] == [("recall@5", 0.5, True)]
     assert rf.problem(out) is None  # a broken floor is a finished run: sealed all the same
+
+
+def test_a_measure_without_a_view_is_refused(toy_project: Path) -> None:
+    from nomad_eval.base.errors import NomadError
+    from nomad_eval.run.registry import tier_run
+
+    (toy_project / "toy_tier_pkg" / "bare.py").write_text("def measure(cfg, out):\n    raise AssertionError\n")
+    with pytest.raises(NomadError, match=r"tier=bare: module toy_tier_pkg.bare defines `measure` but no `VIEW") as e:
+        tier_run("bare", "toy_tier_pkg.bare.measure")
+    assert e.value.exit_code == 2

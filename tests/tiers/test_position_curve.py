@@ -84,7 +84,7 @@ def test_too_few_distractors_and_bad_positions(make_cfg: Callable[..., DictConfi
     assert len(curve["skipped"]["fewer than N-1 distractors retrieved"]) == 7
     assert report["metrics"]["position.worst_minus_best"] is None
     with pytest.raises(NomadError, match=r"tier.positions: positions \[9\] are outside 1..5") as exc:
-        position_curve.run(typed(make_cfg(*POSITION, "tier.positions=[1,9]")))
+        position_curve.measure(typed(make_cfg(*POSITION, "tier.positions=[1,9]")), REPO)  # refused before writing
     assert exc.value.exit_code == 2
     with pytest.raises(NomadError, match="tier.passages=0"):
         check_config(make_cfg(*POSITION, "tier.passages=0"))
@@ -99,6 +99,6 @@ def test_shipped_sweep_composes(make_cfg: Callable[..., DictConfig]) -> None:
     for n in jobs:
         cfg = make_cfg("+experiment=position", "model.threads=1", f"tier.passages={n}")
         check_config(cfg)
-        assert cfg.tier.name == "position" and cfg.tier._target_ == "nomad_eval.tiers.position_curve.run"
+        assert cfg.tier.name == "position" and cfg.tier._target_ == "nomad_eval.tiers.position_curve.measure"
         assert cfg.model.name == "smollm2-135m-instruct" and cfg.model.threads == 1
         assert cfg.suite == "core" and cfg.limit >= 10 and cfg.tier.passages == int(n)
