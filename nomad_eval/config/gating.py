@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from nomad_eval.config.run_config import RunConfig
-from nomad_eval.gate.settings import CompareSettings, GateSettings, configured_floors
+from nomad_eval.gate.settings import CompareSettings, GateSettings, HistorySettings, configured_floors
+
+
+def history_settings(config: RunConfig) -> HistorySettings | None:
+    """compare.history: the earlier runs under the run browser's roots; None when off."""
+    if not config.compare.history:
+        return None
+    return HistorySettings(roots=tuple(Path(str(r)) for r in config.browse.roots), scan=int(config.browse.limit),
+                           runs=config.compare.history_runs)
 
 
 def compare_settings(config: RunConfig) -> CompareSettings:
@@ -15,7 +23,8 @@ def compare_settings(config: RunConfig) -> CompareSettings:
         exclude_unstable=c.exclude_unstable, strict=c.strict, tolerance=c.tolerance, cluster=config.stats.cluster,
         resamples=config.stats.resamples, seed=config.seed, correlation=config.plan.correlation,
         max_infra=config.gate.max_infra,
-        quarantine_dir=None if config.data.kind == "beir" else config.data.goldens_dir)
+        quarantine_dir=None if config.data.kind == "beir" else config.data.goldens_dir,
+        history=history_settings(config))
 
 
 def gate_settings(config: RunConfig) -> GateSettings:

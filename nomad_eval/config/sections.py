@@ -25,6 +25,8 @@ class CompareKeys(Keys):
     replay_max: Int
     stale: Text  # fail | warn, checked when a compare is made
     exclude_unstable: Bool
+    history: Bool
+    history_runs: Count
     reference: Text | None
     correction: Text  # holm | bh, checked by the sweep's ranking
 

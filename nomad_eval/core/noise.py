@@ -5,7 +5,9 @@ within-question variance times (1/R_base + 1/R_run): the variance is pooled over
 its own side's mean, so a real change of the mean does not pass for noise), which is what lets a side with one
 repeat borrow the other side's. A question neither side repeated has no measured noise: on a backend that is
 deterministic by construction (the mock, replays from the response cache) it is zero; otherwise the gate cannot
-tell a flip from noise and says so.
+tell a flip from noise and says so, unless the question's history holds earlier draws of it: earlier runs of
+the same golden and system (gate/history.py reads them), pooled with the two current draws as one more
+question's repeats (`History`).
 
 Instability is a share of questions, each one unstable with the probability that its R repeats disagree,
 1 - p^R - (1 - p)^R, where p is the question's pass probability (both sides' repeats pooled: under an unchanged
@@ -21,13 +23,14 @@ bench/flaky_gate.py measures the false-alarm rate and the power of this rule thr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from statistics import NormalDist
 
 from nomad_eval.core.questions import Question
 
 INSTABILITY = "instability"
+HISTORY = "from question history"  # how a noise source taken from earlier draws begins
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,20 @@ class Noise:
     source: str
     df: float = math.inf  # Satterthwaite's degrees of freedom of the variance estimate
     step: float = 0.0     # the smallest move of the mean delta of 0/1 draws: half of it corrects for continuity
+
+
+@dataclass(frozen=True)
+class History:
+    """Earlier draws of the questions: question key -> that question in each earlier run of the same golden and
+    system that asked it, and how many earlier runs they come from. A question asked once on both sides takes its
+    run-to-run noise from these draws pooled with its two current ones."""
+
+    questions: Mapping[str, Sequence[Question]] = field(default_factory=dict)
+    runs: int = 0
+
+    def of(self, key: str, name: str) -> list[Question]:
+        """The earlier questions of `key` that measured `name`."""
+        return [q for q in self.questions.get(key, ()) if q.values.get(name) is not None]
 
 
 def _within(b: Question, r: Question, name: str) -> float | None:
@@ -83,28 +100,25 @@ def _varies(pairs: Sequence[tuple[Question, Question]], name: str) -> bool:
     return any(q.noise.get(name, 0.0) > 0 for pair in pairs for q in pair)
 
 
-def delta_noise(pairs: Sequence[tuple[Question, Question]], name: str, deterministic: bool, rate: bool = True
-                ) -> Noise:
+def delta_noise(pairs: Sequence[tuple[Question, Question]], name: str, deterministic: bool, rate: bool = True,
+                history: History | None = None) -> Noise:
     """The run-to-run standard error of the mean delta of `name` over `pairs`, and its source. `rate`: the
-    metric's values lie in [0, 1] (rates, pass rates), whose variance under no change is bounded by their mean."""
+    metric's values lie in [0, 1] (rates, pass rates), whose variance under no change is bounded by their mean.
+    `history`: earlier draws of the questions, for those asked once on both sides (not for instability, which
+    needs repeats within one run, nor on a backend deterministic by construction)."""
     if not pairs or all(b.mode is None for b, _ in pairs):
         return Noise(0.0, "deterministic (retrieval)")
-    if not any(max(b.repeats, r.repeats) > 1 for b, r in pairs):
+    instability = name.rsplit(".", 1)[-1] == INSTABILITY
+    earlier = {} if history is None or instability or deterministic else \
+        {b.key: got for b, r in pairs if max(b.repeats, r.repeats) == 1 and (got := history.of(b.key, name))}
+    if not any(max(b.repeats, r.repeats) > 1 for b, r in pairs) and not earlier:
         return Noise(0.0, "deterministic by construction (mock or replayed answers)") if deterministic \
             else Noise(None, "not measured (repeats = 1)")
-    if not _varies(pairs, name):
-        return Noise(0.0, _source(pairs) + ", every question's repeats agree")
-    instability = name.rsplit(".", 1)[-1] == INSTABILITY
-    measured = []
-    for b, r in pairs:
-        if instability:
-            v, w, dof = _disagreement_variance(b, r), 1.0, b.repeats + r.repeats - 1
-        elif rate:
-            v, w, dof = _pooled_rate(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 1
-        else:
-            v, w, dof = _within(b, r, name), 1 / b.repeats + 1 / r.repeats, b.repeats + r.repeats - 2
-        if v is not None:
-            measured.append((v * w, dof))
+    source = _source(pairs, earlier, history)
+    if not _varies(pairs, name) and not any(_drawn([*qs, b], name)[2] > 0 for b, _ in pairs
+                                            if (qs := earlier.get(b.key))):
+        return Noise(0.0, source + ", every question's repeats agree")
+    measured = [share for b, r in pairs if (share := _pair_variance(b, r, name, rate, earlier)) is not None]
     total = sum(v for v, _ in measured)
     # A sum of a few questions' estimated variances is itself uncertain: Satterthwaite's degrees of freedom let
     # the test's t distribution say so.
@@ -112,10 +126,63 @@ def delta_noise(pairs: Sequence[tuple[Question, Question]], name: str, determini
     # 0/1 draws move the mean delta in steps: a normal p without half a step of continuity correction overstates
     # how rare the step at the edge is.
     step = 1 / len(pairs) if instability else 1 / (len(pairs) * max(max(b.repeats, r.repeats) for b, r in pairs))
-    return Noise(math.sqrt(total) / len(pairs), _source(pairs), df, step if rate or instability else 0.0)
+    return Noise(math.sqrt(total) / len(pairs), source, df, step if rate or instability else 0.0)
 
 
-def _source(pairs: Sequence[tuple[Question, Question]]) -> str:
+def _pair_variance(b: Question, r: Question, name: str, rate: bool, earlier: Mapping[str, Sequence[Question]]
+                   ) -> tuple[float, float] | None:
+    """One question's share of the variance of the summed delta, and its degrees of freedom; None: not measured."""
+    if name.rsplit(".", 1)[-1] == INSTABILITY:
+        v = _disagreement_variance(b, r)
+        return None if v is None else (v, b.repeats + r.repeats - 1)
+    w = 1 / b.repeats + 1 / r.repeats
+    if earlier and max(b.repeats, r.repeats) == 1:
+        # Asked once a side, with history in use: its earlier draws (none: only its two current ones) pooled.
+        got = _from_history(b, r, name, rate, earlier.get(b.key, ()))
+        return None if got is None else (got[0] * w, got[1])
+    v = _pooled_rate(b, r, name) if rate else _within(b, r, name)
+    return None if v is None else (v * w, b.repeats + r.repeats - (1 if rate else 2))
+
+
+def _drawn(questions: Sequence[Question], name: str) -> tuple[float, int, float]:
+    """All the draws of `questions` on `name` taken as one sample: their mean, their number and their sum of
+    squares about that mean (each question's squares about its own mean, plus its mean's distance from the
+    common one)."""
+    n = sum(q.repeats for q in questions)
+    m = sum(float(q.values.get(name) or 0.0) * q.repeats for q in questions) / n
+    squares = sum(q.noise.get(name, 0.0) * q.repeats * (q.repeats - 1)
+                  + q.repeats * (float(q.values.get(name) or 0.0) - m) ** 2 for q in questions)
+    return m, n, squares
+
+
+def _from_history(b: Question, r: Question, name: str, rate: bool, earlier: Sequence[Question]
+                  ) -> tuple[float, float] | None:
+    """The per-draw variance of `name` of a question asked once on both sides, and its degrees of freedom, from its
+    earlier draws pooled with the current ones: a rate's as _pooled_rate's (m(1 - m) at the mean of all of them,
+    estimated under the hypothesis the gate tests); another metric's about the mean of the draws of the
+    baseline's system (the earlier ones and the baseline's), so a real change of the run does not pass for noise."""
+    if rate:
+        m, n, _ = _drawn([*earlier, b, r], name)
+        m = min(1.0, max(0.0, m))
+        return (m * (1 - m) * n / (n - 1), n - 1) if n > 1 else None
+    _, n, squares = _drawn([*earlier, b], name)
+    return (squares / (n - 1), n - 1) if n > 1 else None
+
+
+def _source(pairs: Sequence[tuple[Question, Question]], earlier: Mapping[str, Sequence[Question]] | None = None,
+            history: History | None = None) -> str:
+    """Where the noise came from: the sides' repeats, and the history of the questions asked once on both."""
+    repeated = [(b, r) for b, r in pairs if max(b.repeats, r.repeats) > 1]
+    if not earlier or history is None:
+        return _repeats_source(pairs)
+    draws = sum(q.repeats for qs in earlier.values() for q in qs)
+    bare = sum(1 for b, r in pairs if max(b.repeats, r.repeats) == 1 and b.key not in earlier)
+    said = (f"{HISTORY} ({history.runs} earlier run(s), {draws} draws of {len(earlier)} question(s))"
+            + (f"; {bare} question(s) without history from their two draws" if bare else ""))
+    return f"{_repeats_source(repeated)}; asked once a side: {said}" if repeated else said
+
+
+def _repeats_source(pairs: Sequence[tuple[Question, Question]]) -> str:
     rb = sorted({b.repeats for b, _ in pairs})
     rr = sorted({r.repeats for _, r in pairs})
 

@@ -5,7 +5,8 @@ Pure logic over per-question records (no files, no reports). Two uncertainties, 
   a drop past the tolerance that this noise does not explain is a regression, Holm across every gated metric
   whose noise is measured (core/noise.py). A deterministic metric that drops past its tolerance has regressed:
   the questions that flipped did flip. Noise nobody measured (one repeat a side on a backend that is not
-  deterministic by construction) is never taken for zero: such a drop is "not measured" (cannot tell).
+  deterministic by construction, and no earlier draws in the questions' history) is never taken for zero: such a
+  drop is "not measured" (cannot tell).
 - *question sampling* (resampling whole questions, a paired test, Holm across the gated metrics) says how far the
   change would generalise to questions like these. It is shown beside the verdict, and a suite too small to see
   a tolerance-sized change in general gets a warning with the detectable change (tier=plan's figure).
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Literal
 
-from nomad_eval.core.noise import INSTABILITY, delta_noise, noise_p, repeats_for_noise
+from nomad_eval.core.noise import HISTORY, INSTABILITY, History, delta_noise, noise_p, repeats_for_noise
 from nomad_eval.core.power import ALPHA, detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question
 from nomad_eval.core.stats import (
@@ -127,13 +128,15 @@ def compare_questions(
     resamples: int = 2000, seed: int = 0, strict: bool = False, correlation: float = 0.5,
     tolerance: float | None = None, deterministic: bool = False, infra: Sequence[str] = (),
     infra_share: float = 0.0, max_infra: float = 1.0, quarantined: Callable[[str], bool] | None = None,
+    history: History | None = None,
 ) -> Verdict:
     """`tolerance`, when given, replaces every metric's own (compare.tolerance, upstream's `--tolerance`).
     `deterministic`: both sides' answers come from a backend deterministic by construction (the mock, replays),
     so answers neither side repeated carry no run-to-run noise. `infra`: keys of the run's questions with a call
     the infrastructure failed, `infra_share` the share of the run's calls that did: past `max_infra` the run is
     "not measured"; within it, a question left with no answer is listed apart and not gated. `quarantined(key)`:
-    a known-flaky question (goldens/quarantine.yaml), compared and listed, not gated."""
+    a known-flaky question (goldens/quarantine.yaml), compared and listed, not gated. `history`: earlier draws of
+    the questions (earlier runs of the same goldens and system), the noise of those asked once on both sides."""
     v = Verdict(clustered=cluster, strict=strict)
     v.questions = pair_questions(base, run, base_goldens=base_goldens, run_goldens=run_goldens,
                                  exclude_unstable=exclude_unstable, infra=infra, quarantined=quarantined)
@@ -144,12 +147,16 @@ def compare_questions(
         return v
     b_by, r_by = {q.key: q for q in base}, {q.key: q for q in run}
     pairs = [(b_by[k], r_by[k]) for k in v.questions.common]
-    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance, deterministic, frozenset(infra))
+    how = Sampling(cluster, resamples, seed, correlation, len(gated), tolerance, deterministic, frozenset(infra),
+                   history)
     names = [*gated, *(n for n in informational if n not in gated)]
     rows = v.metrics = _rows(names, set(gated), pairs, (base_metrics, run_metrics), how, strict)
     v.newly_failing = [b.key for b, r in pairs if b.passed == 1.0 and r.passed is not None and r.passed < 1.0]
     v.warnings += _warnings(rows, tolerance) + [m.reason for m in rows if m.reason.endswith("(instability needs "
                                                                                           "2+ repeats)")]
+    if history is not None and any(HISTORY in m.noise_source for m in rows if m.gated):
+        v.warnings.append(f"run-to-run noise of the questions asked once on both sides {HISTORY}: {history.runs} "
+                          "earlier sealed run(s) of the same goldens and system (compare.history)")
     return v
 
 
@@ -229,6 +236,7 @@ class Sampling:
     tolerance: float | None = None  # one for every metric (compare.tolerance); None: each metric's own
     deterministic: bool = False     # answers from the mock or replays: no run-to-run noise where none is measured
     infra: frozenset[str] = frozenset()  # the run's questions with a call the infrastructure failed
+    history: History | None = None  # earlier draws of the questions (core/noise.py), for those asked once a side
 
 
 Pairs = list[tuple[Question, Question]]
@@ -300,7 +308,7 @@ def _measured(name: str, spec: MetricSpec | None, tol: str, pairs: Pairs, how: S
     bm, cm = sum(b) / len(b), sum(c) / len(c)
     if spec is None:
         return MetricVerdict(name, False, "not gated", bm, cm, len(b), interval, tolerance=tol), None
-    noise = delta_noise(pairs, name, how.deterministic, rate=spec.unit == "rate")
+    noise = delta_noise(pairs, name, how.deterministic, rate=spec.unit == "rate", history=how.history)
     worse = tuple(y.key for (_, y), bv, cv in zip(pairs, b, c, strict=True) if spec.worsening(bv, cv) > EPS)
     p, mde = _question_sampling(spec, b, c, clusters, how)
     return MetricVerdict(name, True, "within tolerance", bm, cm, len(b), interval, p, None, mde, tol,

@@ -14,8 +14,9 @@ from nomad_eval.report.schema import Gate, GateFloor, GateMetric
 def metric_row(m: MetricVerdict) -> GateMetric:
     return GateMetric(
         name=m.name, outcome=m.outcome, baseline=m.baseline, run=m.current, delta=m.delta, n=m.n,
-        tolerance=m.tolerance, noise=m.noise, low=None if m.interval is None else m.interval.low,
-        high=None if m.interval is None else m.interval.high, p_holm=m.p_adjusted, detectable=m.mde,
+        tolerance=m.tolerance, noise=m.noise, noise_source=m.noise_source,
+        low=None if m.interval is None else m.interval.low, high=None if m.interval is None else m.interval.high,
+        p_holm=m.p_adjusted, detectable=m.mde,
         reason=m.reason + (f"; worse: {', '.join(m.worse[:10])}" if m.worse and m.outcome in ("regression",
                                                                                           "not measured") else ""),
     )

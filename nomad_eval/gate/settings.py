@@ -10,8 +10,18 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class HistorySettings:
+    """Where the project's earlier runs are, for the draws of a question asked once on both sides (gate/history.py)."""
+
+    roots: tuple[Path, ...]          # browse.roots: the folders holding the project's runs
+    scan: int                        # browse.limit: the newest reports looked at
+    runs: int                        # compare.history_runs: the most earlier runs whose draws count
+
+
+@dataclass(frozen=True)
 class CompareSettings:
-    """How a run is compared with its baseline (compare.*, stats.*, plan.correlation, gate.max_infra, seed)."""
+    """How a run is compared with its baseline (compare.*, stats.*, plan.correlation, gate.max_infra, seed,
+    browse.roots for the question history)."""
 
     metrics: tuple[str, ...] | None  # compare.metrics; None: the registry's headline measures the baseline holds
     headline_k: int
@@ -26,6 +36,7 @@ class CompareSettings:
     correlation: float
     max_infra: float
     quarantine_dir: Path | None      # the goldens folder holding quarantine.yaml; None: no quarantine (BEIR)
+    history: HistorySettings | None  # compare.history; None: no question history
 
 
 @dataclass(frozen=True)

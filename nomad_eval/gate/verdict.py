@@ -12,11 +12,13 @@ from rich.markup import escape
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.core.questions import questions_from_cases
+from nomad_eval.core.noise import History
+from nomad_eval.core.questions import Question, questions_from_cases
 from nomad_eval.data.anchors import Evidence, reanchor_all
 from nomad_eval.data.quarantine import Entry, expired, load_quarantine
 from nomad_eval.gate.changes import corpus_changes, system_of
 from nomad_eval.gate.compare import Verdict, compare_questions
+from nomad_eval.gate.history import question_history
 from nomad_eval.gate.settings import CompareSettings
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for
@@ -181,8 +183,9 @@ def _compare(run: Report, base: Baseline, sides: tuple[Side, Side], gated: list[
     (run_metrics, run_cases), run_goldens = _without(sides[0], _goldens(run), stale)
     (base_metrics, base_cases), base_goldens = _without(sides[1], _goldens(base.report), stale)
     infra, infra_share = _infra(run)
+    bq, rq = questions_from_cases(base_cases), questions_from_cases(run_cases)
     return compare_questions(
-        questions_from_cases(base_cases), questions_from_cases(run_cases), gated,
+        bq, rq, gated,
         base_metrics=base_metrics, run_metrics=run_metrics,
         informational=_informational(base_metrics, run_metrics, gated),
         base_goldens=base_goldens, run_goldens=run_goldens,
@@ -190,7 +193,19 @@ def _compare(run: Report, base: Baseline, sides: tuple[Side, Side], gated: list[
         strict=s.strict, correlation=s.correlation, tolerance=s.tolerance,
         deterministic=deterministic(run) and deterministic(base.report),
         infra=infra, max_infra=s.max_infra, infra_share=infra_share, quarantined=_quarantined(s),
+        history=_history(run, base, (bq, rq), s),
     )
+
+
+def _history(run: Report, base: Baseline, sides: tuple[list[Question], list[Question]], s: CompareSettings
+             ) -> History | None:
+    """The earlier draws of the questions (compare.history), read only when some question was asked once on both
+    sides of answers that may vary: the one case whose noise they measure."""
+    once = [{q.key for q in side if q.repeats == 1} for side in sides]
+    h = s.history
+    if h is None or not once[0] & once[1] or (deterministic(run) and deterministic(base.report)):
+        return None
+    return question_history(h.roots, base, run, scan=h.scan, most=h.runs)
 
 
 def _informational(base: Mapping[str, float | None], run: Mapping[str, float | None], gated: list[str]

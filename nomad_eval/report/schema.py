@@ -71,6 +71,7 @@ class GateMetric(BaseModel):
     n: int                       # questions paired
     tolerance: str
     noise: float | None = None   # run-to-run standard error of the delta, from the repeats (0: deterministic)
+    noise_source: str = ""       # where that noise came from: the sides' repeats, or the questions' history
     low: float | None = None     # question sampling: 95% interval of the delta
     high: float | None = None
     p_holm: float | None = None  # question sampling: one-sided paired test, Holm across the gated metrics

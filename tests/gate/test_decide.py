@@ -18,7 +18,7 @@ from nomad_eval.report.schema import Identity, Report
 
 COMPARE = CompareSettings(metrics=None, headline_k=5, view="auto", stale="fail", exclude_unstable=False,
                           strict=False, tolerance=None, cluster=False, resamples=200, seed=0, correlation=0.5,
-                          max_infra=0.2, quarantine_dir=None)
+                          max_infra=0.2, quarantine_dir=None, history=None)
 
 
 def _settings(root: Path, **kw: Any) -> GateSettings:
