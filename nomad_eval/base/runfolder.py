@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypedDict
@@ -277,3 +277,16 @@ def still_listed(folder: Path) -> list[Path]:
 def sealed_intact(folder: Path) -> bool:
     """True when the folder has a manifest and every listed file still matches it."""
     return (folder / MANIFEST).exists() and problem(folder) is None
+
+
+def reports_under(roots: Sequence[Path], limit: int) -> list[Path]:
+    """Every run's report.json under `roots`, most recently written first, at most `limit` (the run browser's, promote's
+    latest and the gate's question history read the same runs)."""
+    found: dict[Path, float] = {}
+    for root in roots:
+        for p in root.rglob("report.json"):  # nothing under a root that is missing
+            try:
+                found[p.resolve()] = p.stat().st_mtime
+            except OSError:  # removed while we looked
+                continue
+    return sorted(found, key=lambda p: found[p], reverse=True)[:limit]

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.runfolder import MANIFEST, READ, problem
+from nomad_eval.base.runfolder import MANIFEST, READ, problem, reports_under
 from nomad_eval.base.secrets import redact
 from nomad_eval.core.noise import History
 from nomad_eval.core.questions import Question, questions_from_cases
@@ -32,18 +32,6 @@ from nomad_eval.report.schema import Report
 
 # Settings that say how many draws a run takes of its system, or which ones, not what the system is.
 DRAWS = ("repeats", "seed")
-
-
-def reports_under(roots: Sequence[Path], limit: int) -> list[Path]:
-    """Every report.json under `roots`, most recently written first, at most `limit`."""
-    found: dict[Path, float] = {}
-    for root in roots:
-        for p in root.rglob("report.json"):  # nothing under a root that is missing
-            try:
-                found[p.resolve()] = p.stat().st_mtime
-            except OSError:  # removed while we looked
-                continue
-    return sorted(found, key=lambda p: found[p], reverse=True)[:limit]
 
 
 def run_key(report: Report) -> tuple[str | None, ...] | None:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import first_error
-from nomad_eval.base.runfolder import problem
+from nomad_eval.base.runfolder import problem, reports_under
 from nomad_eval.config.sections import BrowseKeys
 from nomad_eval.harness.rundir import multirun
 from nomad_eval.records import Case, decode
@@ -28,18 +28,6 @@ QUESTION_BUDGET = 50_000  # per-question rows embedded over all runs, newest fir
 
 def settings(b: BrowseKeys) -> tuple[list[Path], Path, int]:
     return [Path(str(r)) for r in b.roots], Path(str(b.out)), int(b.limit)
-
-
-def find_reports(roots: list[Path], limit: int) -> list[Path]:
-    """Every run's report.json under `roots`, most recently written first, at most `limit`."""
-    found: dict[Path, float] = {}
-    for root in roots:
-        for p in root.rglob("report.json"):  # nothing under a root that is missing
-            try:
-                found[p.resolve()] = p.stat().st_mtime
-            except OSError:  # removed while we looked
-                continue
-    return sorted(found, key=lambda p: found[p], reverse=True)[:limit]
 
 
 def _cases(path: Path) -> tuple[list[Case] | None, str]:
@@ -113,7 +101,7 @@ def entries(reports: list[Path], page_dir: Path) -> tuple[list[RunEntry], list[s
 def rebuild(roots: list[Path], out: Path, limit: int) -> tuple[Path, int]:
     """Write the page to `out`; returns it and the number of runs listed."""
     out = out.resolve()
-    runs, skipped = entries(find_reports(roots, limit), out.parent)
+    runs, skipped = entries(reports_under(roots, limit), out.parent)
     note = (f"{len(runs)} runs under {', '.join(str(r) for r in roots)} (the most recent {limit} at most)"
             + (f"; {len(skipped)} skipped: {'; '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}"
                if skipped else ""))

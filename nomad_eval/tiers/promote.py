@@ -15,20 +15,19 @@ from rich.markup import escape
 
 from nomad_eval.base.console import console
 from nomad_eval.base.errors import NomadError
-from nomad_eval.base.runfolder import MANIFEST, problem
+from nomad_eval.base.runfolder import MANIFEST, problem, reports_under
 from nomad_eval.config import RunConfig
 from nomad_eval.config.gating import gate_settings
 from nomad_eval.gate.promotion import objections
 from nomad_eval.gate.store import promote
 from nomad_eval.run.finish import explainer
-from nomad_eval.run.runs_page import find_reports
 
 LATEST = "latest"
 
 
 def latest(roots: list[Path], tier: str, suite: str) -> Path:
     """The newest run folder under `roots` of this tier and suite that finished and is whole (its manifest holds)."""
-    for report in find_reports(roots, limit=10_000):  # newest first
+    for report in reports_under(roots, limit=10_000):  # newest first
         try:
             raw = json.loads(report.read_text(encoding="utf-8"))
         except (OSError, ValueError):
