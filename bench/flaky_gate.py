@@ -45,6 +45,8 @@ GATED = headline_names("generation", 5, [MODE])
 # The shipped repeats=auto bounds, read from the one place defaults live.
 _SHIPPED = yaml.safe_load((REPO / "nomad_eval" / "conf" / "config.yaml").read_text())
 AUTO_MOST, AUTO_AGREE = int(_SHIPPED["repeats_max"]), int(_SHIPPED["repeats_agree"])
+AUTO_FIRST = int(_SHIPPED["repeats_first"])
+AUTO_BUDGET = None if _SHIPPED["repeats_budget"] is None else float(_SHIPPED["repeats_budget"])
 REPEATS_CODE = {"auto": 0}  # a seed sequence takes integers: auto seeds as repeats 0
 
 
@@ -134,12 +136,13 @@ def cases(rng: np.random.Generator, s: Suite, repeats: int | Sequence[int]) -> l
     return records(s, draws(ScriptedModel(s, rng), repeats))
 
 
-def pair(rng: np.random.Generator, base: Suite, run: Suite, rb: int | str, rr: int | str, rule: Rule
-         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int]:
+def pair(rng: np.random.Generator, base: Suite, run: Suite, rb: int | str, rr: int | str, rule: Rule,
+         budget: float | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int]:
     """One baseline/run pair's records and each side's model calls, as its scripted backend counted them."""
     mb, mr = ScriptedModel(base, rng), ScriptedModel(run, rng)
     b = auto_draws(mb, None, rule) if rb == "auto" else draws(mb, int(rb))
-    r = auto_draws(mr, b, rule) if rr == "auto" else draws(mr, int(rr))
+    calls = None if budget is None else int(budget * run.size)
+    r = auto_draws(mr, b, rule, calls) if rr == "auto" else draws(mr, int(rr))
     return records(base, b), records(run, r), mb.calls, mr.calls
 
 
@@ -158,14 +161,16 @@ def failing_share(base: Suite, run: Suite, repeats: int | str | tuple[int | str,
     """The share of `pairs` baseline/run pairs (numbered from `start`) whose gate does not pass, with what fired,
     each verdict's count and each side's model calls."""
     rb, rr = repeats if isinstance(repeats, tuple) else (repeats, repeats)
-    rule = Rule(most=int(options.pop("most", AUTO_MOST)), agree=int(options.pop("agree", AUTO_AGREE)))
+    rule = Rule(most=int(options.pop("most", AUTO_MOST)), agree=int(options.pop("agree", AUTO_AGREE)),
+                first=int(options.pop("first", AUTO_FIRST)))
+    budget = options.pop("budget", AUTO_BUDGET)
     fired: dict[str, int] = {}
     verdicts: dict[str, int] = {}
     failed = 0
     calls = [0, 0]
     for k in range(start, start + pairs):
         rng = np.random.default_rng([seed, *(REPEATS_CODE.get(str(x), x) for x in (rb, rr)), k])  # type: ignore
-        b, r, cb, cr = pair(rng, base, run, rb, rr, rule)
+        b, r, cb, cr = pair(rng, base, run, rb, rr, rule, budget)
         calls[0] += cb
         calls[1] += cr
         v = gate(b, r, seed=k, **options)
@@ -244,8 +249,9 @@ def main() -> None:
     result["settings"] = {"questions": 60, "refusal_goldens": 8, "gated": GATED, "seed": SEED,
                           "flakiness": FLAKINESS, "changes": CHANGES, "interval": "Wilson 95%",
                           "question_sampling_resamples": 200,
-                          "auto": {"repeats_max": AUTO_MOST, "repeats_agree": AUTO_AGREE,
-                                   "baseline": "a repeats=auto run without a baseline (as first promoted)"},
+                          "auto": {"repeats_max": AUTO_MOST, "repeats_agree": AUTO_AGREE, "repeats_first": AUTO_FIRST,
+                                   "repeats_budget": AUTO_BUDGET,
+                                   "baseline": "a repeats=auto run without a baseline (as first promoted; no budget)"},
                           "calls": "answers the scripted backend gave each side, summed over the pairs"}
     todo = [s for s in settings(a.pairs, a.power_pairs) if not a.only or any(t in s[1] for t in a.only)]
     for g, label, *_ in todo:

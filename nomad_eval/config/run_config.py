@@ -39,7 +39,8 @@ class PlainKeys(Keys):
     sample_repeats: Count
     repeats_max: Annotated[int, Field(ge=2, strict=True)]
     repeats_agree: Count
-    repeats_budget: Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)] | None
+    repeats_first: Count
+    repeats_budget: Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
     seed: Annotated[int, Field(ge=0, strict=True)]  # numpy's generators refuse a negative seed
     limit: Count | None
     tags: list[Annotated[str, Field(strict=True)]]

@@ -38,7 +38,8 @@ def ask_until_settled(keys: Sequence[str], base: Mapping[str, tuple[int, int]], 
     while True:
         for k, t in tallies.items():
             if t.why is None:
-                t.why = "repeats.max" if t.asked >= rule.most else settled(rule, base.get(k), t.passes, t.answers)
+                t.why = settled(rule, base.get(k), t.passes, t.answers) or \
+                    ("repeats.max" if t.asked >= rule.most else None)
         open_ = [k for k in keys if tallies[k].why is None]
         if budget is not None and spent + len(open_) > budget:
             for k in open_[max(0, budget - spent):]:
@@ -69,11 +70,13 @@ def by_key(cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
     return base_tallies(grouped)
 
 
-def planned_calls(rule: Rule, cases: Sequence[Case], seed: int) -> dict[str, Any]:
+def planned_calls(rule: Rule, cases: Sequence[Case], seed: int, budget: float | None = None) -> dict[str, Any]:
     """What a verdict against this baseline costs under repeats=auto if nothing changed (simulated with each
-    question's baseline pass rate), beside fixed repeats at the baseline's own count: tier=plan's figure."""
+    question's baseline pass rate), beside fixed repeats at the baseline's own count: tier=plan's figure.
+    `budget`: calls per question on average (repeats_budget)."""
     ref = by_key(cases)
-    mean, sd = expected_calls(rule, list(ref.values()), seed=seed)
+    cap = None if budget is None else int(budget * len(ref))
+    mean, sd = expected_calls(rule, list(ref.values()), seed=seed, budget=cap)
     repeats = max((n for _, n in ref.values()), default=1)
     return {"questions": len(ref), "auto_calls": round(mean, 1), "auto_calls_sd": round(sd, 1),
             "fixed_repeats": repeats, "fixed_calls": repeats * len(ref)}

@@ -29,6 +29,9 @@ class Question:
     # Run-to-run noise of each value: the squared standard error of the mean over the repeats (0 for one repeat,
     # or repeats that agree). The gate's own uncertainty; question sampling is a different question.
     noise: dict[str, float] = field(default_factory=dict)
+    # Each repeat's pass outcome in the order the repeats were asked (None: not judged): the fresh-failures
+    # test (core/fresh.py) reads which draws came first.
+    draws: tuple[bool | None, ...] = ()
 
 
 def cluster_of(case: Case) -> str:
@@ -68,7 +71,8 @@ def _question(mode: str | None, qid: str, group: Sequence[Case]) -> Question:
         values[f"{prefix}instability"] = float(flips) if len(judged) > 1 else None
     return Question(key=f"{mode}:{qid}" if mode else qid, id=qid, mode=mode, cluster=cluster_of(group[0]),
                     values=values, passed=rate, repeats=len(group), unstable=flips,
-                    tags=list(group[0].tags), noise=noise)
+                    tags=list(group[0].tags), noise=noise,
+                    draws=tuple(c.passed for c in sorted(group, key=lambda c: c.repeat)))
 
 
 def squared_se(values: Sequence[float | None]) -> float:

@@ -48,11 +48,15 @@ class Rule:
 def settled(rule: Rule, base: tuple[int, int] | None, passes: int, n: int) -> str | None:
     """Why the question needs no further answer after `passes` of `n` (None: ask again). `base`: the baseline's
     (passes, answers) for it; None when there is no baseline (a first run, before a promotion) or it has one
-    answer, where two unanimous answers stop and disagreeing ones are measured to `most`."""
-    if n >= rule.most:
-        return "repeats.max"
+    answer, where `agree` unanimous answers stop and disagreeing ones are measured to `most`. A question that
+    settles at its `most`-th answer says why it settled rather than that it reached the bound."""
     if n < max(1, rule.first):
-        return None
+        return None if n < rule.most else "repeats.max"
+    why = _compared(rule, base, passes, n)
+    return why if why is not None or n < rule.most else "repeats.max"
+
+
+def _compared(rule: Rule, base: tuple[int, int] | None, passes: int, n: int) -> str | None:
     unanimous = passes in (0, n)
     if base is None or base[1] < rule.agree:  # too few baseline answers to say that it does not vary
         return "answers agree" if unanimous and n >= rule.agree else None
@@ -68,11 +72,12 @@ def settled(rule: Rule, base: tuple[int, int] | None, passes: int, n: int) -> st
     return None
 
 
-def expected_calls(rule: Rule, base: Sequence[tuple[int, int] | None], draws: int = 200, seed: int = 0
-                   ) -> tuple[float, float]:
+def expected_calls(rule: Rule, base: Sequence[tuple[int, int] | None], draws: int = 200, seed: int = 0,
+                   budget: int | None = None) -> tuple[float, float]:
     """The calls the rule makes on average (and their standard deviation) over one run of these questions if the
     system is unchanged: each question answered right with the baseline's pass rate (one half without one),
-    simulated `draws` times with its own generator. What plan prints as the expected calls per verdict."""
+    simulated `draws` times with its own generator. What plan prints as the expected calls per verdict. A
+    question's answers do not depend on the others', so a `budget` on all the calls caps each draw's total."""
     rng = np.random.default_rng(seed)
     totals = np.zeros(draws)
     for b in base:
@@ -83,4 +88,6 @@ def expected_calls(rule: Rule, base: Sequence[tuple[int, int] | None], draws: in
                 passes += int(rng.random() < p)
                 n += 1
             totals[d] += n
+    if budget is not None:
+        totals = np.minimum(totals, budget)
     return float(totals.mean()), float(totals.std())

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Literal
 
+from nomad_eval.core.fresh import Fresh, fresh_in_mode, fresh_text
 from nomad_eval.core.noise import HISTORY, INSTABILITY, History, delta_noise, noise_p, repeats_for_noise
 from nomad_eval.core.power import ALPHA, detectable_change, mostly_zero_one
 from nomad_eval.core.questions import Question
@@ -60,6 +61,7 @@ class MetricVerdict:
     noise_df: float = math.inf         # degrees of freedom of that noise estimate
     noise_step: float = 0.0            # the smallest move of the delta (0/1 draws), for continuity correction
     noise_p: float | None = None       # Holm-adjusted one-sided p of the drop past the tolerance, noise alone
+    fresh: Fresh | None = None         # a pass rate's fresh failures on steady questions (core/fresh.py)
 
     @property
     def delta(self) -> float | None:
@@ -184,11 +186,21 @@ def _rows(names: Sequence[str], gated: set[str], pairs: Pairs, means: Means, how
         if p is not None:
             tests.append((len(rows), p))
         rows += [row] if row is not None else []
+    rows = [_with_fresh(m, pairs) for m in rows]
     family = _noise_family(rows, how.tolerance)
-    size = max(1, len(family), sum(m.gated and m.noise is None for m in rows))
+    size = max(1, len(family) + sum(m.fresh is not None for m in rows), sum(m.gated and m.noise is None for m in rows))
     for (i, _), p_adj in zip(tests, adjust([p for _, p in tests], "holm"), strict=True):
         rows[i] = _decide(replace(rows[i], noise_p=family.get(i)), p_adj, strict, how.tolerance, size, pairs)
     return rows
+
+
+def _with_fresh(m: MetricVerdict, pairs: Pairs) -> MetricVerdict:
+    """A gated pass rate whose noise is measured, with its mode's fresh failures: where steady questions made
+    flaky show, which the noise of the questions that always varied hides from the mean."""
+    mode, _, last = m.name.rpartition(".")
+    if not (m.gated and m.noise and mode and last == "pass_rate"):
+        return m
+    return replace(m, fresh=fresh_in_mode(pairs, mode))
 
 
 def _spec(name: str, tolerance: float | None) -> MetricSpec | None:
@@ -330,13 +342,18 @@ def _question_sampling(spec: MetricSpec, b: list[float], c: list[float], cluster
 def _noise_family(rows: Sequence[MetricVerdict], tolerance: float | None) -> dict[int, float]:
     """Row index -> Holm-adjusted noise p of each gated metric whose run-to-run noise is measured and not zero (how
     likely noise alone moves it this far the wrong way): the family whose chance of failing an unchanged system,
-    all members together, is held at ALPHA."""
+    all members together, is held at ALPHA. A mode's pass rate has a second member, its fresh failures
+    (core/fresh.py), and keeps the smaller of its two adjusted p-values."""
     members: list[tuple[int, float]] = []
     for i, m in enumerate(rows):
         spec = _spec(m.name, tolerance)
         if m.gated and m.noise and spec is not None and m.baseline is not None and m.current is not None:
             members.append((i, noise_p(spec.worsening(m.baseline, m.current) - m.noise_step / 2, m.noise, m.noise_df)))
-    return dict(zip([i for i, _ in members], adjust([p for _, p in members], "holm"), strict=True))
+    members += [(i, f.p) for i, _ in list(members) if (f := rows[i].fresh) is not None and f.p is not None]
+    out: dict[int, float] = {}
+    for (i, _), p in zip(members, adjust([p for _, p in members], "holm"), strict=True):
+        out[i] = min(out.get(i, 1.0), p)
+    return out
 
 
 def _decide(row: MetricVerdict, p_adj: float, strict: bool, tolerance: float | None, family: int,
@@ -374,7 +391,9 @@ def _noise_rule(row: MetricVerdict, worse: float, allowed: float, family: int, p
         return "regression", (f"{head}, deterministic, so every flipped question did flip; {len(row.worse)} "
                               "question(s) worse")
     p = row.noise_p if row.noise_p is not None else 1.0
-    noise = f"run-to-run noise {row.noise:.4f} {row.noise_source}, Holm p={p:.3g} over {family} varying metric(s)"
+    noise = f"run-to-run noise {row.noise:.4f} {row.noise_source}, Holm p={p:.3g} over {family} varying test(s)"
+    if row.fresh is not None and row.fresh.failures:
+        noise += f"; {fresh_text(row.fresh)}"
     if p < ALPHA:
         return "regression", f"{head}, past {noise}; {len(row.worse)} question(s) worse"
     return "within tolerance", f"{head} but within {noise}; more repeats would tell"

@@ -22,13 +22,16 @@ def is_auto(config: RunConfig) -> bool:
 
 
 def rule(config: RunConfig) -> Rule:
-    return Rule(most=int(config.repeats_max), agree=int(config.repeats_agree))
+    return Rule(most=int(config.repeats_max), agree=int(config.repeats_agree), first=int(config.repeats_first))
 
 
-def budget(config: RunConfig, questions: int) -> int | None:
-    """The most model calls the loop may make: `repeats_budget` calls per question, None for no bound but
-    repeats_max."""
-    return None if config.repeats_budget is None else int(float(config.repeats_budget) * questions)
+def budget(config: RunConfig, questions: int, against_baseline: bool = True) -> int | None:
+    """The most model calls the loop may make: `repeats_budget` calls per question (None: no bound but
+    repeats_max). A run without a baseline is the one a team promotes: its depth is what lets later runs stop
+    early, so no budget cuts it."""
+    if not against_baseline:
+        return None
+    return int(float(config.repeats_budget) * questions)
 
 
 def reference(config: RunConfig, provisional: Report) -> tuple[dict[str, tuple[int, int]], str]:
@@ -75,7 +78,7 @@ def run_auto(config: RunConfig, provisional: Report, keys: dict[str, tuple[int, 
     question got, why, and the per-question table."""
     r = rule(config)
     ref, source = reference(config, provisional)
-    calls = budget(config, len(keys))
+    calls = budget(config, len(keys), bool(ref))
     tasks, results, tallies = ask(keys, ref, answer, passed, r, calls)
     most = max((t.asked for t in tallies.values()), default=1)
     return tasks, results, most, reason(r, calls, tallies, source), per_question(tallies, r)

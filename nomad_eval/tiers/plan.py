@@ -80,8 +80,9 @@ def run(config: RunConfig) -> int:
                   "on run-to-run noise: deterministic metrics need no repeats; for answers that vary, the gate's "
                   "80% drop is what it finds at the baseline's repeats, and 'repeats for drop' what finds "
                   "plan.drop (default twice the tolerance) at 80%")
-    auto = Rule(most=int(config.repeats_max), agree=int(config.repeats_agree))
-    calls = planned_calls(auto, base.cases, int(config.seed)) if tier == "generation" else None
+    auto = Rule(most=int(config.repeats_max), agree=int(config.repeats_agree), first=int(config.repeats_first))
+    calls = planned_calls(auto, base.cases, int(config.seed), float(config.repeats_budget)) \
+        if tier == "generation" else None
     if calls:
         console.print(f"calls per verdict: repeats=auto about {calls['auto_calls']:g} (sd {calls['auto_calls_sd']:g}"
                       f", simulated at this baseline's pass rates) for {calls['questions']} questions; "

@@ -77,7 +77,7 @@ def test_the_family_of_varying_metrics_is_corrected_together_and_deterministic_o
     run = cases({**flaky, **{f"s{i}": [i >= 8] * 4 for i in range(40)}})  # eight always-right questions lost
     v = verdict(base, run)
     m = row(v, "e2e.correctness")
-    assert "over 3 varying metric(s)" in m.reason and m.noise_p is not None
+    assert "over 4 varying test(s)" in m.reason and m.noise_p is not None
     assert m.outcome == "regression" and set(m.worse) == {f"e2e:s{i}" for i in range(8)}
     # No question varies within its repeats: the exact rule, a drop of 3 in 60 past ±0.02 fails.
     steady = cases({f"s{i}": [True] * 2 for i in range(60)})
