@@ -97,11 +97,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=40)
     ap.add_argument("--repeats", default="auto")
+    ap.add_argument("--baseline-repeats", default=None, help="the baseline's repeats (default: --repeats)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/nomad_cli_pairs"))
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cli_pairs.json")
     ap.add_argument("--deadline", type=float, default=1800, help="stop starting pairs after this many seconds")
     a = ap.parse_args()
-    folder = a.work / f"repeats-{a.repeats}"
+    rb = a.baseline_repeats or a.repeats
+    label = f"repeats={a.repeats}" if rb == a.repeats else f"baseline repeats={rb}, run repeats={a.repeats}"
+    folder = a.work / label.replace(" ", "").replace(",", "_").replace("=", "-")
     goldens = suite(folder)
     t0 = time.perf_counter()
     rows = []
@@ -111,7 +114,7 @@ def main() -> None:
         model = Model(goldens, seed=1000 * k + 1)
         with openai_compat.serve("scripted", model) as url:
             base = folder / "runs" / f"pair{k}" / "baseline"
-            _, tb = run(url, folder, base, a.repeats)
+            _, tb = run(url, folder, base, rb)
             calls_base = model.calls
             code, tr = run(url, folder, folder / "runs" / f"pair{k}" / "run", a.repeats, "compare.after_run=true",
                            f"compare.baseline={base}")
@@ -122,13 +125,13 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     failed = sum(r["exit_code"] != 0 for r in rows)
     result: dict[str, Any] = json.loads(a.out.read_text()) if a.out.exists() else {}
-    result[f"repeats={a.repeats}"] = {
+    result[label] = {
         "pairs": len(rows), "failed": failed, "questions": len(goldens), "flaky": FLAKY, "p": P,
         "mean_calls_run": sum(r["calls_run"] for r in rows) / max(1, len(rows)),
         "mean_calls_baseline": sum(r["calls_baseline"] for r in rows) / max(1, len(rows)),
         "seconds": round(time.perf_counter() - t0, 1), "rows": rows}
     a.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"repeats={a.repeats}: {failed} of {len(rows)} pairs failed")
+    print(f"{label}: {failed} of {len(rows)} pairs failed")
 
 
 if __name__ == "__main__":

@@ -200,7 +200,10 @@ def _with_fresh(m: MetricVerdict, pairs: Pairs) -> MetricVerdict:
     mode, _, last = m.name.rpartition(".")
     if not (m.gated and m.noise and mode and last == "pass_rate"):
         return m
-    return replace(m, fresh=fresh_in_mode(pairs, mode))
+    fresh = fresh_in_mode(pairs, mode)
+    # One draw a side (noise from the questions' history): a fresh failure is a single flip, which that noise
+    # already weighs question by question.
+    return m if max(fresh.draws) < 2 else replace(m, fresh=fresh)
 
 
 def _spec(name: str, tolerance: float | None) -> MetricSpec | None:
