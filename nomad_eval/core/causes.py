@@ -15,9 +15,10 @@ passages to the budget, flipped or was not judged, a failure with the relevant p
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
 from nomad_eval.metrics.aggregate import wilson
 from nomad_eval.metrics.answer.measures import numbers
@@ -309,16 +310,43 @@ def label_cases(cases: list[AnswerCase], faithful_max: int = 1) -> dict[str, Fin
     return findings
 
 
-def cause_counts(cases: Sequence[AnswerCase]) -> dict[str, Any]:
+# cause_counts' result, as report/details.py's CauseCounts validates it (keys in the order the report holds them).
+class CauseRowJson(TypedDict):
+    count: int
+    n: int
+    share: float | None
+    low: float | None
+    high: float | None
+    cases: int
+
+
+class ModeCausesJson(TypedDict):
+    questions: int
+    failed: int
+    cases: int
+    failed_cases: int
+    labels: dict[str, CauseRowJson]
+
+
+class CauseCountsJson(TypedDict):
+    unit: str
+    precedence: list[str]
+    names: dict[str, str]
+    by_mode: dict[str, ModeCausesJson]
+    questions: dict[str, str]
+
+
+def cause_counts(cases: Sequence[AnswerCase]) -> CauseCountsJson:
     """Per mode: questions, failed questions, and each label's count with its share of the failed questions and a
     95% Wilson interval (n = failed questions). Counted from the labels written on the cases, one per question;
     `cases` beside each count is how many case records (repeats) carry that label."""
-    by_mode: dict[str, dict[str, Any]] = {}
+    by_mode: dict[str, ModeCausesJson] = {}
+    labelled: dict[str, Counter[str]] = {}       # mode -> label -> failed questions
+    case_labels: dict[str, Counter[str]] = {}    # mode -> label -> their case records
     questions: dict[str, str] = {}
     for key, group in _groups(cases).items():
         mode = key.split(":", 1)[0]
-        entry = by_mode.setdefault(mode, {"questions": 0, "failed": 0, "cases": 0, "failed_cases": 0, "labels": {},
-                                          "case_labels": {}})
+        entry = by_mode.setdefault(mode, {"questions": 0, "failed": 0, "cases": 0, "failed_cases": 0, "labels": {}})
         entry["questions"] += 1
         entry["cases"] += len(group)
         label = group[0].cause
@@ -326,23 +354,25 @@ def cause_counts(cases: Sequence[AnswerCase]) -> dict[str, Any]:
             questions[key] = str(label)
             entry["failed"] += 1
             entry["failed_cases"] += len(group)
-            entry["labels"][label] = entry["labels"].get(label, 0) + 1
-            entry["case_labels"][label] = entry["case_labels"].get(label, 0) + len(group)
-    for entry in by_mode.values():
-        n = entry["failed"]
-        rows = {}
-        for label in [*LABELS, "unexplained"]:
-            k = entry["labels"].get(label, 0)
-            if label == "unexplained" and not k:
-                continue
-            low, high = wilson(k, n)
-            rows[label] = {"count": k, "n": n, "share": k / n if n else None, "low": low, "high": high,
-                           "cases": entry["case_labels"].get(label, 0)}
-        entry["labels"] = rows
-        del entry["case_labels"]
+            labelled.setdefault(mode, Counter())[label] += 1
+            case_labels.setdefault(mode, Counter())[label] += len(group)
+    for mode, entry in by_mode.items():
+        entry["labels"] = _label_rows(labelled.get(mode, Counter()), case_labels.get(mode, Counter()), entry["failed"])
     return {"unit": "question (mode:id); each of its cases (repeats) carries its label, counted under `cases`",
             "precedence": list(LABELS),
             "names": dict(LABELS), "by_mode": by_mode, "questions": questions}
+
+
+def _label_rows(labelled: Counter[str], case_labels: Counter[str], n: int) -> dict[str, CauseRowJson]:
+    rows: dict[str, CauseRowJson] = {}
+    for label in [*LABELS, "unexplained"]:
+        k = labelled.get(label, 0)
+        if label == "unexplained" and not k:
+            continue
+        low, high = wilson(k, n)
+        rows[label] = {"count": k, "n": n, "share": k / n if n else None, "low": low, "high": high,
+                       "cases": case_labels.get(label, 0)}
+    return rows
 
 
 # --- compare: questions whose cause changed --------------------------------------------------------------
