@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict as PlainTypedDict
+
+from typing_extensions import TypedDict
 
 from nomad_eval.core.sequential import Rule, expected_calls, pass_sequence, settled
 from nomad_eval.records import Case
@@ -23,6 +25,30 @@ class Tally:
 
     def interval(self, alpha: float) -> tuple[float, float]:
         return pass_sequence(self.passes, self.answers, alpha)
+
+
+class AdaptiveRow(TypedDict):
+    """One question's line of a report's repeats=auto table (details.adaptive); typing_extensions' TypedDict since
+    the report's pydantic model reads it."""
+
+    key: str
+    calls: int
+    answers: int
+    passes: int
+    pass_rate: float | None
+    low: float
+    high: float
+    stopped: str | None
+
+
+class PlannedCalls(PlainTypedDict):
+    """tier=plan's `calls` figure (plan.json)."""
+
+    questions: int
+    auto_calls: float
+    auto_calls_sd: float
+    fixed_repeats: int
+    fixed_calls: int
 
 
 # One round's asks, (question key, repeat) each, answered in order: True/False passed, None no outcome.
@@ -70,7 +96,7 @@ def by_key(cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
     return base_tallies(grouped)
 
 
-def planned_calls(rule: Rule, cases: Sequence[Case], seed: int, budget: float | None = None) -> dict[str, Any]:
+def planned_calls(rule: Rule, cases: Sequence[Case], seed: int, budget: float | None = None) -> PlannedCalls:
     """What a verdict against this baseline costs under repeats=auto if nothing changed (simulated with each
     question's baseline pass rate), beside fixed repeats at the baseline's own count: tier=plan's figure.
     `budget`: calls per question on average (repeats_budget)."""

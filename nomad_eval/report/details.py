@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from nomad_eval.core.adaptive import AdaptiveRow
 from nomad_eval.metrics.separation import SeparationRow
 from nomad_eval.records.sections import JudgeSection, ParitySummary
 
@@ -166,7 +167,7 @@ class AnswerDetails(BaseModel):
 class GenerationDetails(AnswerDetails):
     tier: Literal["generation"] = "generation"
     # repeats=auto: each question's calls, pass rate, anytime-valid interval and why it stopped asking.
-    adaptive: list[dict[str, Any]] = Field(default_factory=list)
+    adaptive: list[AdaptiveRow] = Field(default_factory=list)
     decomposition: Decomposition | None = None
     # The extractive ceiling on the same prompts, per mode and metric (empty when the model is the mock).
     mock_line: dict[str, dict[str, float | None]] = Field(default_factory=dict)

@@ -9,7 +9,7 @@ from typing import Any
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
-from nomad_eval.core.adaptive import Tally, ask_until_settled, by_key
+from nomad_eval.core.adaptive import AdaptiveRow, Tally, ask_until_settled, by_key
 from nomad_eval.core.sequential import Rule
 from nomad_eval.gate.choose import find_baseline
 from nomad_eval.gate.store import default_variant
@@ -73,7 +73,7 @@ def ask(keys: dict[str, tuple[int, str]], ref: dict[str, tuple[int, int]], answe
 
 
 def run_auto(config: RunConfig, provisional: Report, keys: dict[str, tuple[int, str]], answer: Answer,
-             passed: Passed) -> tuple[list[tuple[int, str, int]], list[Any], int, str, list[dict[str, Any]]]:
+             passed: Passed) -> tuple[list[tuple[int, str, int]], list[Any], int, str, list[AdaptiveRow]]:
     """The generation run's asks under `repeats=auto`: its tasks and results in order, the most answers a
     question got, why, and the per-question table."""
     r = rule(config)
@@ -84,9 +84,9 @@ def run_auto(config: RunConfig, provisional: Report, keys: dict[str, tuple[int, 
     return tasks, results, most, reason(r, calls, tallies, source), per_question(tallies, r)
 
 
-def per_question(tallies: dict[str, Tally], r: Rule) -> list[dict[str, Any]]:
+def per_question(tallies: dict[str, Tally], r: Rule) -> list[AdaptiveRow]:
     """Each question's calls, pass rate and anytime-valid 95% interval, and why it stopped: the report's table."""
-    out = []
+    out: list[AdaptiveRow] = []
     for key, t in tallies.items():
         low, high = t.interval(r.alpha)
         out.append({"key": key, "calls": t.asked, "answers": t.answers, "passes": t.passes,
@@ -102,7 +102,7 @@ def reason(r: Rule, calls: int | None, tallies: dict[str, Tally], source: str) -
             f"(at most repeats_max={r.most}{bound}; {source}): {asked} calls for {len(tallies)} questions")
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
+def markdown(rows: list[AdaptiveRow]) -> str:
     if not rows:
         return ""
     lines = ["", "## Adaptive repeats (repeats=auto)", "",

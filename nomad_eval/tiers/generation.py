@@ -6,7 +6,6 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from nomad_eval.backends.chat import ChatOptions
 from nomad_eval.backends.mock import MockModel, ceiling
@@ -15,6 +14,7 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
 from nomad_eval.config.judging import judge_settings
 from nomad_eval.config.settings import bootstrap, runtime
+from nomad_eval.core.adaptive import AdaptiveRow
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
@@ -73,14 +73,15 @@ from nomad_eval.run.retrieval_cases import identity as retrieval_identity
 
 
 def infra_outcomes(w: _Work, answers: list[tuple[str, str, int | None] | str]
-                   ) -> tuple[list[tuple[str, str, int | None]], list[dict[str, Any]]]:
+                   ) -> tuple[list[tuple[str, str, int | None]], list[InfraFailure]]:
     """The answers of the calls that returned one (w.tasks keeps only theirs), and a record of each call the
     infrastructure failed: question key, repeat, reason."""
-    kept, infra, tasks = [], [], []
+    kept, tasks = [], []
+    infra: list[InfraFailure] = []
     for task, a in zip(w.tasks, answers, strict=True):
         gi, mode, r = task
         if isinstance(a, str):
-            infra.append({"key": f"{mode}:{w.goldens[gi].id}", "repeat": r, "reason": a})
+            infra.append(InfraFailure(key=f"{mode}:{w.goldens[gi].id}", repeat=r, reason=a))
         else:
             kept.append(a)
             tasks.append(task)
@@ -126,7 +127,7 @@ def measure(config: RunConfig, out: Path) -> RunResult:
     answers, infra = infra_outcomes(w, results)
     timings["generation"] = time.perf_counter() - t
     if not answers:
-        raise NomadError(f"every model call failed, e.g. {infra[0]['reason']}" if infra else "nothing to answer")
+        raise NomadError(f"every model call failed, e.g. {infra[0].reason}" if infra else "nothing to answer")
 
     cases = _scored_cases(w, answers, retrieval_ks(config))
     unstable = mark_unstable(cases)
@@ -140,7 +141,7 @@ def measure(config: RunConfig, out: Path) -> RunResult:
     part.repeats_reason, part.adaptive = why, adaptive
     if adaptive:
         report.system["repeats"] = "auto"
-    part.infra = [InfraFailure.model_validate(x) for x in infra]
+    part.infra = infra
     report.counts["calls_asked"], report.counts["infra"] = asked, len(infra)
     if judges:
         part.judge_corrected = corrected_judges(config, report, cases, out)
@@ -152,7 +153,7 @@ def measure(config: RunConfig, out: Path) -> RunResult:
 
 
 def _ask(config: RunConfig, rt: Runtime, s: ChatSetup, w: _Work
-         ) -> tuple[int, str, list[dict[str, Any]], list[tuple[str, str, int | None] | str]]:
+         ) -> tuple[int, str, list[AdaptiveRow], list[tuple[str, str, int | None] | str]]:
     """Every call's result in the order of w.tasks (which it fills): `repeats` answers a prompt, or as many as
     `repeats=auto` decides (run/generation_auto.py); the repeats, why, and auto's per-question table."""
     def answer(tasks: list[tuple[int, str, int]]) -> list[tuple[str, str, int | None] | str]:
