@@ -64,6 +64,15 @@ class CorrectedJson(TypedDict):
     adjusted_high: float | None
 
 
+class JudgeCorrected(CorrectedJson):
+    """One judge metric's entry of judge_corrected as a run writes it: the correction and what labelling left
+    out."""
+
+    skipped: int          # labels that declined to label (label null)
+    stale_labels: int     # labels for answers this run does not have
+    null_score: float     # NULL_SCORE, as the report states it
+
+
 @dataclass(frozen=True)
 class Corrected:
     """The judge's mean beside the prediction-powered estimate of the mean human label, on a 0-1 scale."""

@@ -8,7 +8,8 @@ tier=app writes `tier: generation` in the envelope (compare pairs it with genera
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -158,7 +159,8 @@ class AnswerDetails(BaseModel):
     # Judge verdicts stand apart: they never enter `metrics` or the deterministic means.
     judges: JudgeSection = Field(default_factory=dict)
     # Per judge metric: the judge mean beside its prediction-powered correction from human labels, or why none.
-    judge_corrected: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # As written (core/ppi.py's JudgeCorrected); read back as it is, since earlier reports hold fewer keys.
+    judge_corrected: dict[str, Mapping[str, object]] = Field(default_factory=dict)
     causes: CauseCounts = Field(default_factory=CauseCounts)
     attacks: list[AttackRate] = Field(default_factory=list)  # attack suites: success rate per family and mode
     repeats_reason: str | None = None  # why each prompt got `counts.repeats` answers

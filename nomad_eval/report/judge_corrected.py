@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from nomad_eval.records.sections import JudgeEntry, JudgeSection
 
 
-def describe(metric: str, r: dict[str, Any]) -> str:
+def describe(metric: str, r: Mapping[str, object]) -> str:
     """One line: the judge mean, and either the corrected estimate with its interval and n, or why there is none."""
     mean = "none" if r["judge_mean"] is None else f"{r['judge_mean']:.3f}"
     head = f"{metric}: judge mean {mean}"
@@ -53,5 +53,5 @@ def judge_lines(judges: JudgeSection) -> list[str]:
     return out
 
 
-def corrected_lines(judge_corrected: dict[str, dict[str, Any]]) -> list[str]:
+def corrected_lines(judge_corrected: Mapping[str, Mapping[str, object]]) -> list[str]:
     return [describe(k, v) for k, v in judge_corrected.items()]

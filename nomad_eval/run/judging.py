@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from nomad_eval.backends.response_cache import ResponseCache
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
 from nomad_eval.config.judging import judge_settings
+from nomad_eval.core.ppi import JudgeCorrected
 from nomad_eval.core.summary import add_judge_intervals
 from nomad_eval.judges.run_judges import judge_cases, judge_chat, rubrics
 from nomad_eval.records import AnswerCase
@@ -31,7 +31,7 @@ def judge_all(config: RunConfig, cases: list[AnswerCase], passages: list[list[st
 
 
 def corrected_judges(config: RunConfig, report: Report, cases: list[AnswerCase], out: Path
-                     ) -> dict[str, dict[str, Any]]:
+                     ) -> dict[str, JudgeCorrected]:
     """Each judge mean beside its prediction-powered correction, from `judging.labels` (or the run directory's own
     judge_labels.jsonl, as `tier=labels` writes it); with no labels, each says it is uncorrected."""
     path = Path(config.judging.labels) if config.judging.labels else out / "judge_labels.jsonl"

@@ -10,13 +10,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from nomad_eval.base.errors import Defect, InvalidInput, first_error
-from nomad_eval.core.ppi import NULL_SCORE, corrected_mean
+from nomad_eval.core.ppi import NULL_SCORE, JudgeCorrected, corrected_mean
 from nomad_eval.judges.judge import Rubric
 from nomad_eval.judges.run_judges import by_rule
 from nomad_eval.metrics.registry import MetricName
@@ -105,12 +104,12 @@ def matching(labels: Sequence[Label], fingerprint: str, rubric: str, mode: str,
 
 
 def judge_corrected(report: Report, cases: list[AnswerCase], labels: Sequence[Label],
-                    rubrics: Sequence[Rubric]) -> dict[str, dict[str, Any]]:
+                    rubrics: Sequence[Rubric]) -> dict[str, JudgeCorrected]:
     """Per judge metric of a report ("<mode>.<rubric>"): the judge mean beside the prediction-powered estimate,
     from labels on exactly this run's answers (same fingerprint, set of answers, rubric version and text)."""
     fingerprint = report.identity.fingerprint if report.identity else ""
     by_name = {r.name: r for r in rubrics}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JudgeCorrected] = {}
     for metric, section in report.answer_part().judges.items():
         parsed = MetricName.parse(metric)
         mode, name = parsed.mode, parsed.family
@@ -138,5 +137,5 @@ def judge_corrected(report: Report, cases: list[AnswerCase], labels: Sequence[La
                                     "since, or drawn from other questions): the rest are not a random sample of "
                                     "this run's answers; label it with tier=labels")
         skipped = sum(lab.label is None for lab in good.values())
-        out[metric] = {**result.as_dict(), "skipped": skipped, "stale_labels": stale, "null_score": NULL_SCORE}
+        out[metric] = JudgeCorrected(**result.as_dict(), skipped=skipped, stale_labels=stale, null_score=NULL_SCORE)
     return out

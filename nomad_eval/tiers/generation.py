@@ -144,7 +144,7 @@ def measure(config: RunConfig, out: Path) -> RunResult:
     part.infra = infra
     report.counts["calls_asked"], report.counts["infra"] = asked, len(infra)
     if judges:
-        part.judge_corrected = corrected_judges(config, report, cases, out)
+        part.judge_corrected = dict(corrected_judges(config, report, cases, out))
     timings["total"] = time.perf_counter() - t0
     report.timings = timings
     _warn(report, rt, cases)
