@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.shipped import RUNTIME_KEYS, option
 from nomad_eval.config.groups import Data, Pipeline, Store
@@ -24,14 +26,13 @@ def _chunker(pipeline: Pipeline) -> ChunkerParams:
     # A user's own pipeline may carry no chunker keys: the shipped default pipeline's then name the chunker
     # (the generation tier still chunks the corpus, for its token probes).
     keys = ("chunk_size", "chunk_overlap", "whole_document")
-    values: dict[str, Any] = pipeline.spec()
+    values = pipeline.spec()
     shipped = option("pipeline", "default") if any(k not in values for k in keys) else {}
-    size, overlap, whole = (values[k] if k in values else shipped[k] for k in keys)
-    return ChunkerParams(int(size), int(overlap), bool(whole))
+    return ChunkerParams.of({k: values[k] if k in values else shipped[k] for k in keys})
 
 
 def _store(store: Store) -> StoreSettings:
-    values: dict[str, Any] = store.spec()
+    values = store.spec()
     spec = {k: v for k, v in values.items() if k not in RUNTIME_KEYS["store"]}
     # `single_process`, from the store's YAML: its engine admits one process per folder, so concurrent sweep
     # jobs take turns under the data dir's lock. Unset, a store is taken as one when its url is not a server's
@@ -39,17 +40,27 @@ def _store(store: Store) -> StoreSettings:
     single = values.get("single_process")
     if single is None:
         single = not str(values.get("url") or "").startswith(("http://", "https://"))
-    return StoreSettings(spec, bool(single), store.lock_timeout, values.get("distractors") or None,
+    distractors = values.get("distractors")
+    return StoreSettings(spec, bool(single), store.lock_timeout, str(distractors) if distractors else None,
                          str(values["distractor_chunking"]))
 
 
 def _data(data: Data) -> DataSettings:
-    values: dict[str, Any] = data.spec()
+    values = data.spec()
     path = values.get("path")
     return DataSettings(kind=data.kind, corpus_dir=Path(str(values["corpus_dir"])), goldens_dir=data.goldens_dir,
-                        extra_corpus_dirs=tuple(Path(str(p)) for p in values.get("extra_corpus_dirs") or []),
+                        extra_corpus_dirs=tuple(Path(str(p)) for p in _listed(values.get("extra_corpus_dirs"))),
                         path=Path(str(path)) if path else None, split=str(values.get("split") or "test"),
                         follow_links=bool(values["follow_links"]))
+
+
+def _listed(v: JsonValue) -> list[JsonValue] | list[str]:
+    """The items of a setting that holds a list (unset or empty: none), as iterating the value gives them."""
+    if not v:
+        return []
+    if isinstance(v, list | dict | str):
+        return list(v)
+    raise TypeError(f"'{type(v).__name__}' object is not iterable")
 
 
 def run_settings(config: RunConfig | RunPart, recorded: Mapping[str, Any] | None = None) -> RunSettings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from nomad_eval.data.corpus import Document
@@ -40,6 +41,19 @@ class ChunkerParams:
                 f"chunker needs chunk_size > 0 and 0 <= overlap < chunk_size, "
                 f"got chunk_size={self.chunk_size} overlap={self.overlap}"
             )
+
+    @classmethod
+    def of(cls, pipeline: Mapping[str, object]) -> ChunkerParams:
+        """From a pipeline's chunk_size, chunk_overlap and whole_document as the config holds them (checked whole
+        numbers and a bool, config/groups.py's PipelineKeys)."""
+        return cls(_whole(pipeline["chunk_size"]), _whole(pipeline["chunk_overlap"]),
+                   bool(pipeline["whole_document"]))
+
+
+def _whole(v: object) -> int:
+    if isinstance(v, int | float | str):
+        return int(v)
+    raise TypeError(f"a chunker size must be a whole number, got {v!r}")
 
 
 def _cut(text: str, start: int, size: int, heading_starts: list[int]) -> int:

@@ -7,7 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+
+from pydantic import JsonValue
 
 from nomad_eval.backends.http_app import AppReply, HttpApp
 from nomad_eval.backends.response_cache import AppResponseCache
@@ -44,12 +45,12 @@ class Outputs:
     unread: str | None = None  # a passage list the responses hold that app.contexts_path does not read
 
 
-def app_settings(config: RunConfig) -> dict[str, Any]:
+def app_settings(config: RunConfig) -> dict[str, JsonValue]:
     """The `app` group as plain values; a run without one is told which to choose."""
     if config.app is None:
         raise NomadError("tier=app needs the app's outputs: app=answers app.file=<outputs.jsonl>, or app=http "
                          "app.url=<endpoint> (docs/app.md)", 2)
-    settings: dict[str, Any] = config.app.spec()
+    settings = config.app.spec()
     if settings.get("kind") not in KINDS:
         raise NomadError(f"app.kind={settings.get('kind')!r}: choose {' or '.join(KINDS)}", 2)
     return settings

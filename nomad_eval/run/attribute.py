@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from hydra.utils import instantiate
 
@@ -85,7 +84,7 @@ class Replayer:
 
     def world(self, reverted: frozenset[str]) -> World:
         docs = {d.doc_id: d for d in self.rt.corpus_documents}
-        pipe: dict[str, Any] = self.config.pipeline.spec()
+        pipe = self.config.pipeline.spec()
         threshold = self.config.threshold
         glossary: dict[str, str] | None = None
         for name in sorted(reverted):
@@ -105,7 +104,7 @@ class Replayer:
         pipeline: Pipeline = instantiate(pipe)
         if glossary is not None:
             pipeline.glossary_terms = glossary
-        chunker = ChunkerParams(*(pipe[k] for k in CHUNKER))
+        chunker = ChunkerParams.of(pipe)
         return World(tuple(docs[d] for d in sorted(docs)), chunker, pipeline,
                      None if threshold is None else float(threshold))
 
