@@ -20,6 +20,7 @@ from typing import (
 from nomad_eval.backends.base import Identity
 from nomad_eval.base.atomic import JsonObject
 from nomad_eval.base.identity import file_sha256
+from nomad_eval.base.json_fields import fields, number
 from nomad_eval.base.paths import project_dir, slug
 from nomad_eval.records.sections import CalibrationStatus
 
@@ -149,19 +150,18 @@ def find_calibration(calibration_dir: Path, rubric_key: str, judge: Mapping[str,
     return {**data, "path": str(path)}, ""
 
 
-def _pessimistic(fig: JsonObject, end: str, lower_bound: bool) -> float | None:
+def _pessimistic(fig: Mapping[str, object], end: str, lower_bound: bool) -> float | None:
     """The figure's point, or under gate_on=lower_bound its interval's worse end (`low` or `high`)."""
-    return fig.get(end) if lower_bound else fig.get("value")
+    return number(fig.get(end) if lower_bound else fig.get("value"))
 
 
-def gate_rule(cal: JsonObject, judging: JudgingRules) -> tuple[bool, str]:
+def gate_rule(cal: Mapping[str, object], judging: JudgingRules) -> tuple[bool, str]:
     """Whether a calibration (as its file holds it) lets its judge gate: agreement (unparseable verdicts counted
     as misses) of at least judging.min_agreement on at least 25 labels, and every battery threshold that is set."""
     lower = judging.gate_on == "lower_bound"
     need = judging.min_agreement
-    agree = cal.get("agreement") or {}
-    got = _pessimistic(agree, "low", lower)
-    n = int(cal.get("n") or 0)
+    got = _pessimistic(fields(cal.get("agreement")), "low", lower)
+    n = int(number(cal.get("n")) or 0)
     what = "the lower end of the 95% interval of agreement" if lower else "agreement"
     if n < MIN_LABELS:
         return False, f"{n} labels: a gate needs a calibration on at least {MIN_LABELS}"
@@ -169,7 +169,7 @@ def gate_rule(cal: JsonObject, judging: JudgingRules) -> tuple[bool, str]:
         shown = "none" if got is None else f"{got:.3f}"
         return False, (f"{what} {shown} on {n} labels (unparseable verdicts counted as misses) is below "
                        f"judging.min_agreement={need}")
-    return _battery_rule(cal.get("battery") or {}, judging, lower)
+    return _battery_rule(fields(cal.get("battery")), judging, lower)
 
 
 _BATTERY_CHECKS = (("order_flip", "max_order_flip_rate", "high", "order flip rate", False),
@@ -177,13 +177,13 @@ _BATTERY_CHECKS = (("order_flip", "max_order_flip_rate", "high", "order flip rat
                    ("abstention_faithful", "min_abstention_faithful", "low", "abstention judged faithful", True))
 
 
-def _battery_rule(battery: JsonObject, judging: JudgingRules, lower: bool) -> tuple[bool, str]:
+def _battery_rule(battery: Mapping[str, object], judging: JudgingRules, lower: bool) -> tuple[bool, str]:
     """Every battery threshold that is set, on the figure the calibration measured for it."""
     for key, setting, end, label, at_least in _BATTERY_CHECKS:
         limit = judging.limit(setting)
         if limit is None or key not in battery:  # not gated, or not a figure of this rubric
             continue
-        got = _battery_figure(battery[key] or {}, end, lower)
+        got = _battery_figure(fields(battery[key]), end, lower)
         if got is None:
             return False, f"judging.{setting} is set but the calibration has no {label} (calibrate.battery_size=0?)"
         if (got < float(limit)) if at_least else (got > float(limit)):
@@ -191,12 +191,13 @@ def _battery_rule(battery: JsonObject, judging: JudgingRules, lower: bool) -> tu
     return True, ""
 
 
-def _battery_figure(fig: JsonObject, end: str, lower: bool) -> float | None:
+def _battery_figure(fig: Mapping[str, object], end: str, lower: bool) -> float | None:
     """The figure a threshold reads: `abs` takes the larger size of either end (or of the point)."""
     if end != "abs":
         return _pessimistic(fig, end, lower)
-    ends = [fig.get("low"), fig.get("high")] if lower else [fig.get("value")]
-    return None if None in ends else max(abs(float(e)) for e in ends)  # type: ignore[arg-type]
+    ends = [number(fig.get("low")), number(fig.get("high"))] if lower else [number(fig.get("value"))]
+    sizes = [abs(float(e)) for e in ends if e is not None]
+    return max(sizes) if len(sizes) == len(ends) else None
 
 
 def fmt_figure(fig: Any, signed: bool = False) -> str:

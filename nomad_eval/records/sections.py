@@ -5,11 +5,10 @@ typing_extensions' TypedDict: pydantic reads typing's only from Python 3.12."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NotRequired
 
 from typing_extensions import TypedDict
-
-from nomad_eval.base.atomic import JsonObject
 
 
 class CalibrationStatus(TypedDict):
@@ -21,10 +20,12 @@ class CalibrationStatus(TypedDict):
     reason: str
     file: NotRequired[str]
     n: NotRequired[int | None]
-    agreement: NotRequired[JsonObject | None]
-    coverage: NotRequired[JsonObject | None]
-    kappa: NotRequired[JsonObject | None]
-    battery: NotRequired[JsonObject]
+    # The figures as the calibration file holds them (judges/agreement.py's FigureJson, judges/battery.py's
+    # BatteryFigures), carried as they are: a report keeps whatever the file it was judged against held.
+    agreement: NotRequired[Mapping[str, object] | None]
+    coverage: NotRequired[Mapping[str, object] | None]
+    kappa: NotRequired[Mapping[str, object] | None]
+    battery: NotRequired[Mapping[str, object]]
 
 
 class JudgeEntry(TypedDict):
