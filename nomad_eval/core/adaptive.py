@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict as PlainTypedDict
-
-from typing_extensions import TypedDict
+from typing import TypedDict
 
 from nomad_eval.core.sequential import Rule, expected_calls, pass_sequence, settled
 from nomad_eval.records import Case
@@ -27,21 +25,7 @@ class Tally:
         return pass_sequence(self.passes, self.answers, alpha)
 
 
-class AdaptiveRow(TypedDict):
-    """One question's line of a report's repeats=auto table (details.adaptive); typing_extensions' TypedDict since
-    the report's pydantic model reads it."""
-
-    key: str
-    calls: int
-    answers: int
-    passes: int
-    pass_rate: float | None
-    low: float
-    high: float
-    stopped: str | None
-
-
-class PlannedCalls(PlainTypedDict):
+class PlannedCalls(TypedDict):
     """tier=plan's `calls` figure (plan.json)."""
 
     questions: int

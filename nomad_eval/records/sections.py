@@ -1,5 +1,6 @@
 """The typed sections a report holds that are built below report/: a judge section (judges/run_judges.py) with its
-calibration status (judges/calibration.py), and what an app served counted against the corpus (harness/served.py).
+calibration status (judges/calibration.py), repeats=auto's per-question table (run/generation_auto.py), and what an
+app served counted against the corpus (harness/served.py).
 Here, on the records' floor, so the report's models read them without importing the judges or the harness.
 typing_extensions' TypedDict: pydantic reads typing's only from Python 3.12."""
 
@@ -50,6 +51,20 @@ class JudgeEntry(TypedDict):
 
 
 JudgeSection = dict[str, JudgeEntry]
+
+
+class AdaptiveRow(TypedDict):
+    """One question's line of a report's repeats=auto table (details.adaptive), as run/generation_auto.py makes
+    it."""
+
+    key: str
+    calls: int
+    answers: int
+    passes: int
+    pass_rate: float | None
+    low: float
+    high: float
+    stopped: str | None
 
 
 class ParitySummary(TypedDict):

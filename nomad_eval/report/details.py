@@ -13,9 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from nomad_eval.core.adaptive import AdaptiveRow
 from nomad_eval.metrics.separation import SeparationRow
-from nomad_eval.records.sections import JudgeSection, ParitySummary
+from nomad_eval.records.sections import AdaptiveRow, JudgeSection, ParitySummary
 
 
 class PositionPoint(BaseModel):

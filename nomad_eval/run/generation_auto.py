@@ -9,10 +9,11 @@ from typing import Any
 
 from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
-from nomad_eval.core.adaptive import AdaptiveRow, Tally, ask_until_settled, by_key
+from nomad_eval.core.adaptive import Tally, ask_until_settled, by_key
 from nomad_eval.core.sequential import Rule
 from nomad_eval.gate.choose import find_baseline
 from nomad_eval.gate.store import default_variant
+from nomad_eval.records.sections import AdaptiveRow
 from nomad_eval.report.baseline import load_baseline
 from nomad_eval.report.schema import Report
 

@@ -14,7 +14,6 @@ from nomad_eval.base.errors import NomadError
 from nomad_eval.config import RunConfig
 from nomad_eval.config.judging import judge_settings
 from nomad_eval.config.settings import bootstrap, runtime
-from nomad_eval.core.adaptive import AdaptiveRow
 from nomad_eval.core.causes import cause_counts, label_cases, unsupported_numbers
 from nomad_eval.core.questions import questions_from_cases, stable
 from nomad_eval.data.golden import Golden
@@ -30,7 +29,7 @@ from nomad_eval.metrics.upstream.generation import case_values as up_case_values
 from nomad_eval.metrics.upstream.generation import score_answer as up_score
 from nomad_eval.rag.budget import Plan, TokenEstimator
 from nomad_eval.records import AnswerCase, Attack, values
-from nomad_eval.records.sections import JudgeSection
+from nomad_eval.records.sections import AdaptiveRow, JudgeSection
 from nomad_eval.report.details import CauseCounts, GenerationDetails, InfraFailure
 from nomad_eval.report.intervals import summarize_report
 from nomad_eval.report.schema import Identity, Report, Subject
