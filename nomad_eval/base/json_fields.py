@@ -30,3 +30,10 @@ def number(v: object) -> float | None:
     if v is None or isinstance(v, int | float):
         return v
     raise TypeError(f"expected a JSON number, got {type(v).__name__}")
+
+
+def whole(v: object) -> int:
+    """int() of a number or a numeric string, as the readers' int(x) took it."""
+    if isinstance(v, int | float | str):
+        return int(v)
+    raise TypeError(f"expected a JSON number, got {type(v).__name__}")

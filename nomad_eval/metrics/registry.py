@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 Direction = Literal["higher", "lower"]
 ToleranceKind = Literal["abs", "rel"]
@@ -146,7 +146,7 @@ def at_k_families(tier: Tier = "retrieval") -> list[str]:
     return [s.family for s in REGISTRY.values() if s.parametrized and s.tier == tier]
 
 
-def is_number(v: object) -> bool:
+def is_number(v: object) -> TypeGuard[float]:  # a finite int or float, never a bool
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 

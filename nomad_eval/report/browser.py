@@ -8,7 +8,7 @@ per-question data that every run carries (bounded, so hundreds of runs stay a pa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypedDict
@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 from markupsafe import Markup
 
 import nomad_eval.metrics  # noqa: F401  (registers every metric, so the headline set is complete)
-from nomad_eval.base.atomic import JsonObject
+from nomad_eval.base.json_fields import fields, items, whole
 from nomad_eval.metrics.registry import MetricName, headline_names, is_number
 from nomad_eval.records import AnswerCase, Case, by_name, hits
 from nomad_eval.report.html import render as render_page
@@ -84,17 +84,17 @@ class RunEntry:
     commit: str = ""           # the project's commit the run measured (else the tool's checkout), "" for none
 
 
-def _when(report: JsonObject, mtime: float) -> float:
-    created = (report.get("provenance") or {}).get("created")
+def _when(report: Mapping[str, object], mtime: float) -> float:
+    created = fields(report.get("provenance")).get("created")
     try:
         return datetime.fromisoformat(str(created)).timestamp() if created else mtime
     except ValueError:
         return mtime
 
 
-def _intervals(raw: Any) -> dict[str, MetricInterval]:
+def _intervals(raw: object) -> dict[str, MetricInterval]:
     out: dict[str, MetricInterval] = {}
-    for name, iv in (raw or {}).items() if isinstance(raw, dict) else ():
+    for name, iv in raw.items() if isinstance(raw, dict) else ():
         try:
             out[str(name)] = MetricInterval.model_validate(iv)
         except ValueError:  # an older or hand-edited report: the value still shows, without its interval
@@ -102,19 +102,19 @@ def _intervals(raw: Any) -> dict[str, MetricInterval]:
     return out
 
 
-def headline_k(report: JsonObject) -> int:
+def headline_k(report: Mapping[str, object]) -> int:
     """Like schema.headline_k, on the raw dict: the gate's cutoff where the run measured it."""
-    k = int(((report.get("config") or {}).get("compare") or {}).get("headline_k") or 5)
-    names = [p for n in report.get("metrics") or {} if (p := MetricName.try_parse(str(n)))]
+    k = whole(fields(fields(report.get("config")).get("compare")).get("headline_k") or 5)
+    names = [p for n in fields(report.get("metrics")) if (p := MetricName.try_parse(str(n)))]
     ks = sorted({p.k for p in names if p.k is not None and p.mode is None})
     return k if k in ks or not ks else max(ks)
 
 
-def run_entry(report: JsonObject, link: str, folder: str, mtime: float) -> RunEntry:
-    ident = report.get("identity") or {}
-    config = report.get("config") or {}
+def run_entry(report: Mapping[str, object], link: str, folder: str, mtime: float) -> RunEntry:
+    ident = fields(report.get("identity"))
+    config = fields(report.get("config"))
     tier = str(report.get("tier") or "?")
-    metrics = {str(k): (float(v) if is_number(v) else None) for k, v in (report.get("metrics") or {}).items()}
+    metrics = {str(k): (float(v) if is_number(v) else None) for k, v in fields(report.get("metrics")).items()}
     if tier == "generation":
         modes = list(dict.fromkeys(p.mode for n in metrics if (p := MetricName.try_parse(n)) and p.mode))
         names = headline_names("generation", headline_k(report), modes)
@@ -131,23 +131,23 @@ def run_entry(report: JsonObject, link: str, folder: str, mtime: float) -> RunEn
         headline=[n for n in names if n in metrics], verdict=_verdict(report.get("gate")), commit=_commit(report))
 
 
-def _commit(report: JsonObject) -> str:
-    prov = report.get("provenance") or {}
+def _commit(report: Mapping[str, object]) -> str:
+    prov = report.get("provenance")
     commit = prov.get("project_commit") or prov.get("git_commit") if isinstance(prov, dict) else None
     return str(commit)[:7] if commit else ""
 
 
-def _model(ident: JsonObject, config: JsonObject, tier: str) -> str:
+def _model(ident: Mapping[str, object], config: Mapping[str, object], tier: str) -> str:
     """The model a run answered with: its identity's, else (generation) its config's; "—" for none."""
-    model = ident.get("model") or ((config.get("model") or {}).get("name") if tier == "generation" else None)
+    model = ident.get("model") or (fields(config.get("model")).get("name") if tier == "generation" else None)
     return str(model or "—")
 
 
-def _overrides(report: JsonObject) -> list[str]:
-    return [str(o) for o in report.get("overrides") or [] if not str(o).startswith(QUIET_KEYS)]
+def _overrides(report: Mapping[str, object]) -> list[str]:
+    return [str(o) for o in items(report.get("overrides")) if not str(o).startswith(QUIET_KEYS)]
 
 
-def _verdict(gate: Any) -> str:
+def _verdict(gate: object) -> str:
     if not isinstance(gate, dict) or not gate.get("verdict"):
         return ""
     return str(gate["verdict"]) + ("" if gate["verdict"] == "pass" else f": {gate.get('cause') or ''}")
