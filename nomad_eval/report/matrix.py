@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict
 
 from rich.table import Table
 
-from nomad_eval.base.atomic import JsonObject, write_atomic
+from nomad_eval.base.atomic import write_atomic
 from nomad_eval.base.console import console
+from nomad_eval.base.json_fields import fields, number
 from nomad_eval.report.markdown import fmt
 
 ROW_FILE = "matrix_row.json"
@@ -43,21 +45,28 @@ def figure(row: MatrixRow, column: str) -> float | None:
     return v if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def matrix_row(report: JsonObject) -> MatrixRow:
+def matrix_row(report: Mapping[str, object]) -> MatrixRow:
     """The row of a generation run's report.json, as read."""
-    m = report["metrics"]
-    o, e = m.get("oracle.correctness"), m.get("e2e.correctness")
-    ident = report["identity"]
-    mock = (report.get("details") or {}).get("mock_line") or {}
+    m = fields(report["metrics"])
+    o, e = number(m.get("oracle.correctness")), number(m.get("e2e.correctness"))
+    ident = fields(report["identity"])
+    mock = fields(fields(report.get("details")).get("mock_line"))
     return MatrixRow(
-        model=ident["model"], fingerprint=ident["fingerprint"], goldens_hash=ident["goldens_hash"],
-        suite=ident["suite"], oracle=o, e2e=e, gap=None if o is None or e is None else o - e,
-        refusal_recall=m.get("e2e.refusal_recall"), false_refusal_rate=m.get("e2e.false_refusal_rate"),
-        leakage_rate=m.get("e2e.leakage_rate"),
-        groundedness=m.get("e2e.groundedness"),
-        mock_oracle=(mock.get("oracle") or {}).get("correctness"),
-        mock_e2e=(mock.get("e2e") or {}).get("correctness"),
+        model=_text(ident["model"]), fingerprint=_text(ident["fingerprint"]),
+        goldens_hash=_text(ident["goldens_hash"]), suite=_text(ident["suite"]),
+        oracle=o, e2e=e, gap=None if o is None or e is None else o - e,
+        refusal_recall=number(m.get("e2e.refusal_recall")), false_refusal_rate=number(m.get("e2e.false_refusal_rate")),
+        leakage_rate=number(m.get("e2e.leakage_rate")),
+        groundedness=number(m.get("e2e.groundedness")),
+        mock_oracle=number(fields(mock.get("oracle")).get("correctness")),
+        mock_e2e=number(fields(mock.get("e2e")).get("correctness")),
     )
+
+
+def _text(v: object) -> str:
+    if isinstance(v, str):
+        return v
+    raise TypeError(f"expected a string in the report's identity, got {type(v).__name__}")
 
 
 def assemble(dirs: list[Path]) -> list[MatrixRow]:

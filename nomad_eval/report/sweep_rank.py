@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from rich.table import Table
 
-from nomad_eval.base.atomic import JsonObject, read_jsonl, write_atomic
+from nomad_eval.base.atomic import read_jsonl, write_atomic
 from nomad_eval.base.console import console, err_console
+from nomad_eval.base.json_fields import fields, items
 from nomad_eval.base.runfolder import READ, problem
 from nomad_eval.core.questions import Question, questions_from_cases, stable
 from nomad_eval.core.ranking import Ranked, rank_against_reference
@@ -27,7 +29,7 @@ from nomad_eval.metrics.registry import Tier, headline_names, spec_for
 from nomad_eval.records import decode
 
 # A job as ranked: its report.json, as written, and its questions.
-Job = tuple[JsonObject, list[Question]]
+Job = tuple[Mapping[str, object], list[Question]]  # a job's report.json as read, and its questions
 
 
 class RankRow(TypedDict):
@@ -103,7 +105,7 @@ class PredictorRow(TypedDict):
 
 
 class PredictorGroup(TypedDict):
-    identity: JsonObject  # the task identity the group's jobs share, as their report.json holds it
+    identity: dict[str, object]  # the task identity the group's jobs share, as their report.json holds it
     jobs: list[str]
     rows: list[PredictorRow]
 
@@ -221,11 +223,11 @@ def _rank_metrics(loaded: dict[str, Job], ref: str, method: Correction, headline
     return metrics
 
 
-def _settings(reports: dict[str, JsonObject]) -> dict[str, str]:
+def _settings(reports: dict[str, Mapping[str, object]]) -> dict[str, str]:
     """Each job's swept settings: the overrides whose value differs between the jobs (`threshold=0.3`)."""
     from nomad_eval.report.merge import UNMEASURED
 
-    typed = {n: dict(str(o).lstrip("+~").partition("=")[::2] for o in r.get("overrides") or []) for n, r in
+    typed = {n: dict(str(o).lstrip("+~").partition("=")[::2] for o in items(r.get("overrides"))) for n, r in
              reports.items()}
     keys = sorted({k for t in typed.values() for k in t if k not in UNMEASURED})
     swept = [k for k in keys if len({t.get(k) for t in typed.values()}) > 1]
@@ -401,7 +403,7 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, settings: SweepSettings
     from nomad_eval.report.schema import TASK_FIELDS
 
     groups: dict[str, dict[str, list[Question]]] = {}
-    identities: dict[str, JsonObject] = {}
+    identities: dict[str, dict[str, object]] = {}
     for d in jobs:
         loaded = _load(d, "generation")
         if loaded is None:
@@ -410,7 +412,7 @@ def metric_vs_answers_sweep(jobs: list[Path], out: Path, settings: SweepSettings
         e2e = [q for q in questions if q.mode == "e2e"]
         if not any(q.values.get(ANSWER_METRIC) is not None for q in e2e):
             continue
-        ident = {f: (report.get("identity") or {}).get(f) for f in TASK_FIELDS}
+        ident = {f: fields(report.get("identity")).get(f) for f in TASK_FIELDS}
         key = json.dumps(ident, sort_keys=True)
         identities[key] = ident
         groups.setdefault(key, {})[d.name] = e2e
