@@ -4,6 +4,7 @@ tier: the one place a DictConfig becomes the RunConfig every tier reads (nomad_e
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -100,7 +101,7 @@ def gate_name_problem(name: str) -> str | None:
 _GROUPS = frozenset({"tier", "mode", "model", "embedder", "store", "pipeline", "data", "judge", "app", "hydra"})
 
 
-def unknown_top_level(tree: dict[str, Any]) -> list[str]:
+def unknown_top_level(tree: Mapping[str, object]) -> list[str]:
     """Top-level keys no part of nomad-eval reads (`+top_k=3` where `pipeline.top_k=3` was meant)."""
     # Only the keys are needed: libyaml reads them without building OmegaConf nodes (a wait on every start-up).
     known = frozenset(str(k) for k in load_yaml(CONF / "config.yaml")) | _GROUPS
@@ -113,7 +114,7 @@ def unknown_top_level(tree: dict[str, Any]) -> list[str]:
     return notes
 
 
-def _section(tree: dict[str, Any], path: str) -> tuple[Any, bool]:
+def _section(tree: Mapping[str, object], path: str) -> tuple[Any, bool]:
     """The node at a dotted path and whether it is there."""
     node: Any = tree
     for part in path.split(".") if path else []:
@@ -189,7 +190,7 @@ def _validate(path: str, node: Any) -> list[str]:
     return []
 
 
-def section_problems(tree: dict[str, Any]) -> list[str]:
+def section_problems(tree: Mapping[str, object]) -> list[str]:
     """Every checked key of the wrong type or out of range, as `key=value: why`."""
     problems: list[str] = []
     for path in ("", "pipeline", "tier", *(p for p, _ in SECTIONS[2:])):

@@ -17,13 +17,11 @@ to Hydra.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
-
-from nomad_eval.base.atomic import JsonObject
 
 _OPEN = object()  # below this node any key may follow
 # The settable keys: a node maps a key to a node, to a leaf's default value, or to _OPEN.
@@ -49,13 +47,18 @@ def _merge(tree: KeyTree, node: object) -> None:
                 tree[key] = _OPEN if value is None or value == {} else value
 
 
-def load_yaml(path: Path) -> JsonObject:
+def load_yaml(path: Path) -> dict[str, object]:
     """A config file's mapping; empty when it is missing, unreadable or not a mapping (Hydra names the problem)."""
     try:
         data = yaml.load(path.read_text(), Loader=_LOADER)
     except (OSError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _listed(v: object) -> list[object]:
+    """A defaults list; anything else (a malformed file: Hydra names the problem) lists nothing to follow."""
+    return v if isinstance(v, list) else []
 
 
 def known_keys(conf_dirs: Iterable[Path]) -> tuple[KeyTree, set[str]]:
@@ -69,7 +72,7 @@ def known_keys(conf_dirs: Iterable[Path]) -> tuple[KeyTree, set[str]]:
         primary = load_yaml(conf / "config.yaml")
         _merge(tree, primary)
         # `model@judge.model: smollm2` in the defaults: the model group's keys are settable under judge.model too.
-        for item in primary.get("defaults") or []:
+        for item in _listed(primary.get("defaults")):
             for name in (item if isinstance(item, dict) else {}):
                 group, at, package = str(name).partition("@")
                 if at:
@@ -138,9 +141,9 @@ def _find(dirs: list[Path], rel: str) -> Path | None:
     return next((d / rel for d in reversed(dirs) if (d / rel).is_file()), None)
 
 
-def _defaults(data: JsonObject) -> Iterable[tuple[str, str]]:
+def _defaults(data: Mapping[str, object]) -> Iterable[tuple[str, str]]:
     """(`group@package` without `override /`, option) for each group choice of a defaults list."""
-    for item in data.get("defaults") or []:
+    for item in _listed(data.get("defaults")):
         for name, option in (item.items() if isinstance(item, dict) else []):
             yield str(name).removeprefix("override ").lstrip("/"), str(option)
 
@@ -170,15 +173,15 @@ def _choices(argv: list[str], dirs: list[Path], groups: set[str]) -> tuple[dict[
     return chosen, experiments
 
 
-def _option_keys(dirs: list[Path], group: str, option: str, seen: set[str]) -> JsonObject | None:
+def _option_keys(dirs: list[Path], group: str, option: str, seen: set[str]) -> dict[str, object] | None:
     """The keys an option sets, with those of the options its own defaults list names; None when unknown."""
     path = _find(dirs, f"{group}/{option}.yaml")
     if path is None or option in seen:
         return None
     seen.add(option)
     data = load_yaml(path)
-    keys: JsonObject = {}
-    for item in data.get("defaults") or []:
+    keys: dict[str, object] = {}
+    for item in _listed(data.get("defaults")):
         if isinstance(item, str) and item != "_self_":
             base = _option_keys(dirs, group, item, seen)
             if base is None:
@@ -199,13 +202,15 @@ def _missing(tree: Any, parts: list[str]) -> str | None:
     return None
 
 
-def _subtree(data: JsonObject, package: str) -> JsonObject:
+def _subtree(data: Mapping[str, object], package: str) -> Mapping[str, object]:
     for part in package.split("."):
-        data = data.get(part) if isinstance(data.get(part), dict) else {}  # type: ignore[assignment]
+        sub = data.get(part)
+        data = sub if isinstance(sub, dict) else {}
     return data
 
 
-def _message(dirs: list[Path], key: str, package: str, group: str, option: str, keys: JsonObject) -> str:
+def _message(dirs: list[Path], key: str, package: str, group: str, option: str, keys: Mapping[str, object]
+             ) -> str:
     rest = key[len(package) + 1:]
     names = sorted(k for k in keys if k != "_target_")
     close = difflib.get_close_matches(rest.split(".")[0], names, n=1, cutoff=0.6)
