@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from nomad_eval.base.atomic import JsonObject, JsonValue
+from nomad_eval.base.atomic import JsonValue
 
 if TYPE_CHECKING:
     import numpy as np
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 # What makes a backend's output what it is (model, weights, settings that change an answer or a vector): hashed
 # into cache keys and written into reports.
 Identity = dict[str, JsonValue]
+# A point's payload as the vector store holds it (JSON on the wire to a server): chunk id, document, text, tag.
+Payload = dict[str, JsonValue]
 
 
 class Embedder(Protocol):
@@ -39,14 +41,14 @@ class Embedder(Protocol):
 class StoredPoint:
     point_id: str
     vector: np.ndarray
-    payload: JsonObject
+    payload: Payload
 
 
 @dataclass(frozen=True)
 class Hit:
     point_id: str
     score: float
-    payload: JsonObject = field(default_factory=dict)
+    payload: Payload = field(default_factory=dict)
 
 
 class Store(Protocol):

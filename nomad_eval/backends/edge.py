@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 from rich.markup import escape
 
-from nomad_eval.backends.base import Hit, StoredPoint
-from nomad_eval.base.atomic import JsonObject
+from nomad_eval.backends.base import Hit, Payload, StoredPoint
 from nomad_eval.base.console import err_console
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.sqlite_store import access_problem, move_aside
@@ -345,10 +344,10 @@ class EdgeStore:
             raise NomadError(f"the embedded store at {self.path} failed a search ({why}); moved it to {aside}: "
                              "run again to rebuild it from the corpus") from None
 
-    def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, JsonObject, Any]]:
+    def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, Payload, Any]]:
         """Every point as (id, payload, vector); for tests that prove foreign points are untouched."""
         qe = self._qe
-        out: list[tuple[str, JsonObject, Any]] = []
+        out: list[tuple[str, Payload, Any]] = []
         offset = None
         while True:
             recs, offset = self._shard.scroll(

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nomad_eval.backends.base import Hit, StoredPoint
-from nomad_eval.base.atomic import JsonObject
+from nomad_eval.backends.base import Hit, Payload, StoredPoint
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.secrets import redact_text
 
@@ -120,8 +119,8 @@ class ServerStore:
         )
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in res.points]
 
-    def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, JsonObject, Any]]:
-        out: list[tuple[str, JsonObject, Any]] = []
+    def scroll(self, tagged: bool = False, with_vector: bool = False) -> list[tuple[str, Payload, Any]]:
+        out: list[tuple[str, Payload, Any]] = []
         offset = None
         while True:
             recs, offset = self._client.scroll(
@@ -181,7 +180,7 @@ class CollectionReader:
         except Exception as exc:
             raise self._fail(exc) from None
 
-    def points(self, batch: int = 1000) -> Iterator[tuple[str, JsonObject, Any]]:
+    def points(self, batch: int = 1000) -> Iterator[tuple[str, Payload, Any]]:
         """(id, payload, vector) of every point; a collection of named vectors gives its only one (or None)."""
         offset = None
         while True:
