@@ -131,7 +131,7 @@ def saved_part(saved: Mapping[str, Any]) -> RunPart:
     return RunPart.model_validate(_wrapped(saved))
 
 
-def _wrapped(tree: Mapping[str, Any]) -> dict[str, Any]:
+def _wrapped(tree: Mapping[str, object]) -> dict[str, object]:
     # `app: null` in config.yaml's defaults list: no app group at all unless tier=app names one.
     node = {"app": None, **{str(k): v for k, v in tree.items()}}
     for key in _OPTIONS:

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
-from nomad_eval.base.atomic import JsonObject, write_atomic
+from nomad_eval.base.atomic import JsonValue, write_atomic
 from nomad_eval.base.errors import Defect, InvalidInput, NomadError
 from nomad_eval.data.golden import Golden, describe, json_object
 
@@ -72,7 +72,7 @@ class AppOutput(BaseModel):
             return {**data, "contexts": [{"text": c} if isinstance(c, str) else c for c in data["contexts"]]}
         return data
 
-    def wire(self) -> JsonObject:  # as an outputs file line holds it
+    def wire(self) -> dict[str, JsonValue]:  # as an outputs file line holds it
         return self.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 

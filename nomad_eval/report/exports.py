@@ -6,7 +6,6 @@ import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from nomad_eval.core.evaluate import ranking
 from nomad_eval.records import Case, RetrievalCase, encode, hits
@@ -39,7 +38,7 @@ def trec_qrels(cases: Sequence[Case]) -> str:
     return "".join(lines)
 
 
-def flat_row(case: Case) -> dict[str, Any]:
+def flat_row(case: Case) -> dict[str, object]:
     """A case as one parquet row: lists and mappings as JSON text, each metric a `metric.<name>` column."""
     held = encode(case)
     row = {k: (json.dumps(v) if isinstance(v, list | dict) else v) for k, v in held.items() if k != "metrics"}

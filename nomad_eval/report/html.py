@@ -9,6 +9,7 @@ report/svg.py builds from numbers, escaping each text it draws.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -131,15 +132,22 @@ def gate_rows(metrics: list[GateMetric]) -> Table:
 SINCE_COLUMN = "since the baseline"  # "new failure" in it marks a question that passed in the baseline
 
 
-def question_table(rows: list[dict[str, Any]], columns: list[str], causes: dict[str, str] | None = None) -> Questions:
+def question_table(rows: Sequence[Mapping[str, object]], columns: list[str], causes: dict[str, str] | None = None
+                   ) -> Questions:
     """`causes` (label → name): rows carry `_cause` (a label, or None when the question did not fail), and a select
     filters the table by it, alongside the text filter."""
     body = [QuestionRow([str(r.get(c, "")) for c in columns],
                         ("fail" if r.get("_passed") is False else "pass" if r.get("_passed") else "")
                         + (" new" if r.get(SINCE_COLUMN) else ""),
-                        r.get("_cause") or "") for r in rows]
-    select = None if causes is None else cause_options(causes, [r.get("_cause") for r in rows])
+                        _cause(r) or "") for r in rows]
+    select = None if causes is None else cause_options(causes, [_cause(r) for r in rows])
     return Questions(columns, body, select)
+
+
+def _cause(row: Mapping[str, object]) -> str | None:
+    """A row's cause label; None when its question did not fail."""
+    cause = row.get("_cause")
+    return cause if isinstance(cause, str) else None
 
 
 def cause_options(causes: dict[str, str], labels: list[str | None]) -> list[tuple[str, str]]:
