@@ -42,7 +42,7 @@ class AppRequest:
     url: str
     body: Any
 
-    def key(self, app: Mapping[str, Any], repeat: int, run: str | None = None) -> str:
+    def key(self, app: Mapping[str, object], repeat: int, run: str | None = None) -> str:
         """The request's cache key; with `run`, the key of this request's answer within that run alone (what a
         resumed run reads back), without it the key any run shares (read only with an explicit cache=true)."""
         ident: dict[str, object] = {"app": app, "method": self.method, "url": self.url, "body": self.body, "r": repeat}

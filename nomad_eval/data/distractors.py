@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from nomad_eval.base.errors import Defect, InvalidInput
 from nomad_eval.data.beir import load_beir_corpus
@@ -56,7 +55,7 @@ def load_distractors(name: str, path: Path, known: list[str] | None = None) -> l
 GENERATED: dict[str, Callable[[list[Document]], list[Document]]] = {"revisions": revisions}
 
 
-def distractor_set(name: str, corpus: list[Document], sets: Mapping[str, Any]) -> list[Document]:
+def distractor_set(name: str, corpus: list[Document], sets: Mapping[str, object]) -> list[Document]:
     if name in GENERATED:
         return GENERATED[name](corpus)
     return load_distractors(name, Path(str(sets.get(name, name))), [*GENERATED, *sets])

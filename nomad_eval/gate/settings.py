@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class GateSettings:
     compare: CompareSettings
 
 
-def configured_floors(gate: Mapping[str, Any] | None) -> dict[str, float]:
+def configured_floors(gate: Mapping[str, object] | None) -> dict[str, float]:
     """`gate.fail_under` of a config (the run's, or a saved report's) as metric -> floor."""
     raw = (gate or {}).get("fail_under") or {}
     return {str(k): float(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}

@@ -25,6 +25,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from nomad_eval.backends.base import Payload
 from nomad_eval.backends.server import CollectionReader
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.locking import data_dir_lock
@@ -48,7 +49,7 @@ NO_ID = "(no id)"
 @dataclass(frozen=True)
 class ServedPoint:
     point_id: str
-    payload: Mapping[str, Any]
+    payload: Payload  # as the store holds it
     vector: Any  # a list of floats as the server sends it, or None when not asked for
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nomad_eval.base.json_fields import fields
+
 # The top-level keys that can change each tier's numbers. Everything else is either task identity (data, suite,
 # tags, limit, the measured cutoffs), how results are reported (paths, stats, compare, gate), or unused by the
 # tier (a retrieval run's chat model).
@@ -41,13 +43,13 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
         out[prefix] = str(value)
 
 
-def system_settings(config: Mapping[str, Any], tier: str = "retrieval") -> dict[str, str]:
+def system_settings(config: Mapping[str, object], tier: str = "retrieval") -> dict[str, str]:
     """Every setting of the system under test, flat (`pipeline.term_boost`, `threshold`, `model.temperature`)."""
     out: dict[str, str] = {}
     for key in TIER_KEYS.get(tier, RETRIEVAL_KEYS):
         value = config.get(key)
         if key == "tier":  # generation settings only; the tier name and the cutoffs are task identity
-            value = {k: v for k, v in (value or {}).items() if k not in ("name", "_target_", "ks")}
+            value = {k: v for k, v in fields(value).items() if k not in ("name", "_target_", "ks")}
         _flatten(key, value, out)
     return {k: v for k, v in out.items() if not k.endswith(LOCATION_SUFFIXES)}
 

@@ -38,7 +38,7 @@ def sweep_id(sweep_dir: Path) -> str | None:
     return found
 
 
-def job_status(report: Mapping[str, Any]) -> str:
+def job_status(report: Mapping[str, object]) -> str:
     """What a job's row says: `failed`, else its gate's verdict (`pass`, `regression`, ...), else `ok` (nothing was
     gated: no floor and no compare). A regressed job never reads `ok`."""
     gate = report.get("gate")
@@ -50,7 +50,7 @@ def job_status(report: Mapping[str, Any]) -> str:
     return str(gate["verdict"]) if gated else "ok"
 
 
-def job_exit_code(report: Mapping[str, Any]) -> int:
+def job_exit_code(report: Mapping[str, object]) -> int:
     """The job's own exit code (docs/gate.md#exit-codes): its gate's; 2 for a job that failed (no verdict)."""
     gate = report.get("gate")
     if report.get("status") != "ok":
@@ -82,7 +82,7 @@ def _row(run_dir: Path) -> SweepRow:
     return row
 
 
-def _cause(report: Mapping[str, Any]) -> str | None:
+def _cause(report: Mapping[str, object]) -> str | None:
     """Why a gated job did not pass, for the row's `error` column."""
     gate = report.get("gate")
     if not isinstance(gate, Mapping) or gate.get("verdict") == "pass":
@@ -96,7 +96,7 @@ def is_interval_column(col: str, columns: Iterable[str]) -> bool:
     return bool(dot) and suffix in INTERVAL_SUFFIXES and base in set(columns)
 
 
-def with_interval(row: Mapping[str, Any], metric: str) -> str:
+def with_interval(row: Mapping[str, object], metric: str) -> str:
     """`value [low, high] n=N` when the sweep carries intervals for `metric` ("—" for a job without one), as
     report.md writes a run's own numbers."""
     v = row.get(metric)
