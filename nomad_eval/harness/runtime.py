@@ -53,10 +53,10 @@ class RunSettings:
     data_dir: Path
     pipeline_target: str
     chunker: ChunkerParams
-    embedder: Mapping[str, Any]              # the embedder's `_target_` and arguments
+    embedder: Mapping[str, object]           # the embedder's `_target_` and arguments
     data: DataSettings
     store: StoreSettings
-    distractor_sets: Mapping[str, Any]
+    distractor_sets: Mapping[str, object]
     suite: str
     tags: tuple[str, ...]
     limit: int | None

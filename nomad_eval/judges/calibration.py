@@ -43,7 +43,7 @@ class JudgingRules:
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    model: Mapping[str, Any]                # the judge's backend: `_target_` and arguments
+    model: Mapping[str, object]             # the judge's backend: `_target_` and arguments
     model_name: str
     rubrics: tuple[str, ...]
     rubrics_dir: Path
