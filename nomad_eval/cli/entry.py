@@ -9,6 +9,7 @@ import sqlite3
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from nomad_eval.base import runfolder as rf
 from nomad_eval.base.atomic import FULL, no_space, write_atomic
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.errors import NomadError
+from nomad_eval.base.json_fields import fields
 from nomad_eval.base.safe_names import require_safe
 from nomad_eval.base.secrets import redact
 from nomad_eval.cli.suggest import key_paths
@@ -78,7 +80,7 @@ def _finished(path: Path) -> bool:
     return isinstance(old, dict) and old.get("status") == "ok"
 
 
-def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
+def _stale(cfg: DictConfig, old: Mapping[str, object]) -> str | None:
     """Why an earlier finished report does not stand for this config, or None when it does: same corpus
     fingerprint, goldens hash, code version (commit and dirty flag) and config."""
     if old.get("status") != "ok":
@@ -96,13 +98,13 @@ def _stale(cfg: DictConfig, old: dict[str, Any]) -> str | None:
             fingerprint, goldens = rt.fingerprint, rt.goldens_hash
     except Exception as exc:  # whatever stops this check stops the run too, which then reports it properly
         return f"cannot check it against this config ({type(exc).__name__}: {exc})"
-    ident = old.get("identity") or {}
+    ident = fields(old.get("identity"))
     reasons = []
     if ident.get("fingerprint") != fingerprint:
         reasons.append(f"corpus fingerprint {ident.get('fingerprint')} → {fingerprint}")
     if ident.get("goldens_hash") != goldens:
         reasons.append(f"goldens hash {ident.get('goldens_hash')} → {goldens}")
-    prov, now = old.get("provenance") or {}, provenance()
+    prov, now = fields(old.get("provenance")), provenance()
 
     def code(commit: Any, dirty: Any, diff: Any) -> str:
         return f"{str(commit)[:10]}{f' (dirty {diff})' if dirty else ''}" if commit else "unknown"

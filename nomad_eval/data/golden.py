@@ -6,7 +6,7 @@ import difflib
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -219,11 +219,12 @@ def json_object(line: str, name: str, lineno: int) -> JsonObject | Defect:
     return obj
 
 
-def _golden(obj: JsonObject, name: str, lineno: int, defects: list[Defect], found: list[Defect]
+def _golden(obj: Mapping[str, object], name: str, lineno: int, defects: list[Defect], found: list[Defect]
             ) -> Golden | None:
     """The golden the object describes, its unknown keys kept (each a warning in `found`); None when it does not
     validate (each error a defect in `defects`)."""
-    gid = obj.get("id") if isinstance(obj.get("id"), str) else None
+    raw_id = obj.get("id")
+    gid = raw_id if isinstance(raw_id, str) else None
     extra = {k: v for k, v in obj.items() if k not in _KNOWN_KEYS}
     for key, value in extra.items():
         found.append(Defect(name, lineno, f"warning: unknown key {key!r} ignored (value {_short(value)})", gid))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def read_spans(source: Path) -> list[JsonObject]:
     return spans
 
 
-def _conversation(attrs: JsonObject) -> tuple[str, list[dict[str, str]]]:
+def _conversation(attrs: Mapping[str, object]) -> tuple[str, list[dict[str, str]]]:
     """The question and the turns before it: from `gen_ai.input.messages` when the span carries the conversation
     (a list, or its JSON text; `content` or text `parts`), else the retrieval query with no history."""
     raw = attrs.get("gen_ai.input.messages")

@@ -5,6 +5,7 @@ committed baseline reads through here too. Old metric names are read by report/r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 CURRENT = 2  # report/schema.py's SCHEMA_VERSION
@@ -47,7 +48,7 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _kind(data: dict[str, Any]) -> str | None:
+def _kind(data: Mapping[str, object]) -> str | None:
     """Which details a version-1 report had: its tier's, except that tier=app wrote `tier: generation`."""
     tier = data.get("tier")
     if tier == "generation":
