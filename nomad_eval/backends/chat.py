@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from nomad_eval.backends.base import Identity
-from nomad_eval.base.atomic import JsonObject, JsonValue
+from nomad_eval.base.atomic import JsonValue
+from nomad_eval.base.json_fields import fields, items, real
 
 Message = dict[str, str]  # {"role": ..., "content": ...}
 
@@ -61,14 +62,18 @@ class Malformed(ValueError):
     """A server's answer that is not the shape its API promises (not JSON, an HTML page, `{}`)."""
 
 
-def openai_logprobs(choice: JsonObject) -> tuple[TokenLogprob, ...] | None:
-    """`choices[i].logprobs.content` of an OpenAI-style chat response (llama.cpp's server speaks it too)."""
-    content = (choice.get("logprobs") or {}).get("content")
+def openai_logprobs(choice: Mapping[str, object]) -> tuple[TokenLogprob, ...] | None:
+    """`choices[i].logprobs.content` of an OpenAI-style chat response (llama.cpp's server speaks it too); a shape
+    other than the API's raises (KeyError, TypeError, ValueError)."""
+    content = fields(choice.get("logprobs")).get("content")
     if not content:
         return None
-    return tuple(TokenLogprob(str(t["token"]), float(t["logprob"]),
-                              tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or []))
-                 for t in content)
+    return tuple(_token_logprob(fields(t)) for t in items(content))
+
+
+def _token_logprob(t: Mapping[str, object]) -> TokenLogprob:
+    top = [fields(a) for a in items(t.get("top_logprobs"))]
+    return TokenLogprob(str(t["token"]), real(t["logprob"]), tuple((str(a["token"]), real(a["logprob"])) for a in top))
 
 
 def count(value: Any) -> int | None:

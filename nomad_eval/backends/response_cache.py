@@ -14,8 +14,9 @@ from typing import Any
 
 from nomad_eval.backends.base import Identity
 from nomad_eval.backends.chat import ChatModel, ChatOptions, ChatResult, Message, TokenLogprob, count
-from nomad_eval.base.atomic import JsonObject, JsonValue
+from nomad_eval.base.atomic import JsonValue
 from nomad_eval.base.console import err_console
+from nomad_eval.base.json_fields import items, real
 from nomad_eval.base.sqlite_store import open_rebuildable
 
 
@@ -87,20 +88,26 @@ class ResponseCache:
         self._rows.close()
 
 
-def _result(d: JsonObject | None) -> ChatResult | None:
+def _result(d: Mapping[str, object] | None) -> ChatResult | None:
     """A row's body back into a result; any other shape raises (TypeError, ValueError, KeyError)."""
     if d is None:
         return None
     # Rows written before logprobs were kept have no "logprobs": they load as a result without them.
     lp = d.get("logprobs")
-    logprobs = None if lp is None else tuple(TokenLogprob(str(t), float(p), tuple((str(a), float(q)) for a, q in top))
-                                             for t, p, top in lp)
+    logprobs = None if lp is None else tuple(_logprob(items(row)) for row in items(lp))
     text = d["text"]
     if not isinstance(text, str):
         raise TypeError("text is not a string")
     served = d.get("served")
     served = {str(k): None if v is None else str(v) for k, v in served.items()} if isinstance(served, dict) else None
     return ChatResult(text, count(d.get("prompt_tokens")), count(d.get("completion_tokens")), logprobs, served)
+
+
+
+def _logprob(row: list[object]) -> TokenLogprob:
+    """A token's row as the cache keeps it: [token, logprob, [[alternative, logprob], ...]]."""
+    t, p, top = row
+    return TokenLogprob(str(t), real(p), tuple((str(a), real(q)) for a, q in map(items, items(top))))
 
 
 class CachedChat:

@@ -37,3 +37,10 @@ def whole(v: object) -> int:
     if isinstance(v, int | float | str):
         return int(v)
     raise TypeError(f"expected a JSON number, got {type(v).__name__}")
+
+
+def real(v: object) -> float:
+    """float() of a number or a numeric string, as the readers' float(x) took it."""
+    if isinstance(v, int | float | str):
+        return float(v)
+    raise TypeError(f"expected a JSON number, got {type(v).__name__}")
