@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from nomad_eval.base.json_fields import whole
 from nomad_eval.data.corpus import Document
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -46,14 +47,7 @@ class ChunkerParams:
     def of(cls, pipeline: Mapping[str, object]) -> ChunkerParams:
         """From a pipeline's chunk_size, chunk_overlap and whole_document as the config holds them (checked whole
         numbers and a bool, config/groups.py's PipelineKeys)."""
-        return cls(_whole(pipeline["chunk_size"]), _whole(pipeline["chunk_overlap"]),
-                   bool(pipeline["whole_document"]))
-
-
-def _whole(v: object) -> int:
-    if isinstance(v, int | float | str):
-        return int(v)
-    raise TypeError(f"a chunker size must be a whole number, got {v!r}")
+        return cls(whole(pipeline["chunk_size"]), whole(pipeline["chunk_overlap"]), bool(pipeline["whole_document"]))
 
 
 def _cut(text: str, start: int, size: int, heading_starts: list[int]) -> int:
