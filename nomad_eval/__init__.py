@@ -20,8 +20,10 @@ __version__ = "0.1.0"
 # Every `nomad_eval.*` import runs this file first, so the API loads on first use: `nomad-eval --help` and the
 # corpus check then import neither numpy, pydantic's models nor scipy.
 _LAZY = {
-    **dict.fromkeys(["Interval", "Qrels", "Question", "Run", "Verdict", "compare_questions", "evaluate",
-                     "questions_from_cases", "summarize"], "nomad_eval.core"),
+    **dict.fromkeys(["Interval", "Qrels", "Question", "Run", "evaluate", "questions_from_cases", "summarize"],
+                    "nomad_eval.core"),
+    **dict.fromkeys(["Verdict", "compare_questions"], "nomad_eval.gate.compare"),
+    "read_cases": "nomad_eval.report.baseline",
     **dict.fromkeys(["Golden", "load_goldens"], "nomad_eval.data.golden"),
     **dict.fromkeys(["REGISTRY", "MetricSpec", "spec_for"], "nomad_eval.metrics.registry"),
     **dict.fromkeys(["Pipeline", "RetrievedChunk"], "nomad_eval.rag.pipeline"),
@@ -37,4 +39,4 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["REGISTRY", "Golden", "Identity", "Interval", "InvalidInput", "MetricSpec", "NomadError", "Pipeline",
            "Qrels", "Question", "Report", "RetrievedChunk", "Run", "Verdict", "__version__", "compare_questions",
-           "evaluate", "load_goldens", "questions_from_cases", "spec_for", "summarize"]
+           "evaluate", "load_goldens", "questions_from_cases", "read_cases", "spec_for", "summarize"]
