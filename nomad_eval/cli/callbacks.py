@@ -39,7 +39,8 @@ class SweepSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from nomad_eval.base.console import console
         from nomad_eval.report.merge import collect, sweep_id
-        from nomad_eval.report.sweep_rank import SweepSettings, summarize_sweep
+        from nomad_eval.report.sweep_rank import SweepSettings
+        from nomad_eval.report.sweep_summary import summarize_sweep
 
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs = collect([p for p in sweep_dir.iterdir() if p.is_dir()], sweep_id(sweep_dir))

@@ -16,7 +16,7 @@ from nomad_eval.report.merge import SweepRow, is_interval_column, with_interval
 from nomad_eval.report.svg import Chart, Heatmap, Series
 
 if TYPE_CHECKING:
-    from nomad_eval.report.sweep_rank import Predictors
+    from nomad_eval.report.sweep_summary import Predictors
 
 
 def write_sweep_html(sweep_dir: Path, rows: list[SweepRow], matrix_rows: list[MatrixRow],
@@ -39,7 +39,7 @@ def write_sweep_html(sweep_dir: Path, rows: list[SweepRow], matrix_rows: list[Ma
 
         sections.append(chart_section("Model capability matrix", matrix_heatmap(matrix_rows, COLUMNS), "chart-matrix"))
     if predictors:
-        from nomad_eval.report.sweep_rank import predictor_lines
+        from nomad_eval.report.sweep_summary import predictor_lines
 
         sections.append(Section("Which retrieval metric predicts answers (Kendall τ, 95% interval)",
                                 [text_list(predictor_lines(predictors))]))

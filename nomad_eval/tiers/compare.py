@@ -27,7 +27,7 @@ def merge_runs(config: RunConfig) -> int:
     if not chosen:
         raise NomadError(f"no run directories with a report.json in {[str(d) for d in dirs]}", 2)
     out = Path(config.compare.out) if config.compare.out else chosen[0].parent
-    from nomad_eval.report.sweep_rank import summarize_sweep
+    from nomad_eval.report.sweep_summary import summarize_sweep
 
     summarize_sweep(chosen, out, sweep_settings(config), quiet=config.quiet)
     return 0

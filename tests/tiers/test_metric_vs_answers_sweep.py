@@ -12,7 +12,7 @@ from scipy import stats
 
 from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.report.baseline import Baseline, load_run
-from nomad_eval.report.sweep_rank import PREDICTORS_FILE
+from nomad_eval.report.sweep_summary import PREDICTORS_FILE
 from tests.conftest import MINI, run_cli
 from tests.typed_config import compare_settings
 
