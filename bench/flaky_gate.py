@@ -34,7 +34,8 @@ sys.path.insert(0, str(REPO))
 from nomad_eval.core.adaptive import ask_until_settled, base_tallies  # noqa: E402
 from nomad_eval.core.questions import means, questions_from_cases  # noqa: E402
 from nomad_eval.core.sequential import Rule  # noqa: E402
-from nomad_eval.gate.compare import Verdict, compare_questions  # noqa: E402
+from nomad_eval.gate.compare import compare_questions  # noqa: E402
+from nomad_eval.gate.outcome import Verdict  # noqa: E402
 from nomad_eval.metrics.registry import headline_names  # noqa: E402
 from nomad_eval.records import decode  # noqa: E402
 from nomad_eval.run import generation_cases  # noqa: E402,F401  (registers the answer measures)

@@ -22,7 +22,8 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(["Interval", "Qrels", "Question", "Run", "evaluate", "questions_from_cases", "summarize"],
                     "nomad_eval.core"),
-    **dict.fromkeys(["Verdict", "compare_questions"], "nomad_eval.gate.compare"),
+    "Verdict": "nomad_eval.gate.outcome",
+    "compare_questions": "nomad_eval.gate.compare",
     "read_cases": "nomad_eval.report.baseline",
     **dict.fromkeys(["Golden", "load_goldens"], "nomad_eval.data.golden"),
     **dict.fromkeys(["REGISTRY", "MetricSpec", "spec_for"], "nomad_eval.metrics.registry"),

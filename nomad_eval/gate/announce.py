@@ -13,9 +13,9 @@ from rich.table import Table
 from nomad_eval.base.console import console, err_console
 from nomad_eval.base.runfolder import reopened
 from nomad_eval.core.causes import cause_changes
-from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.decision import GateOutcome
 from nomad_eval.gate.junit import write_gate_files
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.record import metric_row
 from nomad_eval.records import Case
 from nomad_eval.report.gate_view import (

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from nomad_eval.base.errors import NomadError
 from nomad_eval.core.attribution import Attribution
 from nomad_eval.gate.choose import find_baseline
-from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.floors import floors_without, run_floors
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.record import gate_record
 from nomad_eval.gate.settings import GateSettings
 from nomad_eval.gate.store import default_variant

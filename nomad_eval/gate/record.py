@@ -6,7 +6,7 @@ The same record goes into report.json, report.md, report.html, junit.xml and the
 
 from __future__ import annotations
 
-from nomad_eval.gate.compare import MetricVerdict, Verdict
+from nomad_eval.gate.outcome import MetricVerdict, Verdict
 from nomad_eval.report.gate_view import direction_text
 from nomad_eval.report.schema import Gate, GateFloor, GateMetric
 

@@ -17,8 +17,9 @@ from nomad_eval.core.questions import Question, questions_from_cases
 from nomad_eval.data.anchors import Evidence, reanchor_all
 from nomad_eval.data.quarantine import Entry, expired, load_quarantine
 from nomad_eval.gate.changes import corpus_changes, system_of
-from nomad_eval.gate.compare import Verdict, compare_questions
+from nomad_eval.gate.compare import compare_questions
 from nomad_eval.gate.history import question_history
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.settings import CompareSettings
 from nomad_eval.harness.system import differences
 from nomad_eval.metrics.registry import Tier, headline_names, spec_for

@@ -20,7 +20,7 @@ from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.data.anchors import doc_hash
 from nomad_eval.data.corpus import Document
 from nomad_eval.gate.changes import system_of
-from nomad_eval.gate.compare import Verdict
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.store import OBJECTS
 from nomad_eval.harness.replay import World, replay
 from nomad_eval.harness.runtime import Runtime

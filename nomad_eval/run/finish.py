@@ -13,10 +13,11 @@ from nomad_eval.config import RunConfig
 from nomad_eval.config.gating import gate_settings
 from nomad_eval.core.attribution import Attribution
 from nomad_eval.gate.announce import announce as announce_gate
-from nomad_eval.gate.compare import SMALL_SUITE, Verdict
+from nomad_eval.gate.compare import SMALL_SUITE
 from nomad_eval.gate.decision import Explain, GateOutcome
 from nomad_eval.gate.decision import decide as gate_decide
 from nomad_eval.gate.junit import write_gate_files
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.records import Case
 from nomad_eval.report.baseline import Baseline
 from nomad_eval.report.schema import Report

@@ -16,8 +16,9 @@ from nomad_eval.cli.entry import run_tier
 from nomad_eval.cli.suites import overall_code
 from nomad_eval.core.questions import questions_from_cases
 from nomad_eval.data.golden import load_goldens
-from nomad_eval.gate.compare import Verdict, compare_questions
+from nomad_eval.gate.compare import compare_questions
 from nomad_eval.gate.floors import floor_rows
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.record import gate_record
 from nomad_eval.tiers.corpus import check, lint_suites
 from tests.conftest import FIXTURES, compose_cfg, run_cli

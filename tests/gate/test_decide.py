@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from nomad_eval.core.attribution import Attribution
-from nomad_eval.gate.compare import Verdict
 from nomad_eval.gate.decision import decide
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.settings import CompareSettings, GateSettings
 from nomad_eval.gate.store import baseline_path
 from nomad_eval.records import Case, decode

@@ -6,9 +6,10 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from nomad_eval.core.questions import questions_from_cases
-from nomad_eval.gate.compare import Verdict, compare_questions
+from nomad_eval.gate.compare import compare_questions
 from nomad_eval.gate.floors import floor_rows, run_floors
 from nomad_eval.gate.junit import write_junit
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.record import gate_record
 from nomad_eval.report.gate_view import gate_markdown, verdict_line
 from nomad_eval.report.html import direction_class, gate_rows, render

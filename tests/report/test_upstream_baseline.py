@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 from nomad_eval.base.errors import NomadError
 from nomad_eval.base.runfolder import seal
 from nomad_eval.cli.entry import run_tier
-from nomad_eval.gate.compare import Verdict
+from nomad_eval.gate.outcome import Verdict
 from nomad_eval.gate.verdict import verdict_for
 from nomad_eval.records import by_name, decode, encode
 from nomad_eval.report.baseline import load_baseline, load_run
