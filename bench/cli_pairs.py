@@ -98,13 +98,16 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=40)
     ap.add_argument("--repeats", default="auto")
     ap.add_argument("--baseline-repeats", default=None, help="the baseline's repeats (default: --repeats)")
+    ap.add_argument("--history", type=int, default=0, help="earlier runs of the baseline's system before each "
+                    "pair, at the baseline's repeats, which the gated run reads as its questions' history")
     ap.add_argument("--work", type=Path, default=Path("/tmp/nomad_cli_pairs"))
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cli_pairs.json")
     ap.add_argument("--deadline", type=float, default=1800, help="stop starting pairs after this many seconds")
     a = ap.parse_args()
     rb = a.baseline_repeats or a.repeats
     label = f"repeats={a.repeats}" if rb == a.repeats else f"baseline repeats={rb}, run repeats={a.repeats}"
-    folder = a.work / label.replace(" ", "").replace(",", "_").replace("=", "-")
+    label += f", history {a.history} run(s)" if a.history else ""
+    folder = a.work / re.sub(r"[^A-Za-z0-9]+", "-", label)  # a path Hydra's override grammar takes as it is
     goldens = suite(folder)
     t0 = time.perf_counter()
     rows = []
@@ -113,14 +116,19 @@ def main() -> None:
             break
         model = Model(goldens, seed=1000 * k + 1)
         with openai_compat.serve("scripted", model) as url:
-            base = folder / "runs" / f"pair{k}" / "baseline"
+            here = folder / "runs" / f"pair{k}"
+            for h in range(a.history):
+                run(url, folder, here / f"earlier{h}", rb)
+            calls_earlier = model.calls
+            base = here / "baseline"
             _, tb = run(url, folder, base, rb)
-            calls_base = model.calls
-            code, tr = run(url, folder, folder / "runs" / f"pair{k}" / "run", a.repeats, "compare.after_run=true",
-                           f"compare.baseline={base}")
+            calls_base = model.calls - calls_earlier
+            # The pair's own folder is where the gated run looks for its questions' history.
+            code, tr = run(url, folder, here / "run", a.repeats, "compare.after_run=true",
+                           f"compare.baseline={base}", f"browse.roots=[{here}]")
         report = json.loads((folder / "runs" / f"pair{k}" / "run" / "report.json").read_text())
         rows.append({"pair": k, "exit_code": code, "verdict": report["gate"]["verdict"],
-                     "calls_baseline": calls_base, "calls_run": model.calls - calls_base,
+                     "calls_baseline": calls_base, "calls_run": model.calls - calls_base - calls_earlier,
                      "seconds_baseline": round(tb, 1), "seconds_run": round(tr, 1)})
         print(json.dumps(rows[-1]), flush=True)
     failed = sum(r["exit_code"] != 0 for r in rows)
