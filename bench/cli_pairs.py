@@ -1,4 +1,5 @@
-"""Real CLI baseline/run pairs of an unchanged flaky system: python bench/cli_pairs.py [--pairs N] [--repeats R]
+"""Real CLI baseline/run pairs of an unchanged flaky system:
+python bench/cli_pairs.py [--pairs N] [--repeats R] [--baseline-repeats B] [--history H]
 
 A scripted OpenAI-compatible model on loopback (tests/servers/openai_compat.py) answers 60 goldens of the core
 suite (52 answerable, 8 refusal goldens): 45 always right, 15 right with probability 0.5 on every call. Each pair
