@@ -39,6 +39,7 @@ class Fresh:
     questions: tuple[str, ...]
     p: float | None
     draws: tuple[int, int]  # the first draws of each side that took part (baseline, run)
+    n: int = 0              # the questions with draws on both sides: what the count is over
 
 
 def fresh_failures(pairs: Sequence[tuple[str, Sequence[bool], Sequence[bool]]]) -> Fresh:
@@ -46,7 +47,7 @@ def fresh_failures(pairs: Sequence[tuple[str, Sequence[bool], Sequence[bool]]]) 
     answer without an outcome left out)."""
     judged = [(k, b, r) for k, b, r in pairs if b and r]
     if not judged:
-        return Fresh(0, (), None, (0, 0))
+        return Fresh(0, (), None, (0, 0), 0)
     a, f = min(len(b) for _, b, _ in judged), min(len(r) for _, _, r in judged)
     law = np.ones(1)
     seen = 0
@@ -65,7 +66,7 @@ def fresh_failures(pairs: Sequence[tuple[str, Sequence[bool], Sequence[bool]]]) 
             seen += m
             hit.append(key)
     p = float(min(1.0, law[seen:].sum())) if seen else 1.0
-    return Fresh(seen, tuple(hit), p, (a, f))
+    return Fresh(seen, tuple(hit), p, (a, f), len(judged))
 
 
 def fresh_in_mode(pairs: Sequence[tuple[Question, Question]], mode: str) -> Fresh:
@@ -78,5 +79,5 @@ def fresh_text(f: Fresh) -> str:
     """How the fresh failures read in a verdict's reason."""
     if f.p is None:
         return ""
-    return (f"{f.failures} fresh failure(s) on {len(f.questions)} question(s) the baseline passed every time "
-            f"(first {f.draws[0]} baseline and {f.draws[1]} run draws, exact p={f.p:.3g})")
+    return (f"{f.failures} fresh failure(s) on {len(f.questions)} of n={f.n} question(s), on those the baseline "
+            f"passed every time (first {f.draws[0]} baseline and {f.draws[1]} run draws, exact p={f.p:.3g})")

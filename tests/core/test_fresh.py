@@ -32,7 +32,7 @@ def test_the_exact_p_is_the_share_of_placements_that_show_as_many_fresh_failures
     questions = [([True] * 4, [True, False]), ([True] * 4, [False, False]), ([True, False, True, True], [True, False]),
                  ([True] * 4, [True, True]), ([False, True, True, True], [True, True])]
     got = fresh_failures([(f"q{i}", b, r) for i, (b, r) in enumerate(questions)])
-    assert got.failures == 3 and got.questions == ("q0", "q1") and got.draws == (4, 2)
+    assert got.failures == 3 and got.questions == ("q0", "q1") and got.draws == (4, 2) and got.n == 5
     assert got.p is not None and abs(got.p - _brute_p(questions)) < 1e-12
 
 

@@ -101,3 +101,19 @@ def test_plan_gives_the_repeats_that_find_a_stated_drop_and_the_gates_own_80_per
     # No repeats in the baseline: nothing says how the answers vary.
     once = questions_from_cases(records(cases({f"q{i}": [True] for i in range(20)})))
     assert repeats_for_drop(once, name, 0.1, 0.02, 4) is None and gate_drop_at(once, name, 0.02, 4, 1) is None
+
+
+def test_steady_questions_made_flaky_are_named_by_their_fresh_failures() -> None:
+    # Fifteen questions that always varied hide six steady ones made flaky from the mean's noise test; their
+    # failures on questions the baseline passed eight times out of eight do not hide.
+    flaky = {f"q{i}": [True, False] * 4 for i in range(15)}
+    base = cases({**flaky, **{f"s{i}": [True] * 8 for i in range(45)}})
+    run = cases({**{k: [True, False] for k in flaky}, **{f"s{i}": [True, i >= 6] for i in range(45)}})
+    m = row(verdict(base, run), "e2e.pass_rate")
+    assert m.fresh is not None and m.fresh.failures == 6 and m.fresh.n == 60 and m.fresh.draws == (8, 2)
+    assert m.fresh.p is not None and m.fresh.p < 1e-3
+    assert m.outcome == "regression" and "6 fresh failure(s) on 6 of n=60 question(s)" in m.reason
+    # The same run without the change: no fresh failure, and the pass rate passes.
+    same = row(verdict(base, cases({**{k: [True, False] for k in flaky},
+                                    **{f"s{i}": [True, True] for i in range(45)}})), "e2e.pass_rate")
+    assert same.fresh is not None and same.fresh.failures == 0 and same.outcome == "within tolerance"
